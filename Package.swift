@@ -1,0 +1,63 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "avatar-cache",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "avatar-cache", targets: ["avatar-cache"]),
+        .library(name: "AvatarCache", targets: ["AvatarCache"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    ],
+    targets: [
+        // libvips from the system (Debian: libvips-dev), found through pkg-config.
+        .systemLibrary(
+            name: "CVips",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]
+        ),
+        // Fixed-argument wrappers for libvips' variadic calls, which Swift cannot make.
+        .target(
+            name: "CVipsShim",
+            dependencies: ["CVips"]
+        ),
+        .target(
+            name: "AvatarCache",
+            dependencies: [
+                "CVips",
+                "CVipsShim",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "avatar-cache",
+            dependencies: [
+                "AvatarCache",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "AvatarCacheTests",
+            dependencies: [
+                "AvatarCache",
+                "CVips",
+                "CVipsShim",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+    ]
+)

@@ -1,0 +1,186 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// A fetched photo: its bytes, their SHA-256, and what revalidation needs later.
+public struct FetchedPhoto: Sendable {
+    public var bytes: [UInt8]
+    public var sha256: String
+    public var etag: String?
+    public var lastModified: String?
+    /// Where the bytes finally came from, after redirects.
+    public var finalURL: String
+}
+
+/// Limits on one download. Every one has a default and a CLI flag.
+public struct FetchLimits: Sendable {
+    /// Largest body accepted, in bytes; the stream is cut at this size whatever
+    /// Content-Length says. Default 20 MB.
+    public var maxBytes: Int = 20_000_000
+    /// Whole request, connect to last byte, in seconds. Default 30.
+    public var timeout: Double = 30
+    /// Connect timeout in seconds. Default 10 (never more than `timeout`).
+    public var connectTimeout: Double = 10
+    /// Redirects followed before giving up. Default 5.
+    public var maxRedirects: Int = 5
+
+    public init() {}
+}
+
+/// Downloads photos over HTTP(S) with async-http-client.
+///
+/// fetch flow: check URL (scheme) -> check resolved addresses (private networks) ->
+/// GET -> on 3xx, check the Location the same way and follow, at most `maxRedirects`
+/// -> stream the body with a byte cap, hashing as it arrives.
+///
+/// Redirects are followed here rather than by the client so that each target passes
+/// the same checks as the first URL.
+public final class HTTPFetcher: Sendable {
+    let client: HTTPClient
+    let policy: NetworkPolicy
+    let limits: FetchLimits
+    let logger: Logger
+    static let userAgent = "avatar-cache/\(AvatarCacheVersion.string)"
+
+    public init(policy: NetworkPolicy, limits: FetchLimits, maxConnectionsPerHost: Int, logger: Logger) {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.decompression = .disabled
+        let connect = min(limits.connectTimeout, limits.timeout)
+        configuration.timeout = .init(connect: .milliseconds(Int64(connect * 1000)), read: .milliseconds(Int64(limits.timeout * 1000)))
+        configuration.connectionPool = .init(
+            idleTimeout: .seconds(30),
+            concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, maxConnectionsPerHost)
+        )
+        self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        self.policy = policy
+        self.limits = limits
+        self.logger = logger
+    }
+
+    /// Shuts the client down; call once, when no fetch is running.
+    public func shutdown() async {
+        try? await client.shutdown()
+    }
+
+    /// Fetches one photo, throwing a classified `SourceFailure`.
+    public func fetch(_ urlString: String) async throws -> FetchedPhoto {
+        var url = try policy.checkedURL(urlString)
+        let deadline = NIODeadline.now() + .milliseconds(Int64(limits.timeout * 1000))
+        var redirects = 0
+        while true {
+            try await policy.checkAddresses(of: url)
+            var request = HTTPClientRequest(url: url.absoluteString)
+            request.method = .GET
+            request.headers.add(name: "User-Agent", value: Self.userAgent)
+            request.headers.add(name: "Accept", value: "image/jpeg, image/png, image/webp, image/gif, image/heic, image/avif;q=0.9, */*;q=0.1")
+            let response: HTTPClientResponse
+            do {
+                response = try await client.execute(request, deadline: deadline, logger: logger)
+            } catch {
+                throw Self.classify(error)
+            }
+            let status = response.status.code
+            if (300..<400).contains(status), status != 304, let location = response.headers.first(name: "Location") {
+                try? await Self.drain(response)
+                redirects += 1
+                guard redirects <= limits.maxRedirects else {
+                    throw SourceFailure(.httpStatus, "more than \(limits.maxRedirects) redirects")
+                }
+                guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
+                    throw SourceFailure(.invalidURL, "redirect to an invalid Location")
+                }
+                url = try policy.checkedURL(next.absoluteString)
+                continue
+            }
+            guard status == 200 else {
+                try? await Self.drain(response)
+                throw Self.failure(forStatus: response.status)
+            }
+            if let declared = response.headers.first(name: "Content-Length").flatMap(Int.init), declared > limits.maxBytes {
+                throw SourceFailure(.tooLarge, "Content-Length \(declared) bytes exceeds the limit of \(limits.maxBytes)")
+            }
+            var body: [UInt8] = []
+            var hasher = SHA256()
+            do {
+                for try await chunk in response.body {
+                    guard body.count + chunk.readableBytes <= limits.maxBytes else {
+                        throw SourceFailure(.tooLarge, "body exceeds the limit of \(limits.maxBytes) bytes")
+                    }
+                    chunk.withUnsafeReadableBytes { raw in
+                        hasher.update(bufferPointer: raw)
+                        body.append(contentsOf: raw)
+                    }
+                }
+            } catch let failure as SourceFailure {
+                throw failure
+            } catch {
+                throw Self.classify(error)
+            }
+            return FetchedPhoto(
+                bytes: body,
+                sha256: hasher.finalize().hexString,
+                etag: response.headers.first(name: "ETag"),
+                lastModified: response.headers.first(name: "Last-Modified"),
+                finalURL: url.absoluteString
+            )
+        }
+    }
+
+    static func failure(forStatus status: HTTPResponseStatus) -> SourceFailure {
+        let text = "HTTP \(status.code) \(status.reasonPhrase)"
+        switch status.code {
+        case 401, 403: return SourceFailure(.unauthorized, text)
+        case 404, 410: return SourceFailure(.notFound, text)
+        default: return SourceFailure(.httpStatus, text)
+        }
+    }
+
+    static func classify(_ error: Error) -> SourceFailure {
+        if let failure = error as? SourceFailure { return failure }
+        if let error = error as? HTTPClientError {
+            let timeouts: [HTTPClientError] = [.deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout]
+            if timeouts.contains(error) {
+                return SourceFailure(.timeout, "timed out (\(error))")
+            }
+            if error == .invalidURL || error == .emptyHost || error == .emptyScheme {
+                return SourceFailure(.invalidURL, "\(error)")
+            }
+            return SourceFailure(.network, "\(error)")
+        }
+        if error is CancellationError { return SourceFailure(.timeout, "cancelled") }
+        let text = String(describing: error)
+        if text.localizedCaseInsensitiveContains("timeout") || text.localizedCaseInsensitiveContains("timed out") {
+            return SourceFailure(.timeout, text)
+        }
+        return SourceFailure(.network, text)
+    }
+
+    private static func drain(_ response: HTTPClientResponse) async throws {
+        _ = try await response.body.collect(upTo: 64 * 1024)
+    }
+}
+
+extension Sequence where Element == UInt8 {
+    /// Lowercase hexadecimal.
+    var hexString: String {
+        var text = ""
+        text.reserveCapacity(64)
+        for byte in self {
+            text.append(Character(Unicode.Scalar(UInt8(ascii: "0") &+ (byte >> 4) &+ (byte >> 4 > 9 ? 39 : 0))))
+            text.append(Character(Unicode.Scalar(UInt8(ascii: "0") &+ (byte & 15) &+ (byte & 15 > 9 ? 39 : 0))))
+        }
+        return text
+    }
+}
+
+extension Digest {
+    var hexString: String { Array(self).hexString }
+}
+
+public enum AvatarCacheVersion {
+    public static let string = "0.1.0"
+}

@@ -1,0 +1,135 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Which URLs may be fetched: http and https only, and, unless private networks are
+/// allowed, only hosts whose every resolved address is public.
+///
+/// The check runs on the addresses the host name resolves to, before the request and
+/// again for every redirect target. The HTTP client resolves the name once more when it
+/// connects, so a DNS server that answers differently the second time (DNS rebinding)
+/// could still steer a request to a private address; the README says so.
+public struct NetworkPolicy: Sendable {
+    public var allowPrivateNetworks: Bool
+
+    public init(allowPrivateNetworks: Bool) {
+        self.allowPrivateNetworks = allowPrivateNetworks
+    }
+
+    /// Parses and checks a URL string; throws `invalidURL` or `blocked`.
+    public func checkedURL(_ string: String) throws -> URL {
+        guard let url = URL(string: string), let scheme = url.scheme?.lowercased() else {
+            throw SourceFailure(.invalidURL, "not a URL")
+        }
+        guard scheme == "http" || scheme == "https" else {
+            throw SourceFailure(.blocked, "scheme \"\(scheme)\" is not allowed (http and https only)")
+        }
+        guard let host = url.host, !host.isEmpty else {
+            throw SourceFailure(.invalidURL, "URL has no host")
+        }
+        return url
+    }
+
+    /// Resolves the URL's host and refuses it when any address is loopback, private,
+    /// link-local, CGNAT, multicast or otherwise not public.
+    public func checkAddresses(of url: URL) async throws {
+        guard !allowPrivateNetworks, let host = url.host else { return }
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        let addresses = try await Self.resolve(bare)
+        if addresses.isEmpty {
+            throw SourceFailure(.network, "host \(bare) did not resolve")
+        }
+        for address in addresses {
+            if let why = Self.nonPublicReason(address) {
+                throw SourceFailure(.blocked, "host \(bare) resolves to \(address.text), \(why) (use --allow-private-networks to allow)")
+            }
+        }
+    }
+
+    /// One resolved address, as raw bytes (4 for IPv4, 16 for IPv6).
+    public struct Address: Sendable, Equatable {
+        public var bytes: [UInt8]
+        public var text: String {
+            if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
+            var words: [String] = []
+            for index in stride(from: 0, to: 16, by: 2) {
+                words.append(String(UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1]), radix: 16))
+            }
+            return words.joined(separator: ":")
+        }
+    }
+
+    /// Why an address is not public, or nil when it is.
+    public static func nonPublicReason(_ address: Address) -> String? {
+        let b = address.bytes
+        if b.count == 4 {
+            switch (b[0], b[1]) {
+            case (0, _): return "an unspecified/this-network address"
+            case (127, _): return "a loopback address"
+            case (10, _): return "a private address"
+            case (172, 16...31): return "a private address"
+            case (192, 168): return "a private address"
+            case (169, 254): return "a link-local address"
+            case (100, 64...127): return "a carrier-grade NAT address"
+            case (192, 0) where b[2] == 0: return "an IETF protocol address"
+            case (198, 18...19): return "a benchmarking address"
+            case (224...239, _): return "a multicast address"
+            case (240...255, _): return "a reserved address"
+            default: return nil
+            }
+        }
+        guard b.count == 16 else { return "an unknown address family" }
+        if b.allSatisfy({ $0 == 0 }) { return "the unspecified address" }
+        if b[0..<15].allSatisfy({ $0 == 0 }) && b[15] == 1 { return "a loopback address" }
+        // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and NAT64
+        // (64:ff9b::a.b.c.d) addresses carry an IPv4 address: judge that one.
+        if b[0..<10].allSatisfy({ $0 == 0 }) && ((b[10] == 0xFF && b[11] == 0xFF) || (b[10] == 0 && b[11] == 0)) {
+            return nonPublicReason(Address(bytes: Array(b[12..<16]))).map { "\($0) (IPv4 in IPv6)" }
+        }
+        if b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xFF && b[3] == 0x9B {
+            return nonPublicReason(Address(bytes: Array(b[12..<16]))).map { "\($0) (NAT64)" }
+        }
+        if b[0] & 0xFE == 0xFC { return "a unique-local address" }
+        if b[0] == 0xFE && b[1] & 0xC0 == 0x80 { return "a link-local address" }
+        if b[0] == 0xFE && b[1] & 0xC0 == 0xC0 { return "a site-local address" }
+        if b[0] == 0xFF { return "a multicast address" }
+        return nil
+    }
+
+    /// getaddrinfo, off the cooperative pool (it blocks).
+    static func resolve(_ host: String) async throws -> [Address] {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                var hints = addrinfo()
+                hints.ai_family = AF_UNSPEC
+                hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+                var result: UnsafeMutablePointer<addrinfo>?
+                let status = getaddrinfo(host, nil, &hints, &result)
+                guard status == 0 else {
+                    let message = String(cString: gai_strerror(status))
+                    continuation.resume(throwing: SourceFailure(.network, "cannot resolve \(host): \(message)"))
+                    return
+                }
+                defer { freeaddrinfo(result) }
+                var addresses: [Address] = []
+                var cursor = result
+                while let info = cursor {
+                    if info.pointee.ai_family == AF_INET, let raw = info.pointee.ai_addr {
+                        raw.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { sin in
+                            var address = sin.pointee.sin_addr
+                            addresses.append(Address(bytes: withUnsafeBytes(of: &address) { Array($0) }))
+                        }
+                    } else if info.pointee.ai_family == AF_INET6, let raw = info.pointee.ai_addr {
+                        raw.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { sin6 in
+                            var address = sin6.pointee.sin6_addr
+                            addresses.append(Address(bytes: withUnsafeBytes(of: &address) { Array($0) }))
+                        }
+                    }
+                    cursor = info.pointee.ai_next
+                }
+                continuation.resume(returning: addresses)
+            }
+        }
+    }
+}

@@ -1,0 +1,194 @@
+import CVips
+import CVipsShim
+
+/// What a rendered source gives: the source's own size and one image per tier.
+public struct RenderedAvatar: Sendable {
+    public var format: ImageFormat
+    /// Width and height of the source, upright (after EXIF orientation).
+    public var sourceWidth: Int
+    public var sourceHeight: Int
+    public var tiers: [RenderedTier]
+}
+
+/// One encoded output: square, `side` pixels wide, at most the tier's size.
+public struct RenderedTier: Sendable {
+    /// The tier asked for, in pixels (for example 330 or 900).
+    public var tier: Int
+    /// The actual side in pixels: the tier, or less when the source is smaller
+    /// (a source is never upscaled).
+    public var side: Int
+    public var bytes: [UInt8]
+}
+
+/// Output encoding of the cache files.
+public enum OutputFormat: String, Sendable, Codable, CaseIterable {
+    case jpeg, png, webp
+
+    public var fileExtension: String {
+        switch self {
+        case .jpeg: return "jpg"
+        case .png: return "png"
+        case .webp: return "webp"
+        }
+    }
+}
+
+/// Decodes a source once and derives every tier from that one decode.
+///
+/// decode flow: sniff format -> read header (pixel limit) -> load at the largest
+/// shrink-on-load that still covers the biggest tier -> centre-crop square -> sRGB
+/// (embedded ICC profile, CMYK, grey, 16-bit) -> flatten alpha for JPEG -> into memory
+/// -> EXIF orientation -> resize per tier, largest first, each from the one before ->
+/// encode with metadata stripped.
+///
+/// Synchronous and CPU-bound: call it on a `DecodeWorkerPool` thread, never on the
+/// cooperative pool.
+public struct AvatarRenderer: Sendable {
+    public var tiers: [Int]
+    public var outputFormat: OutputFormat
+    public var quality: Int
+    public var maxPixels: Int
+
+    public init(tiers: [Int], outputFormat: OutputFormat = .jpeg, quality: Int = 82, maxPixels: Int) {
+        self.tiers = Array(Set(tiers)).sorted(by: >)
+        self.outputFormat = outputFormat
+        self.quality = quality
+        self.maxPixels = maxPixels
+    }
+
+    public func render(_ data: [UInt8]) throws -> RenderedAvatar {
+        try Vips.initialise()
+        return try data.withUnsafeBytes { bytes in
+            guard let format = ImageFormat.sniff(bytes) else {
+                throw ImagingError.unsupportedFormat(ImageFormat.unsupportedDescription(bytes))
+            }
+            return try render(bytes, format: format)
+        }
+    }
+
+    private func render(_ bytes: UnsafeRawBufferPointer, format: ImageFormat) throws -> RenderedAvatar {
+        // The header alone: libvips loaders are lazy, so no pixel is decoded yet.
+        let header = try load(bytes, format: format, shrink: 1)
+        let width = header.width, height = header.height
+        guard width > 0, height > 0 else { throw ImagingError.invalidImage("image has no pixels") }
+        guard width.multipliedReportingOverflow(by: height).partialValue <= maxPixels,
+              !width.multipliedReportingOverflow(by: height).overflow else {
+            throw ImagingError.tooManyPixels(width: width, height: height, limit: maxPixels)
+        }
+        let orientation = header.orientation
+        let largestTier = tiers.first ?? 0
+        let shrink = Self.shrinkOnLoad(shortSide: min(width, height), target: largestTier, format: format)
+        var image = shrink == 1 ? header : try load(bytes, format: format, shrink: shrink)
+
+        // Centre crop first: the centre square is the same whatever the orientation,
+        // and every later step then works on fewer pixels.
+        let side = min(image.width, image.height)
+        if image.width != image.height {
+            let left = (image.width - side) / 2, top = (image.height - side) / 2
+            image = try image.apply("crop") { cvipsshim_extract_area($0, $1, Int32(left), Int32(top), Int32(side), Int32(side)) }
+        }
+        image = try toSRGB(image)
+        if image.hasAlpha && outputFormat == .jpeg {
+            // A transparent source goes on white, never on black.
+            image = try image.apply("flatten") { cvipsshim_flatten($0, $1, 255, 255, 255) }
+        }
+        do {
+            image = try image.copiedToMemory()
+        } catch ImagingError.library(let message) {
+            throw ImagingError.invalidImage(message)
+        }
+        if orientation > 1 {
+            image = try image.apply("autorot") { cvipsshim_autorot($0, $1) }
+        }
+
+        var outputs: [RenderedTier] = []
+        var current = image
+        for tier in tiers {
+            if current.width > tier {
+                current = try resize(current, to: tier)
+            }
+            outputs.append(RenderedTier(tier: tier, side: current.width, bytes: try encode(current)))
+        }
+        let upright = orientation >= 5 ? (height, width) : (width, height)
+        return RenderedAvatar(format: format, sourceWidth: upright.0, sourceHeight: upright.1, tiers: outputs.reversed())
+    }
+
+    /// The largest power-of-two shrink (JPEG DCT scaling, WebP scaled decode) whose
+    /// result still covers `target` on the short side, so no tier is ever upscaled.
+    static func shrinkOnLoad(shortSide: Int, target: Int, format: ImageFormat) -> Int {
+        guard format == .jpeg || format == .webp, target > 0 else { return 1 }
+        for factor in [8, 4, 2] where shortSide / factor >= target {
+            return factor
+        }
+        return 1
+    }
+
+    private func load(_ bytes: UnsafeRawBufferPointer, format: ImageFormat, shrink: Int) throws -> VipsImageRef {
+        let base = bytes.baseAddress, count = bytes.count
+        do {
+            switch format {
+            case .jpeg:
+                return try VipsImageRef.make("jpegload") { cvipsshim_jpegload_buffer(base, count, Int32(shrink), $0) }
+            case .png:
+                return try VipsImageRef.make("pngload") { cvipsshim_pngload_buffer(base, count, $0) }
+            case .webp:
+                return try VipsImageRef.make("webpload") { cvipsshim_webpload_buffer(base, count, 1.0 / Double(shrink), $0) }
+            case .gif:
+                return try VipsImageRef.make("gifload") { cvipsshim_gifload_buffer(base, count, $0) }
+            case .heif:
+                return try VipsImageRef.make("heifload") { cvipsshim_heifload_buffer(base, count, $0) }
+            }
+        } catch ImagingError.library(let message) {
+            throw ImagingError.invalidImage(message)
+        }
+    }
+
+    /// Converts to 8-bit sRGB: through the embedded ICC profile when there is one
+    /// (this is what makes CMYK JPEGs come out in the right colours), else by
+    /// libvips' own colour-space conversion.
+    private func toSRGB(_ image: VipsImageRef) throws -> VipsImageRef {
+        var image = image
+        if image.hasICCProfile,
+           let transformed = try? image.apply("icc_transform", { cvipsshim_icc_transform_srgb($0, $1) }) {
+            image = transformed
+        } else if image.interpretation != VIPS_INTERPRETATION_sRGB || !image.isUnsignedChar {
+            image = try image.apply("colourspace") { cvipsshim_colourspace($0, $1, VIPS_INTERPRETATION_sRGB) }
+        }
+        if !image.isUnsignedChar {
+            image = try image.apply("cast") { cvipsshim_cast_uchar($0, $1) }
+        }
+        return image
+    }
+
+    private func resize(_ image: VipsImageRef, to side: Int) throws -> VipsImageRef {
+        let scale = Double(side) / Double(image.width)
+        guard image.hasAlpha else {
+            return try image.apply("resize") { cvipsshim_resize($0, $1, scale) }
+        }
+        // Resampling with alpha needs premultiplied pixels, or transparent pixels'
+        // colours bleed into the edges.
+        let premultiplied = try image.apply("premultiply") { cvipsshim_premultiply($0, $1) }
+        let resized = try premultiplied.apply("resize") { cvipsshim_resize($0, $1, scale) }
+        let straight = try resized.apply("unpremultiply") { cvipsshim_unpremultiply($0, $1) }
+        return try straight.apply("cast") { cvipsshim_cast_uchar($0, $1) }.copiedToMemory()
+    }
+
+    private func encode(_ image: VipsImageRef) throws -> [UInt8] {
+        let quality = Int32(quality)
+        switch outputFormat {
+        case .jpeg: return try image.encode("jpegsave") { cvipsshim_jpegsave_buffer($0, $1, $2, quality) }
+        case .png: return try image.encode("pngsave") { cvipsshim_pngsave_buffer($0, $1, $2) }
+        case .webp: return try image.encode("webpsave") { cvipsshim_webpsave_buffer($0, $1, $2, quality) }
+        }
+    }
+}
+
+extension VipsImageRef {
+    /// The EXIF orientation tag (1…8), or 1 when there is none.
+    var orientation: Int {
+        var value: Int32 = 1
+        guard vips_image_get_typeof(pointer, "orientation") != 0,
+              vips_image_get_int(pointer, "orientation", &value) == 0 else { return 1 }
+        return (1...8).contains(Int(value)) ? Int(value) : 1
+    }
+}

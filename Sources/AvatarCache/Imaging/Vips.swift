@@ -1,0 +1,119 @@
+import CVips
+import CVipsShim
+import Foundation
+
+/// Process-wide libvips set-up, done once before the first image.
+///
+/// libvips' defaults suit one large image: an operation cache and a thread pool per
+/// image. We process many small images, so the cache is off, each image runs on one
+/// libvips thread (`concurrency 1`) and images run in parallel on our own threads
+/// (`DecodeWorkerPool`). Every loader except the ones we need is blocked, so a hostile
+/// file can never reach ImageMagick, poppler, librsvg or the other untrusted loaders.
+public enum Vips {
+    /// The loaders we accept; every other `VipsForeignLoad` subclass is blocked.
+    static let allowedLoaders = [
+        "VipsForeignLoadJpeg", "VipsForeignLoadPng", "VipsForeignLoadWebp",
+        "VipsForeignLoadNsgif", "VipsForeignLoadHeif",
+    ]
+
+    private static let initialised: Result<Void, ImagingError> = {
+        if vips_init("avatar-cache") != 0 {
+            return .failure(.library("vips_init failed: \(takeErrorMessage())"))
+        }
+        vips_cache_set_max(0)
+        vips_cache_set_max_mem(0)
+        vips_cache_set_max_files(0)
+        vips_concurrency_set(1)
+        vips_block_untrusted_set(1)
+        vips_operation_block_set("VipsForeignLoad", 1)
+        for loader in allowedLoaders {
+            vips_operation_block_set(loader, 0)
+        }
+        return .success(())
+    }()
+
+    /// Initialises libvips once; later calls return the first call's result.
+    public static func initialise() throws {
+        try initialised.get()
+    }
+
+    /// The libvips version, e.g. "8.14.1".
+    public static var version: String {
+        String(cString: vips_version_string())
+    }
+
+    /// Reads and clears libvips' error buffer.
+    static func takeErrorMessage() -> String {
+        let message = String(cString: vips_error_buffer())
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+            .replacingOccurrences(of: "\n", with: "; ")
+        vips_error_clear()
+        return message.isEmpty ? "unknown libvips error" : message
+    }
+}
+
+/// Owns one `VipsImage` reference and releases it in `deinit`.
+final class VipsImageRef {
+    let pointer: UnsafeMutablePointer<VipsImage>
+
+    init(_ pointer: UnsafeMutablePointer<VipsImage>) {
+        self.pointer = pointer
+    }
+
+    deinit {
+        g_object_unref(gpointer(pointer))
+    }
+
+    var width: Int { Int(vips_image_get_width(pointer)) }
+    var height: Int { Int(vips_image_get_height(pointer)) }
+    var bands: Int { Int(vips_image_get_bands(pointer)) }
+    var hasAlpha: Bool { vips_image_hasalpha(pointer) != 0 }
+    var interpretation: VipsInterpretation { vips_image_get_interpretation(pointer) }
+    var hasICCProfile: Bool { vips_image_get_typeof(pointer, "icc-profile-data") != 0 }
+    var isUnsignedChar: Bool { vips_image_get_format(pointer) == VIPS_FORMAT_UCHAR }
+
+    /// Runs one libvips operation that writes a new image to its out-parameter.
+    static func make(
+        _ what: String,
+        _ body: (UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32
+    ) throws -> VipsImageRef {
+        var out: UnsafeMutablePointer<VipsImage>?
+        let status = body(&out)
+        guard status == 0, let out else {
+            if let out { g_object_unref(gpointer(out)) }
+            throw ImagingError.library("\(what): \(Vips.takeErrorMessage())")
+        }
+        return VipsImageRef(out)
+    }
+
+    func apply(
+        _ what: String,
+        _ body: (UnsafeMutablePointer<VipsImage>, UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32
+    ) throws -> VipsImageRef {
+        try VipsImageRef.make(what) { body(pointer, $0) }
+    }
+
+    /// Renders the whole image into memory, so later operations read it more than once
+    /// without decoding again.
+    func copiedToMemory() throws -> VipsImageRef {
+        guard let out = vips_image_copy_memory(pointer) else {
+            throw ImagingError.library("decode: \(Vips.takeErrorMessage())")
+        }
+        return VipsImageRef(out)
+    }
+
+    /// Encodes through one of the shim's savers and returns the bytes.
+    func encode(
+        _ what: String,
+        _ body: (UnsafeMutablePointer<VipsImage>, UnsafeMutablePointer<UnsafeMutableRawPointer?>, UnsafeMutablePointer<Int>) -> Int32
+    ) throws -> [UInt8] {
+        var buffer: UnsafeMutableRawPointer?
+        var length = 0
+        let status = body(pointer, &buffer, &length)
+        defer { if let buffer { g_free(buffer) } }
+        guard status == 0, let buffer else {
+            throw ImagingError.library("\(what): \(Vips.takeErrorMessage())")
+        }
+        return Array(UnsafeRawBufferPointer(start: buffer, count: length))
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+
+/// What a run did: the `--report` JSON and the closing summary. Field names are part
+/// of the documented interface (README, "Report").
+public struct RunReport: Codable, Sendable {
+    public struct Failure: Codable, Sendable {
+        public var url: String
+        public var failureClass: FailureClass
+        public var reason: String
+        /// True when a previously cached photo was kept despite the failure.
+        public var keptCachedPhoto: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case url, reason, keptCachedPhoto
+            case failureClass = "class"
+        }
+    }
+
+    public var version = AvatarCacheVersion.string
+    public var startedAt: Date
+    public var durationSeconds: Double = 0
+    public var exports: [String]
+    public var cacheDirectory: String
+
+    /// Profiles read from the exports (bad records excluded).
+    public var profiles = 0
+    /// Profiles without a photo URL (they get a monogram).
+    public var profilesWithoutPhoto = 0
+    public var badRecords = 0
+    /// Distinct source URLs.
+    public var sources = 0
+    /// Sources cached within the TTL: no request made.
+    public var fresh = 0
+    /// Sources downloaded in this run.
+    public var downloaded = 0
+    /// Downloaded sources whose bytes were already cached (another URL, earlier run): no decode.
+    public var reusedIdentical = 0
+    /// Sources decoded and written in this run.
+    public var decoded = 0
+    public var failed = 0
+    public var failuresByClass: [String: Int] = [:]
+    public var bytesDownloaded: Int64 = 0
+    public var filesWritten = 0
+    /// Bytes of every file in the cache after the run (and prune).
+    public var cacheBytes: Int64 = 0
+    public var budgetBytes: Int64
+    /// Entries evicted by the prune.
+    public var evicted = 0
+    public var evictedBytes: Int64 = 0
+    /// Temporary leftovers and unreferenced files removed at the start.
+    public var sweptFiles = 0
+    /// Up to 1,000 failures, in the order they happened.
+    public var failures: [Failure] = []
+    /// Up to 1,000 bad records.
+    public var badRecordDetails: [BadRecord] = []
+
+    static let detailLimit = 1000
+
+    mutating func record(_ failure: SourceFailure, url: String, keptCachedPhoto: Bool) {
+        failed += 1
+        failuresByClass[failure.failureClass.rawValue, default: 0] += 1
+        if failures.count < Self.detailLimit {
+            failures.append(Failure(url: redactedURL(url), failureClass: failure.failureClass, reason: failure.reason, keptCachedPhoto: keptCachedPhoto))
+        }
+    }
+
+    mutating func record(_ bad: BadRecord) {
+        badRecords += 1
+        if badRecordDetails.count < Self.detailLimit { badRecordDetails.append(bad) }
+    }
+
+    /// One line for people.
+    public var summary: String {
+        var text = "\(profiles) profiles, \(sources) sources in \(String(format: "%.1f", durationSeconds)) s: "
+        text += "\(downloaded) downloaded, \(decoded) decoded, \(fresh) fresh, \(reusedIdentical) identical to cached, \(failed) failed"
+        if !failuresByClass.isEmpty {
+            text += " (" + failuresByClass.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"
+        }
+        if badRecords > 0 { text += "; \(badRecords) bad records skipped" }
+        text += "; cache \(ByteSize.format(cacheBytes)) of \(ByteSize.format(budgetBytes))"
+        if evicted > 0 { text += ", \(evicted) evicted (\(ByteSize.format(evictedBytes)))" }
+        return text
+    }
+
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+}

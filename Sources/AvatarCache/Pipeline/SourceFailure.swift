@@ -1,0 +1,37 @@
+/// The classes a failed source falls into; the report counts failures by class.
+public enum FailureClass: String, Sendable, Codable, CaseIterable, Comparable {
+    case invalidURL
+    case blocked
+    case unauthorized
+    case notFound
+    case httpStatus
+    case timeout
+    case network
+    case tooLarge
+    case invalidImage
+    case tooManyPixels
+    case unsupportedFormat
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// One source that could not be cached, with its class and a readable reason.
+public struct SourceFailure: Error, Sendable, CustomStringConvertible {
+    public var failureClass: FailureClass
+    public var reason: String
+
+    public init(_ failureClass: FailureClass, _ reason: String) {
+        self.failureClass = failureClass
+        self.reason = reason
+    }
+
+    public var description: String { "\(failureClass.rawValue): \(reason)" }
+
+    init(_ error: ImagingError) {
+        switch error {
+        case .unsupportedFormat: self.init(.unsupportedFormat, error.description)
+        case .tooManyPixels: self.init(.tooManyPixels, error.description)
+        case .invalidImage, .library: self.init(.invalidImage, error.description)
+        }
+    }
+}

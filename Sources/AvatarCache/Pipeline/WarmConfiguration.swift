@@ -1,0 +1,82 @@
+import Foundation
+
+/// Everything a warm-up run needs, in sections. Each option's comment ends with its
+/// default.
+public struct WarmConfiguration: Sendable {
+    // MARK: Inputs and output
+
+    /// Export files to read (NexusAI users: JSON array, `{"users": [...]}` or NDJSON).
+    public var exports: [String]
+    /// The cache directory; created when missing.
+    public var cacheDirectory: URL
+
+    // MARK: Images
+
+    /// Decode sizes in points: the seed's tiers. Default [110, 300].
+    public var pointSizes: [Int] = [110, 300]
+    /// Pixels per point. Default 3 (330 px and 900 px).
+    public var scale: Int = 3
+    /// Encoding of the cache files. Default JPEG.
+    public var outputFormat: OutputFormat = .jpeg
+    /// JPEG/WebP quality, 1–100. Default 82.
+    public var quality: Int = 82
+
+    // MARK: Cache policy
+
+    /// Cache budget in bytes. Default 100 MB (100,000,000 bytes).
+    public var budgetBytes: Int64 = 100_000_000
+    /// After going over budget, trim down to this fraction of it. Default 0.8.
+    public var trimRatio: Double = 0.8
+    /// A source fetched within this many seconds is used without any request. Default 7 days.
+    public var ttl: TimeInterval = 7 * 24 * 3600
+
+    // MARK: Concurrency
+
+    /// Sources in flight at once (downloading or decoding). Default 16.
+    public var concurrency: Int = 16
+    /// Threads decoding with libvips, one image each. Default: the number of cores.
+    public var decodeThreads: Int = ProcessInfo.processInfo.activeProcessorCount
+    /// Connections to one host at once. Default 8.
+    public var maxConnectionsPerHost: Int = 8
+
+    // MARK: Limits
+
+    /// Download limits: bytes (20 MB), timeout (30 s), connect timeout (10 s), redirects (5).
+    public var fetchLimits = FetchLimits()
+    /// Largest image accepted, in pixels, read from the header before decoding. Default 50,000,000.
+    public var maxPixels: Int = 50_000_000
+    /// Allow hosts on loopback, private and link-local networks. Default false.
+    public var allowPrivateNetworks = false
+
+    public init(exports: [String], cacheDirectory: URL) {
+        self.exports = exports
+        self.cacheDirectory = cacheDirectory
+    }
+
+    /// The pixel tiers, largest first.
+    public var tiers: [Int] { Array(Set(pointSizes.map { $0 * scale })).sorted(by: >) }
+
+    /// Checks values that would make the run meaningless; the message names the option.
+    public func validate() throws {
+        func fail(_ message: String) throws { throw ConfigurationError(message: message) }
+        if exports.isEmpty { try fail("no export given") }
+        if pointSizes.isEmpty || pointSizes.contains(where: { $0 <= 0 || $0 > 2000 }) { try fail("sizes must be between 1 and 2000 points") }
+        if !(1...8).contains(scale) { try fail("--scale must be between 1 and 8") }
+        if !(1...100).contains(quality) { try fail("--quality must be between 1 and 100") }
+        if budgetBytes <= 0 { try fail("--budget must be more than 0 bytes") }
+        if !(trimRatio > 0 && trimRatio <= 1) { try fail("trim ratio must be in (0, 1]") }
+        if ttl < 0 { try fail("--ttl must not be negative") }
+        if !(1...1024).contains(concurrency) { try fail("--concurrency must be between 1 and 1024") }
+        if !(1...256).contains(decodeThreads) { try fail("--decode-threads must be between 1 and 256") }
+        if !(fetchLimits.timeout > 0) { try fail("--timeout must be more than 0 seconds") }
+        if fetchLimits.maxBytes <= 0 { try fail("--max-bytes must be more than 0") }
+        if fetchLimits.maxRedirects < 0 { try fail("--max-redirects must not be negative") }
+        if maxPixels <= 0 { try fail("--max-pixels must be more than 0") }
+    }
+}
+
+/// A configuration value that makes no sense; `message` names the option.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}

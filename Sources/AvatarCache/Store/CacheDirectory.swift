@@ -1,0 +1,204 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The cache directory on disk: its files, written atomically, and `metadata.json`.
+///
+/// Every write goes to a temporary name (`.tmp-…`) in the same directory, is flushed
+/// with fsync, then renamed over its final name, and the directory itself is synced:
+/// a run killed at any instant leaves either the old file or the new one, never half.
+/// Leftover temporary files are swept at the start of the next run.
+public struct CacheDirectory: Sendable {
+    public let root: URL
+    public static let metadataName = "metadata.json"
+    static let temporaryPrefix = ".tmp-"
+
+    public init(root: URL) {
+        self.root = root.standardizedFileURL
+    }
+
+    public var metadataURL: URL { root.appendingPathComponent(Self.metadataName) }
+
+    /// Creates the directory (0755) when missing.
+    public func create() throws {
+        do {
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        } catch {
+            throw StoreError.io(path: root.path, reason: "cannot create the cache directory: \(Self.reason(error))")
+        }
+    }
+
+    /// Cache file name: content SHA-256, tier in pixels, extension.
+    public static func fileName(contentSHA256: String, tier: Int, format: OutputFormat) -> String {
+        "\(contentSHA256)-\(tier).\(format.fileExtension)"
+    }
+
+    /// Whether a name is one of ours (so a sweep may remove it when unreferenced).
+    public static func isCacheFileName(_ name: String) -> Bool {
+        let parts = name.split(separator: ".", maxSplits: 1)
+        guard parts.count == 2, ["jpg", "png", "webp"].contains(String(parts[1])) else { return false }
+        let stem = parts[0].split(separator: "-")
+        guard stem.count == 2, stem[0].count == 64, stem[0].allSatisfy({ $0.isHexDigit && !$0.isUppercase }),
+              !stem[1].isEmpty, stem[1].allSatisfy(\.isNumber) else { return false }
+        return true
+    }
+
+    /// Writes `bytes` to `name` atomically (mode 0644).
+    public func writeAtomically(_ bytes: UnsafeRawBufferPointer, to name: String) throws {
+        precondition(!name.contains("/"), "cache names never contain a path separator")
+        let temporary = root.appendingPathComponent("\(Self.temporaryPrefix)\(UUID().uuidString)")
+        let final = root.appendingPathComponent(name)
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw StoreError.io(path: temporary.path, reason: Self.errnoText()) }
+        var ok = false
+        defer {
+            if !ok { unlink(temporary.path) }
+        }
+        var offset = 0
+        while offset < bytes.count {
+            let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                let reason = Self.errnoText()
+                close(fd)
+                throw StoreError.io(path: final.path, reason: reason)
+            }
+            offset += written
+        }
+        if fsync(fd) != 0 {
+            let reason = Self.errnoText()
+            close(fd)
+            throw StoreError.io(path: final.path, reason: reason)
+        }
+        close(fd)
+        guard rename(temporary.path, final.path) == 0 else {
+            throw StoreError.io(path: final.path, reason: Self.errnoText())
+        }
+        ok = true
+    }
+
+    public func writeAtomically(_ bytes: [UInt8], to name: String) throws {
+        try bytes.withUnsafeBytes { try writeAtomically($0, to: name) }
+    }
+
+    /// Makes renames durable: fsync on the directory.
+    public func syncDirectory() {
+        let fd = open(root.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+
+    /// Reads `metadata.json`; an empty metadata when the file does not exist yet.
+    public func loadMetadata() throws -> CacheMetadata {
+        let data: Data
+        do {
+            data = try Data(contentsOf: metadataURL)
+        } catch CocoaError.fileReadNoSuchFile {
+            return CacheMetadata()
+        } catch {
+            throw StoreError.io(path: metadataURL.path, reason: Self.reason(error))
+        }
+        struct Version: Decodable { var schemaVersion: Int? }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        guard let version = try? decoder.decode(Version.self, from: data) else {
+            throw StoreError.unreadableMetadata(path: metadataURL.path, reason: "not a JSON object")
+        }
+        guard version.schemaVersion == CacheMetadata.currentSchemaVersion else {
+            throw StoreError.unreadableMetadata(path: metadataURL.path, reason: "schema version \(version.schemaVersion.map(String.init) ?? "missing"), this avatar-cache reads version \(CacheMetadata.currentSchemaVersion)")
+        }
+        do {
+            return try decoder.decode(CacheMetadata.self, from: data)
+        } catch let error as DecodingError {
+            throw StoreError.unreadableMetadata(path: metadataURL.path, reason: error.readable)
+        }
+    }
+
+    /// Writes `metadata.json` atomically.
+    public func saveMetadata(_ metadata: CacheMetadata) throws {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data: Data
+        do {
+            data = try encoder.encode(metadata)
+        } catch {
+            throw StoreError.io(path: metadataURL.path, reason: "cannot encode metadata: \(error)")
+        }
+        try data.withUnsafeBytes { try writeAtomically($0, to: Self.metadataName) }
+        syncDirectory()
+    }
+
+    /// Regular files in the directory with their sizes.
+    public func listFiles() throws -> [(name: String, size: Int64)] {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: root.path)
+        } catch {
+            throw StoreError.io(path: root.path, reason: Self.reason(error))
+        }
+        var files: [(String, Int64)] = []
+        files.reserveCapacity(names.count)
+        var info = stat()
+        for name in names where lstat(root.appendingPathComponent(name).path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG {
+            files.append((name, Int64(info.st_size)))
+        }
+        return files
+    }
+
+    /// Size of one file, or nil when it does not exist.
+    public func fileSize(_ name: String) -> Int64? {
+        var info = stat()
+        guard lstat(root.appendingPathComponent(name).path, &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// Removes a file; a file already gone is not an error.
+    public func remove(_ name: String) throws {
+        if unlink(root.appendingPathComponent(name).path) != 0 && errno != ENOENT {
+            throw StoreError.io(path: root.appendingPathComponent(name).path, reason: Self.errnoText())
+        }
+    }
+
+    /// Removes temporary leftovers and cache files no entry references. Returns the
+    /// names removed. Files that are not ours (other names) are left alone.
+    @discardableResult
+    public func sweep(keeping referenced: Set<String>) throws -> [String] {
+        var removed: [String] = []
+        for file in try listFiles() {
+            let isLeftover = file.name.hasPrefix(Self.temporaryPrefix)
+            let isOrphan = Self.isCacheFileName(file.name) && !referenced.contains(file.name)
+            if isLeftover || isOrphan {
+                try remove(file.name)
+                removed.append(file.name)
+            }
+        }
+        return removed
+    }
+
+    static func errnoText() -> String { String(cString: strerror(errno)) }
+
+    static func reason(_ error: Error) -> String {
+        let nsError = error as NSError
+        if let posix = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, posix.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(posix.code)))
+        }
+        return nsError.localizedDescription
+    }
+}
+
+/// Why the cache could not be read or written.
+public enum StoreError: Error, CustomStringConvertible {
+    case io(path: String, reason: String)
+    case unreadableMetadata(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case let .io(path, reason): return "\(path): \(reason)"
+        case let .unreadableMetadata(path, reason):
+            return "\(path) cannot be read: \(reason). Move it aside (the cache files stay valid and a new run rebuilds it), or point --cache at an empty directory."
+        }
+    }
+}

@@ -1,0 +1,107 @@
+// See include/CVipsShim.h: each function exists only because the libvips call it
+// wraps is variadic.
+#include "CVipsShim.h"
+
+int cvipsshim_jpegload_buffer(const void *buf, size_t len, int shrink, VipsImage **out) {
+    return vips_jpegload_buffer((void *) buf, len, out,
+        "shrink", shrink,
+        "access", VIPS_ACCESS_SEQUENTIAL,
+        "fail_on", VIPS_FAIL_ON_TRUNCATED,
+        NULL);
+}
+
+int cvipsshim_pngload_buffer(const void *buf, size_t len, VipsImage **out) {
+    return vips_pngload_buffer((void *) buf, len, out,
+        "access", VIPS_ACCESS_SEQUENTIAL,
+        "fail_on", VIPS_FAIL_ON_TRUNCATED,
+        NULL);
+}
+
+int cvipsshim_webpload_buffer(const void *buf, size_t len, double scale, VipsImage **out) {
+    return vips_webpload_buffer((void *) buf, len, out,
+        "scale", scale,
+        "access", VIPS_ACCESS_SEQUENTIAL,
+        "fail_on", VIPS_FAIL_ON_TRUNCATED,
+        NULL);
+}
+
+int cvipsshim_gifload_buffer(const void *buf, size_t len, VipsImage **out) {
+    // The first frame only (the default n = 1): an animated GIF gives its first frame.
+    return vips_gifload_buffer((void *) buf, len, out,
+        "access", VIPS_ACCESS_SEQUENTIAL,
+        "fail_on", VIPS_FAIL_ON_TRUNCATED,
+        NULL);
+}
+
+int cvipsshim_heifload_buffer(const void *buf, size_t len, VipsImage **out) {
+    return vips_heifload_buffer((void *) buf, len, out,
+        "access", VIPS_ACCESS_SEQUENTIAL,
+        "fail_on", VIPS_FAIL_ON_TRUNCATED,
+        NULL);
+}
+
+int cvipsshim_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
+    return vips_extract_area(in, out, left, top, width, height, NULL);
+}
+
+int cvipsshim_autorot(VipsImage *in, VipsImage **out) {
+    return vips_autorot(in, out, NULL);
+}
+
+int cvipsshim_icc_transform_srgb(VipsImage *in, VipsImage **out) {
+    return vips_icc_transform(in, out, "srgb",
+        "embedded", TRUE,
+        "intent", VIPS_INTENT_RELATIVE,
+        "depth", 8,
+        NULL);
+}
+
+int cvipsshim_colourspace(VipsImage *in, VipsImage **out, VipsInterpretation space) {
+    return vips_colourspace(in, out, space, NULL);
+}
+
+int cvipsshim_flatten(VipsImage *in, VipsImage **out, double red, double green, double blue) {
+    double ink[3] = { red, green, blue };
+    VipsArrayDouble *background = vips_array_double_new(ink, 3);
+    int result = vips_flatten(in, out, "background", background, NULL);
+    vips_area_unref(VIPS_AREA(background));
+    return result;
+}
+
+int cvipsshim_premultiply(VipsImage *in, VipsImage **out) {
+    return vips_premultiply(in, out, NULL);
+}
+
+int cvipsshim_unpremultiply(VipsImage *in, VipsImage **out) {
+    return vips_unpremultiply(in, out, NULL);
+}
+
+int cvipsshim_cast_uchar(VipsImage *in, VipsImage **out) {
+    return vips_cast(in, out, VIPS_FORMAT_UCHAR, NULL);
+}
+
+int cvipsshim_resize(VipsImage *in, VipsImage **out, double scale) {
+    return vips_resize(in, out, scale, "kernel", VIPS_KERNEL_LANCZOS3, NULL);
+}
+
+int cvipsshim_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality) {
+    return vips_jpegsave_buffer(in, buf, len,
+        "Q", quality,
+        "strip", TRUE,
+        "optimize_coding", TRUE,
+        NULL);
+}
+
+int cvipsshim_pngsave_buffer(VipsImage *in, void **buf, size_t *len) {
+    return vips_pngsave_buffer(in, buf, len,
+        "strip", TRUE,
+        "compression", 6,
+        NULL);
+}
+
+int cvipsshim_webpsave_buffer(VipsImage *in, void **buf, size_t *len, int quality) {
+    return vips_webpsave_buffer(in, buf, len,
+        "Q", quality,
+        "strip", TRUE,
+        NULL);
+}

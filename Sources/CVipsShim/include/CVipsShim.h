@@ -1,0 +1,39 @@
+// CVipsShim: fixed-argument wrappers around the libvips calls that are C variadic
+// functions (every libvips operation takes optional arguments as a NULL-terminated
+// list). Swift cannot call variadic C functions, so each wrapper passes a fixed set of
+// options and nothing else lives here: the imaging logic is in Swift (Imaging/).
+//
+// Every function returns 0 on success and non-zero on failure, like libvips itself;
+// the message is then in vips_error_buffer().
+#ifndef CVIPSSHIM_H
+#define CVIPSSHIM_H
+
+#include <stddef.h>
+#include <vips/vips.h>
+
+// Loaders. All read sequentially and fail on truncated or corrupt data instead of
+// returning a half-grey picture. The buffer must outlive the returned image.
+int cvipsshim_jpegload_buffer(const void *buf, size_t len, int shrink, VipsImage **out);
+int cvipsshim_pngload_buffer(const void *buf, size_t len, VipsImage **out);
+int cvipsshim_webpload_buffer(const void *buf, size_t len, double scale, VipsImage **out);
+int cvipsshim_gifload_buffer(const void *buf, size_t len, VipsImage **out);
+int cvipsshim_heifload_buffer(const void *buf, size_t len, VipsImage **out);
+
+// Geometry and colour.
+int cvipsshim_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height);
+int cvipsshim_autorot(VipsImage *in, VipsImage **out);
+int cvipsshim_icc_transform_srgb(VipsImage *in, VipsImage **out);
+int cvipsshim_colourspace(VipsImage *in, VipsImage **out, VipsInterpretation space);
+int cvipsshim_flatten(VipsImage *in, VipsImage **out, double red, double green, double blue);
+int cvipsshim_premultiply(VipsImage *in, VipsImage **out);
+int cvipsshim_unpremultiply(VipsImage *in, VipsImage **out);
+int cvipsshim_cast_uchar(VipsImage *in, VipsImage **out);
+int cvipsshim_resize(VipsImage *in, VipsImage **out, double scale);
+
+// Savers. Metadata (EXIF, XMP, ICC, comments) is always stripped; the caller frees
+// *buf with g_free.
+int cvipsshim_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality);
+int cvipsshim_pngsave_buffer(VipsImage *in, void **buf, size_t *len);
+int cvipsshim_webpsave_buffer(VipsImage *in, void **buf, size_t *len, int quality);
+
+#endif

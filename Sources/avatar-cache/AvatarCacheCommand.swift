@@ -1,0 +1,78 @@
+import ArgumentParser
+import AvatarCache
+import Foundation
+import Logging
+
+@main
+struct AvatarCacheCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "avatar-cache",
+        abstract: "Prepare avatar caches ahead of time: read profile exports, download photos, resize them with libvips, prune to budget.",
+        discussion: """
+            Exit codes: 0 success (per-source failures are in the report); 64 bad usage or \
+            configuration; 65 an export cannot be read; 73 the cache cannot be read or written; \
+            75 the cache is locked by another run.
+            """,
+        version: AvatarCacheVersion.string,
+        subcommands: [Warm.self, Prune.self]
+    )
+}
+
+/// The documented exit codes (README, "Exit codes").
+enum ExitCodes {
+    static let success = ExitCode(0)
+    static let usage = ExitCode(64)
+    static let unreadableExport = ExitCode(65)
+    static let cacheUnusable = ExitCode(73)
+    static let locked = ExitCode(75)
+
+    /// Maps a run-level error to its exit code, after printing it.
+    static func fail(_ error: Error) -> ExitCode {
+        let standardError = FileHandle.standardError
+        standardError.write(Data("avatar-cache: error: \(error)\n".utf8))
+        switch error {
+        case is ConfigurationError, is ImagingError: return usage
+        case is ExportError: return unreadableExport
+        case is CacheLockedError: return locked
+        case is StoreError: return cacheUnusable
+        default: return cacheUnusable
+        }
+    }
+}
+
+/// Options every subcommand that touches a cache shares.
+struct CacheOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The cache directory (created when missing).", valueName: "dir"))
+    var cache: String
+
+    @Option(name: .long, help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error.", valueName: "level"))
+    var logLevel: Logger.Level = .info
+
+    var cacheURL: URL { URL(fileURLWithPath: cache) }
+
+    func makeLogger() -> Logger {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return Logger(label: "avatar-cache")
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// A byte count argument: `100MB`, `512KB`, `2GB` (powers of 1,000), `64MiB` (1,024).
+struct ByteCount: ExpressibleByArgument {
+    var bytes: Int64
+
+    init(bytes: Int64) { self.bytes = bytes }
+
+    init?(argument: String) {
+        guard let bytes = ByteSize.parse(argument) else { return nil }
+        self.bytes = bytes
+    }
+
+    var defaultValueDescription: String { ByteSize.format(bytes).replacingOccurrences(of: " ", with: "").replacingOccurrences(of: ".0", with: "") }
+}
