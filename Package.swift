@@ -51,8 +51,11 @@ let package = Package(
             name: "AvatarCacheTests",
             dependencies: [
                 "AvatarCache",
+                "avatar-cache",
                 "CVips",
                 "CVipsShim",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

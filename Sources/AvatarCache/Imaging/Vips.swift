@@ -17,6 +17,9 @@ public enum Vips {
     ]
 
     private static let initialised: Result<Void, ImagingError> = {
+        // libvips prints warnings (a truncated image's "error in tile") straight to
+        // stderr; the same problems reach the report as errors, so keep logs clean.
+        setenv("VIPS_WARNING", "0", 0)
         if vips_init("avatar-cache") != 0 {
             return .failure(.library("vips_init failed: \(takeErrorMessage())"))
         }

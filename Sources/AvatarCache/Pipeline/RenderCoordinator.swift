@@ -18,6 +18,11 @@ struct RenderedFiles: Sendable {
         self.renderedNow = renderedNow
     }
 
+    /// Each file once, although two tiers may share one.
+    var distinctFiles: [CacheFile] {
+        Array(Dictionary(files.values.map { ($0.filename, $0) }, uniquingKeysWith: { first, _ in first }).values)
+    }
+
     init(_ entry: CacheEntry) {
         self.init(format: entry.sourceFormat, sourceWidth: entry.sourceWidth, sourceHeight: entry.sourceHeight, files: entry.files, renderedNow: false)
     }

@@ -194,7 +194,7 @@ public final class WarmPipeline: Sendable {
         let entry = CacheEntry(
             filename: rendered.files[largest]?.filename ?? "",
             lastAccess: started,
-            fileSize: rendered.files.values.reduce(0) { $0 + $1.fileSize },
+            fileSize: rendered.distinctFiles.reduce(0) { $0 + $1.fileSize },
             contentSHA256: photo.sha256,
             sourceBytes: photo.bytes.count,
             sourceFormat: rendered.format,

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+@testable import AvatarCache
+
+/// Runs the built `avatar-cache` binary and checks stdout, stderr and the exit code.
+@Suite struct CLITests {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static var binary: URL {
+        // The test bundle sits beside the built products.
+        let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let candidates = [products, products.deletingLastPathComponent()]
+        for directory in candidates {
+            let url = directory.appendingPathComponent("avatar-cache")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return Fixtures.repositoryRoot.appendingPathComponent(".build/debug/avatar-cache")
+    }
+
+    func run(_ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = Self.binary
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test func warmPrintsASummaryWritesTheReportAndExitsZero() throws {
+        let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("astronaut.jpg"))])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("cli")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport([
+            (id: "1", name: "A", url: server.url("/a.jpg")),
+            (id: "2", name: "B", url: server.url("/missing.jpg")),
+        ], in: directory)
+        let cache = directory.appendingPathComponent("cache").path
+        let reportPath = directory.appendingPathComponent("report.json").path
+
+        let result = try run(["warm", export, "--cache", cache, "--allow-private-networks", "--report", reportPath, "--budget", "50MB"])
+
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.contains("2 profiles, 2 sources"))
+        #expect(result.stdout.contains("1 failed (notFound 1)"))
+        #expect(result.stderr.contains("missing.jpg"), "the failure is logged")
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportPath))) as! [String: Any]
+        for key in ["profiles", "sources", "downloaded", "failed", "failuresByClass", "bytesDownloaded", "cacheBytes", "evicted", "durationSeconds"] {
+            #expect(report[key] != nil, "report has \(key)")
+        }
+        #expect(report["downloaded"] as? Int == 1)
+        #expect(report["budgetBytes"] as? Int == 50_000_000)
+    }
+
+    @Test func badUsageExits64() throws {
+        let result = try run(["warm", "x.json", "--cache", "/tmp/x", "--budget", "lots"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--budget"))
+        let zero = try run(["warm", "x.json", "--cache", "/tmp/x", "--concurrency", "0"])
+        #expect(zero.status == 64)
+        #expect(zero.stderr.contains("--concurrency"))
+    }
+
+    @Test func unreadableExportExits65AndNamesTheFile() throws {
+        let directory = try Fixtures.temporaryDirectory("cli-bad")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try run(["warm", "/nonexistent/users.json", "--cache", directory.appendingPathComponent("cache").path])
+        #expect(result.status == 65)
+        #expect(result.stderr.contains("/nonexistent/users.json"))
+    }
+
+    @Test func pruneShrinksToBudget() throws {
+        let server = try FixtureServer(routes: [
+            "/a.jpg": .ok(bytes: try Fixtures.photo("retina.jpg")),
+            "/b.jpg": .ok(bytes: try Fixtures.photo("hubble.jpg")),
+        ])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("cli-prune")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport([(id: "1", name: "A", url: server.url("/a.jpg")), (id: "2", name: "B", url: server.url("/b.jpg"))], in: directory)
+        let cache = directory.appendingPathComponent("cache")
+        #expect(try run(["warm", export, "--cache", cache.path, "--allow-private-networks"]).status == 0)
+
+        // About 84 KB (retina, /a.jpg) + 190 KB (hubble, /b.jpg); both last used in the
+        // same run, so the URL breaks the tie and /a.jpg goes first: 190 KB ≤ 200 KB.
+        let result = try run(["prune", "--cache", cache.path, "--budget", "250KB"])
+
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stdout.contains("evicted 1 entries"))
+        let total = try CacheDirectory(root: cache).listFiles().reduce(Int64(0)) { $0 + $1.size }
+        #expect(total <= 200_000)
+        let metadata = try CacheDirectory(root: cache).loadMetadata()
+        #expect(Array(metadata.entries.keys) == [server.url("/b.jpg")])
+    }
+}

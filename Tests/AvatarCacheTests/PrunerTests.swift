@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+@testable import AvatarCache
+
+@Suite struct PrunerTests {
+    func entry(_ hash: String, accessed: TimeInterval, files: [String: (String, Int64)]) -> CacheEntry {
+        let cacheFiles = files.mapValues { CacheFile(filename: $0.0, width: 1, height: 1, fileSize: $0.1) }
+        return CacheEntry(
+            filename: cacheFiles.values.first!.filename, lastAccess: Date(timeIntervalSince1970: accessed),
+            fileSize: cacheFiles.values.reduce(0) { $0 + $1.fileSize }, contentSHA256: hash, sourceBytes: 1,
+            sourceFormat: .jpeg, sourceWidth: 1, sourceHeight: 1, fetchedAt: Date(timeIntervalSince1970: accessed),
+            etag: nil, lastModified: nil, files: cacheFiles
+        )
+    }
+
+    @Test func underBudgetNothingHappens() {
+        let metadata = CacheMetadata(entries: ["u1": entry("a", accessed: 1, files: ["330": ("a-330.jpg", 10)])])
+        let plan = Pruner(budgetBytes: 100).plan(metadata, files: [("a-330.jpg", 10)])
+        #expect(plan.evicted.isEmpty && plan.filesToDelete.isEmpty)
+    }
+
+    @Test func overBudgetEvictsOldestFirstDownTo80Percent() {
+        // Five entries of 30 bytes each = 150 bytes, budget 100: trim to ≤ 80.
+        var entries: [String: CacheEntry] = [:]
+        var files: [(name: String, size: Int64)] = []
+        for index in 0..<5 {
+            let name = "h\(index)-330.jpg"
+            entries["u\(index)"] = entry("h\(index)", accessed: TimeInterval(100 - index * 10), files: ["330": (name, 30)])
+            files.append((name, 30))
+        }
+        let plan = Pruner(budgetBytes: 100, trimRatio: 0.8).plan(CacheMetadata(entries: entries), files: files)
+        // Oldest are u4 (60), u3 (70), u2 (80): evicting two leaves 90 > 80, three leaves 60.
+        #expect(plan.evicted == ["u4", "u3", "u2"])
+        #expect(Set(plan.filesToDelete) == ["h4-330.jpg", "h3-330.jpg", "h2-330.jpg"])
+        #expect(plan.bytesBefore - plan.freedBytes == 60)
+        #expect(Set(plan.metadata.entries.keys) == ["u0", "u1"])
+    }
+
+    @Test func aFileStillUsedByAnotherEntryIsNeverDeleted() {
+        // Two URLs with the same content share one file; the older one is evicted.
+        let shared = ["330": ("s-330.jpg", Int64(60))]
+        let metadata = CacheMetadata(entries: [
+            "old": entry("s", accessed: 1, files: shared),
+            "new": entry("s", accessed: 5, files: shared),
+            "other": entry("o", accessed: 3, files: ["330": ("o-330.jpg", 60)]),
+        ])
+        let plan = Pruner(budgetBytes: 100).plan(metadata, files: [("s-330.jpg", 60), ("o-330.jpg", 60)])
+        #expect(plan.evicted == ["old", "other"])
+        #expect(plan.filesToDelete == ["o-330.jpg"])
+        #expect(plan.metadata.entries["new"] != nil)
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+@testable import AvatarCache
+
+@Suite struct RendererTests {
+    let renderer = AvatarRenderer(tiers: [330, 900], maxPixels: 50_000_000)
+
+    @Test func bothTiersFromALargeSource() throws {
+        let avatar = try renderer.render(try Fixtures.photo("retina.jpg"))
+        #expect(avatar.format == .jpeg)
+        #expect(avatar.sourceWidth == 1411 && avatar.sourceHeight == 1411)
+        #expect(avatar.tiers.map(\.tier) == [330, 900])
+        #expect(avatar.tiers.map(\.side) == [330, 900])
+        for tier in avatar.tiers {
+            let pixels = try Pixels(decoding: tier.bytes)
+            #expect(pixels.width == tier.side && pixels.height == tier.side)
+            #expect(pixels.bands == 3)
+        }
+    }
+
+    @Test func aSmallSourceIsNeverUpscaled() throws {
+        let hubble = try renderer.render(try Fixtures.photo("hubble.jpg"))   // 1000×872
+        #expect(hubble.tiers.map(\.side) == [330, 872])
+        let tiny = try renderer.render(try Fixtures.photo("chelsea-96.jpg")) // 96×64
+        #expect(tiny.tiers.map(\.side) == [64, 64])
+        let decoded = try Pixels(decoding: tiny.tiers[1].bytes)
+        #expect(decoded.width == 64 && decoded.height == 64)
+    }
+
+    @Test func exifOrientationIsApplied() throws {
+        // coffee-rotated.jpg holds the coffee photo turned 90° anticlockwise with
+        // EXIF Orientation 6: once oriented it must match the upright coffee.jpg.
+        let upright = try Pixels(decoding: renderer.render(try Fixtures.photo("coffee.jpg")).tiers[0].bytes)
+        let rotated = try Pixels(decoding: renderer.render(try Fixtures.photo("coffee-rotated.jpg")).tiers[0].bytes)
+        let side = upright.width
+        let sameWay = rotated.meanDifference(upright)
+        let turned = rotated.meanDifference(upright) { x, y in (y, side - 1 - x) }
+        #expect(sameWay < 8, "oriented output should match the upright photo (mean difference \(sameWay))")
+        #expect(turned > sameWay * 3, "output still looks rotated (\(turned) vs \(sameWay))")
+    }
+
+    @Test func centreCropKeepsTheMiddle() throws {
+        // The crop of a landscape 600×400 photo is its middle 400×400.
+        let avatar = try AvatarRenderer(tiers: [400], maxPixels: 50_000_000).render(try Fixtures.photo("coffee.jpg"))
+        #expect(avatar.tiers[0].side == 400)
+        #expect(avatar.sourceWidth == 600 && avatar.sourceHeight == 400)
+    }
+
+    @Test func metadataIsStripped() throws {
+        let avatar = try renderer.render(try Fixtures.photo("coffee-rotated.jpg"))
+        for tier in avatar.tiers {
+            // No APP1 (EXIF/XMP) or COM segment in the output.
+            #expect(!containsMarker(tier.bytes, 0xE1))
+            #expect(!containsMarker(tier.bytes, 0xFE))
+        }
+    }
+
+    @Test func transparencyBecomesWhiteNotBlack() throws {
+        // logo.png is a disc on a transparent square: the corners must come out white.
+        let avatar = try renderer.render(try Fixtures.photo("logo.png"))
+        let pixels = try Pixels(decoding: avatar.tiers[0].bytes)
+        for (x, y) in [(0, 0), (pixels.width - 1, 0), (0, pixels.height - 1), (pixels.width - 1, pixels.height - 1)] {
+            #expect(pixels.pixel(x, y).allSatisfy { $0 > 240 }, "corner \(x),\(y) is \(pixels.pixel(x, y))")
+        }
+    }
+
+    @Test func otherFormatsDecode() throws {
+        for (name, format) in [("motorcycle.webp", ImageFormat.webp), ("camera.png", .png), ("coins.gif", .gif)] {
+            let avatar = try renderer.render(try Fixtures.photo(name))
+            #expect(avatar.format == format)
+            let pixels = try Pixels(decoding: avatar.tiers[0].bytes)
+            #expect(pixels.bands == 3, "\(name) should come out as sRGB")
+        }
+    }
+
+    @Test func truncatedJPEGIsInvalid() throws {
+        let bytes = try Fixtures.photo("astronaut.jpg")
+        #expect(throws: ImagingError.self) {
+            _ = try renderer.render(Array(bytes.prefix(bytes.count / 2)))
+        }
+        do {
+            _ = try renderer.render(Array(bytes.prefix(bytes.count / 2)))
+        } catch let error as ImagingError {
+            guard case .invalidImage = error else { Issue.record("expected invalidImage, got \(error)"); return }
+        }
+    }
+
+    @Test(arguments: [
+        ("<svg xmlns=\"http://www.w3.org/2000/svg\"/>", "SVG image"),
+        ("%PDF-1.4\n", "PDF document"),
+        ("BM\u{0}\u{0}\u{0}\u{0}", "BMP image"),
+        ("hello, not an image", "not a JPEG, PNG, WebP, GIF or HEIC/AVIF image"),
+    ])
+    func unsupportedFormatsAreRefusedUnparsed(body: String, what: String) throws {
+        #expect(throws: ImagingError.unsupportedFormat(what)) {
+            _ = try renderer.render(Array(body.utf8))
+        }
+    }
+
+    @Test func pixelLimitIsCheckedFromTheHeader() throws {
+        // A PNG header declaring 100,000 × 100,000 pixels and no data.
+        let bomb = PNGBomb.make(width: 100_000, height: 100_000)
+        #expect(throws: ImagingError.tooManyPixels(width: 100_000, height: 100_000, limit: 50_000_000)) {
+            _ = try renderer.render(bomb)
+        }
+        let strict = AvatarRenderer(tiers: [330], maxPixels: 1000)
+        #expect(throws: ImagingError.tooManyPixels(width: 512, height: 512, limit: 1000)) {
+            _ = try strict.render(try Fixtures.photo("astronaut.jpg"))
+        }
+    }
+
+    @Test func shrinkOnLoadNeverGoesBelowTheTarget() {
+        #expect(AvatarRenderer.shrinkOnLoad(shortSide: 3000, target: 900, format: .jpeg) == 2)
+        #expect(AvatarRenderer.shrinkOnLoad(shortSide: 3600, target: 900, format: .jpeg) == 4)
+        #expect(AvatarRenderer.shrinkOnLoad(shortSide: 899, target: 900, format: .jpeg) == 1)
+        #expect(AvatarRenderer.shrinkOnLoad(shortSide: 8000, target: 900, format: .png) == 1)
+    }
+
+    private func containsMarker(_ bytes: [UInt8], _ marker: UInt8) -> Bool {
+        // Walk the JPEG segments up to the start of scan.
+        var index = 2
+        while index + 4 <= bytes.count, bytes[index] == 0xFF {
+            let kind = bytes[index + 1]
+            if kind == marker { return true }
+            if kind == 0xDA { return false }
+            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+            index += 2 + length
+        }
+        return false
+    }
+}
+
+/// Builds a PNG whose header declares a huge image: signature, IHDR, nothing else.
+enum PNGBomb {
+    static func make(width: UInt32, height: UInt32) -> [UInt8] {
+        var ihdr: [UInt8] = Array("IHDR".utf8)
+        ihdr += bigEndian(width) + bigEndian(height) + [8, 2, 0, 0, 0]
+        var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        png += bigEndian(13) + ihdr + bigEndian(crc32(ihdr))
+        var idat: [UInt8] = Array("IDAT".utf8) + [0x78, 0x9C, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01]
+        png += bigEndian(UInt32(idat.count - 4)) + idat + bigEndian(crc32(idat))
+        idat = Array("IEND".utf8)
+        png += bigEndian(0) + idat + bigEndian(crc32(idat))
+        return png
+    }
+
+    static func bigEndian(_ value: UInt32) -> [UInt8] {
+        [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)]
+    }
+
+    static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+@testable import AvatarCache
+
+/// Paths and bytes the tests share: the committed sample photos.
+enum Fixtures {
+    static let repositoryRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    static func photo(_ name: String) throws -> [UInt8] {
+        let url = repositoryRoot.appendingPathComponent("samples/photos/\(name)")
+        return try [UInt8](Data(contentsOf: url))
+    }
+
+    /// A new empty directory under the system temporary directory.
+    static func temporaryDirectory(_ label: String = "test") throws -> URL {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("avatar-cache-\(label)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// Writes a NexusAI users export (`{"users": [...]}`) and returns its path.
+    static func writeUsersExport(_ users: [(id: String, name: String, url: String?)], in directory: URL, name: String = "users.json") throws -> String {
+        var records: [[String: String]] = []
+        for user in users {
+            var record = ["id": user.id, "displayName": user.name, "email": "\(user.id)@example.com"]
+            if let url = user.url { record["profileImageUrl"] = url }
+            records.append(record)
+        }
+        let data = try JSONSerialization.data(withJSONObject: ["users": records], options: [.prettyPrinted])
+        let path = directory.appendingPathComponent(name).path
+        try data.write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// A configuration for tests: loopback allowed, short timeout.
+    static func configuration(exports: [String], cache: URL) -> WarmConfiguration {
+        var configuration = WarmConfiguration(exports: exports, cacheDirectory: cache)
+        configuration.allowPrivateNetworks = true
+        configuration.fetchLimits.timeout = 5
+        configuration.concurrency = 4
+        return configuration
+    }
+
+    static func loadMetadata(_ cache: URL) throws -> CacheMetadata {
+        try CacheDirectory(root: cache).loadMetadata()
+    }
+
+    static func fileNames(in cache: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: cache.path).sorted()
+    }
+}
+
+import Logging
+
+extension Logger {
+    static let test: Logger = {
+        var logger = Logger(label: "avatar-cache-tests")
+        logger.logLevel = .critical
+        return logger
+    }()
+}

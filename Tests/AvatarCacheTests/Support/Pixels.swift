@@ -1,0 +1,47 @@
+import CVips
+import CVipsShim
+import Foundation
+@testable import AvatarCache
+
+/// Decoded 8-bit pixels of an encoded image, for comparing outputs in tests.
+struct Pixels {
+    var width: Int
+    var height: Int
+    var bands: Int
+    var data: [UInt8]
+
+    init(decoding bytes: [UInt8]) throws {
+        try Vips.initialise()
+        let image: VipsImageRef = try bytes.withUnsafeBytes { raw in
+            try VipsImageRef.make("load") { cvipsshim_jpegload_buffer(raw.baseAddress, raw.count, 1, $0) }.copiedToMemory()
+        }
+        width = image.width
+        height = image.height
+        bands = image.bands
+        var size = 0
+        guard let memory = vips_image_write_to_memory(image.pointer, &size) else {
+            throw ImagingError.library(Vips.takeErrorMessage())
+        }
+        data = Array(UnsafeRawBufferPointer(start: memory, count: size))
+        g_free(memory)
+    }
+
+    func pixel(_ x: Int, _ y: Int) -> [UInt8] {
+        let start = (y * width + x) * bands
+        return Array(data[start..<start + bands])
+    }
+
+    /// Mean absolute difference per sample against another image of the same size.
+    func meanDifference(_ other: Pixels, transform: (Int, Int) -> (Int, Int) = { ($0, $1) }) -> Double {
+        precondition(width == other.width && height == other.height && bands == other.bands)
+        var total = 0
+        for y in 0..<height {
+            for x in 0..<width {
+                let (ox, oy) = transform(x, y)
+                let a = pixel(x, y), b = other.pixel(ox, oy)
+                for band in 0..<bands { total += abs(Int(a[band]) - Int(b[band])) }
+            }
+        }
+        return Double(total) / Double(width * height * bands)
+    }
+}

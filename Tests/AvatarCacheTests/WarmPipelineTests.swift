@@ -1,0 +1,237 @@
+import Foundation
+import Testing
+@testable import AvatarCache
+
+/// End-to-end runs of the pipeline against a real HTTP server on 127.0.0.1.
+@Suite struct WarmPipelineTests {
+    static let photoNames = ["astronaut.jpg", "retina.jpg", "hubble.jpg", "chelsea-96.jpg", "coffee-rotated.jpg",
+                             "motorcycle.webp", "logo.png", "coins.gif"]
+
+    func server(with photos: [String] = photoNames) throws -> FixtureServer {
+        var routes: [String: FixtureServer.Reply] = [:]
+        for name in photos { routes["/photos/\(name)"] = .ok(bytes: try Fixtures.photo(name)) }
+        return try FixtureServer(routes: routes)
+    }
+
+    func warm(_ configuration: WarmConfiguration) async throws -> RunReport {
+        try await WarmPipeline(configuration: configuration, logger: .test).run()
+    }
+
+    @Test func happyPath() async throws {
+        let server = try server()
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("happy")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var users = Self.photoNames.enumerated().map { (id: "u\($0.offset)", name: "User \($0.offset)", url: Optional(server.url("/photos/\($0.element)"))) }
+        users.append((id: "nophoto", name: "No Photo", url: nil))
+        let export = try Fixtures.writeUsersExport(users, in: directory)
+        let cache = directory.appendingPathComponent("cache")
+
+        let report = try await warm(Fixtures.configuration(exports: [export], cache: cache))
+
+        #expect(report.profiles == 9 && report.profilesWithoutPhoto == 1)
+        #expect(report.sources == 8 && report.downloaded == 8 && report.decoded == 8 && report.failed == 0)
+        let metadata = try Fixtures.loadMetadata(cache)
+        #expect(metadata.schemaVersion == CacheMetadata.currentSchemaVersion)
+        #expect(metadata.entries.count == 8)
+        for (url, entry) in metadata.entries {
+            let bytes = try Fixtures.photo(String(url.split(separator: "/").last!))
+            #expect(entry.contentSHA256 == sha256Hex(bytes), "content hash of \(url)")
+            #expect(entry.sourceBytes == bytes.count)
+            #expect(Set(entry.files.keys) == ["330", "900"], "both sizes for \(url)")
+            #expect(entry.filename == entry.files["900"]?.filename)
+            let distinct = Dictionary(entry.files.values.map { ($0.filename, $0.fileSize) }, uniquingKeysWith: { first, _ in first })
+            #expect(entry.fileSize == distinct.values.reduce(0, +), "fileSize counts each distinct file once")
+            #expect(entry.sourceWidth > 0 && entry.sourceHeight > 0)
+            #expect(abs(entry.fetchedAt.timeIntervalSinceNow) < 120 && abs(entry.lastAccess.timeIntervalSinceNow) < 120)
+            for (tier, file) in entry.files {
+                #expect(CacheDirectory.isCacheFileName(file.filename), "name \(file.filename)")
+                #expect(file.filename.hasPrefix(entry.contentSHA256))
+                let expectedSide = min(Int(tier)!, min(entry.sourceWidth, entry.sourceHeight))
+                #expect(file.width == expectedSide && file.height == expectedSide, "\(url) tier \(tier)")
+                let onDisk = try [UInt8](Data(contentsOf: cache.appendingPathComponent(file.filename)))
+                #expect(Int64(onDisk.count) == file.fileSize)
+                let pixels = try Pixels(decoding: onDisk)
+                #expect(pixels.width == expectedSide && pixels.height == expectedSide)
+            }
+        }
+        // retina.jpg (1411²) gives exactly 330 and 900; chelsea-96 (96×64) is not upscaled.
+        let retina = try #require(metadata.entries[server.url("/photos/retina.jpg")])
+        #expect(retina.files["330"]?.width == 330 && retina.files["900"]?.width == 900)
+        let tiny = try #require(metadata.entries[server.url("/photos/chelsea-96.jpg")])
+        #expect(tiny.files["330"]?.width == 64 && tiny.files["900"]?.width == 64)
+        // No temporary file is left, and only cache files, metadata and the lock exist.
+        let names = try Fixtures.fileNames(in: cache)
+        #expect(!names.contains { $0.hasPrefix(".tmp-") })
+        #expect(names.allSatisfy { CacheDirectory.isCacheFileName($0) || $0 == "metadata.json" || $0 == ".lock" })
+        #expect(Set(names.filter(CacheDirectory.isCacheFileName)) == metadata.referencedFiles)
+    }
+
+    @Test func failuresAreClassifiedAndTheRestIsDone() async throws {
+        let good = try Fixtures.photo("astronaut.jpg")
+        let server = try FixtureServer(routes: [
+            "/ok.jpg": .ok(bytes: good),
+            "/unauthorized.jpg": .status(401),
+            "/forbidden.jpg": .status(403),
+            "/gone.jpg": .status(410),
+            "/error.jpg": .status(500),
+            "/slow.jpg": .delayed(seconds: 4, bytes: good),
+            "/text.jpg": .ok(bytes: Array("<html><body>hello</body></html>".utf8)),
+            "/truncated.jpg": .ok(bytes: Array(good.prefix(good.count / 2))),
+            "/loop": .redirect("/loop"),
+        ])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("failures")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let paths = ["/ok.jpg", "/missing.jpg", "/unauthorized.jpg", "/forbidden.jpg", "/gone.jpg", "/error.jpg",
+                     "/slow.jpg", "/text.jpg", "/truncated.jpg", "/loop"]
+        var users = paths.enumerated().map { (id: "u\($0.offset)", name: "U", url: Optional(server.url($0.element))) }
+        users.append((id: "bad-url", name: "U", url: "ht!tp://nope"))
+        users.append((id: "file-url", name: "U", url: "file:///etc/passwd"))
+        let export = try Fixtures.writeUsersExport(users, in: directory)
+        var configuration = Fixtures.configuration(exports: [export], cache: directory.appendingPathComponent("cache"))
+        configuration.fetchLimits.timeout = 1.5
+
+        let started = Date()
+        let report = try await warm(configuration)
+
+        #expect(Date().timeIntervalSince(started) < 15, "a slow server must not hang the batch")
+        #expect(report.downloaded == 1 && report.decoded == 1)
+        #expect(report.failed == 11)
+        let classes = Dictionary(uniqueKeysWithValues: report.failures.map { ($0.url, $0.failureClass) })
+        #expect(classes[server.url("/missing.jpg")] == .notFound)
+        #expect(classes[server.url("/gone.jpg")] == .notFound)
+        #expect(classes[server.url("/unauthorized.jpg")] == .unauthorized)
+        #expect(classes[server.url("/forbidden.jpg")] == .unauthorized)
+        #expect(classes[server.url("/error.jpg")] == .httpStatus)
+        #expect(classes[server.url("/slow.jpg")] == .timeout)
+        #expect(classes[server.url("/text.jpg")] == .unsupportedFormat)
+        #expect(classes[server.url("/truncated.jpg")] == .invalidImage)
+        #expect(classes[server.url("/loop")] == .httpStatus)
+        #expect(classes["ht!tp://nope"] == .invalidURL)
+        #expect(classes["file:///etc/passwd"] == .blocked)
+        #expect(report.failuresByClass["notFound"] == 2 && report.failuresByClass["unauthorized"] == 2)
+        // The loop stopped at the redirect limit: 1 + 5 requests.
+        #expect(server.requests.filter { $0.path == "/loop" }.count == 6)
+        let metadata = try Fixtures.loadMetadata(directory.appendingPathComponent("cache"))
+        #expect(Array(metadata.entries.keys) == [server.url("/ok.jpg")])
+    }
+
+    @Test func identicalBytesBehindDifferentURLsAreStoredOnce() async throws {
+        let bytes = try Fixtures.photo("hubble.jpg")
+        let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: bytes), "/b.jpg": .ok(bytes: bytes), "/c.jpg?v=2": .ok(bytes: bytes)])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("dedup")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport([
+            (id: "1", name: "A", url: server.url("/a.jpg")),
+            (id: "2", name: "B", url: server.url("/b.jpg")),
+            (id: "3", name: "C", url: server.url("/c.jpg?v=2")),
+            (id: "4", name: "D", url: server.url("/a.jpg")),
+        ], in: directory)
+        let cache = directory.appendingPathComponent("cache")
+
+        let report = try await warm(Fixtures.configuration(exports: [export], cache: cache))
+
+        #expect(report.sources == 3, "one job per distinct URL")
+        #expect(server.requests.filter { $0.path == "/a.jpg" }.count == 1)
+        #expect(report.downloaded == 3 && report.decoded == 1 && report.reusedIdentical == 2)
+        let metadata = try Fixtures.loadMetadata(cache)
+        #expect(metadata.entries.count == 3)
+        #expect(Set(metadata.entries.values.map(\.filename)).count == 1)
+        #expect(try Fixtures.fileNames(in: cache).filter(CacheDirectory.isCacheFileName).count == 2)
+    }
+
+    @Test func pruneKeepsTheCacheUnderBudgetEvictingOldestFirst() async throws {
+        let server = try server()
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("prune")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = directory.appendingPathComponent("cache")
+        // First run: four photos, generous budget.
+        let older = ["astronaut.jpg", "retina.jpg", "hubble.jpg", "motorcycle.webp"]
+        let first = try Fixtures.writeUsersExport(older.map { (id: $0, name: $0, url: Optional(server.url("/photos/\($0)"))) }, in: directory, name: "first.json")
+        _ = try await warm(Fixtures.configuration(exports: [first], cache: cache))
+        // Second run, later: two other photos, and a budget the whole cache exceeds.
+        let newer = ["logo.png", "coins.gif"]
+        let second = try Fixtures.writeUsersExport(newer.map { (id: $0, name: $0, url: Optional(server.url("/photos/\($0)"))) }, in: directory, name: "second.json")
+        let before = try CacheDirectory(root: cache).listFiles().reduce(Int64(0)) { $0 + $1.size }
+        var configuration = Fixtures.configuration(exports: [second], cache: cache)
+        configuration.budgetBytes = 250_000
+        try await Task.sleep(for: .milliseconds(1100))
+
+        let report = try await warm(configuration)
+
+        #expect(before > 250_000, "the setup must put the cache over budget (\(before))")
+        let after = try CacheDirectory(root: cache).listFiles().reduce(Int64(0)) { $0 + $1.size }
+        #expect(after <= 200_000, "cache is \(after) bytes, budget 250,000 × 0.8")
+        #expect(report.cacheBytes == after)
+        #expect(report.evicted >= 1)
+        let metadata = try Fixtures.loadMetadata(cache)
+        // The newest entries (this run's export) survive; evicted ones are the older ones.
+        for name in newer { #expect(metadata.entries[server.url("/photos/\(name)")] != nil, "\(name) was just used") }
+        #expect(metadata.entries.count == 6 - report.evicted)
+        #expect(Set(try Fixtures.fileNames(in: cache).filter(CacheDirectory.isCacheFileName)) == metadata.referencedFiles)
+    }
+
+    @Test func privateNetworksAreRefusedByDefault() async throws {
+        let server = try server()
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("private")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport([(id: "1", name: "A", url: server.url("/photos/astronaut.jpg"))], in: directory)
+        var configuration = Fixtures.configuration(exports: [export], cache: directory.appendingPathComponent("cache"))
+        configuration.allowPrivateNetworks = false
+
+        let report = try await warm(configuration)
+
+        #expect(report.failuresByClass == ["blocked": 1])
+        #expect(server.requests.isEmpty, "no request may reach a refused host")
+    }
+
+    @Test func aSecondRunWithinTheTTLMakesNoRequest() async throws {
+        let server = try server()
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("ttl")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport(Self.photoNames.map { (id: $0, name: $0, url: Optional(server.url("/photos/\($0)"))) }, in: directory)
+        let cache = directory.appendingPathComponent("cache")
+        _ = try await warm(Fixtures.configuration(exports: [export], cache: cache))
+        let requestsAfterFirst = server.requests.count
+        let filesAfterFirst = try Fixtures.fileNames(in: cache)
+
+        let report = try await warm(Fixtures.configuration(exports: [export], cache: cache))
+
+        #expect(requestsAfterFirst == Self.photoNames.count)
+        #expect(server.requests.count == requestsAfterFirst, "no request in the second run")
+        #expect(report.fresh == Self.photoNames.count && report.downloaded == 0 && report.decoded == 0)
+        #expect(try Fixtures.fileNames(in: cache) == filesAfterFirst)
+    }
+
+    @Test func leftoversOfAnInterruptedRunAreSwept() async throws {
+        let server = try server()
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("sweep")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = directory.appendingPathComponent("cache")
+        try FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
+        let orphan = String(repeating: "ab", count: 32) + "-330.jpg"
+        for name in [".tmp-1234", orphan, "notes.txt"] {
+            try Data("x".utf8).write(to: cache.appendingPathComponent(name))
+        }
+        let export = try Fixtures.writeUsersExport([(id: "1", name: "A", url: server.url("/photos/astronaut.jpg"))], in: directory)
+
+        let report = try await warm(Fixtures.configuration(exports: [export], cache: cache))
+
+        #expect(report.sweptFiles == 2)
+        let names = try Fixtures.fileNames(in: cache)
+        #expect(!names.contains(".tmp-1234") && !names.contains(orphan))
+        #expect(names.contains("notes.txt"), "files that are not ours are left alone")
+    }
+}
+
+import Crypto
+
+func sha256Hex(_ bytes: [UInt8]) -> String {
+    SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+}
