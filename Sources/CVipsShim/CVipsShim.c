@@ -1,6 +1,7 @@
 // See include/CVipsShim.h: each function exists only because the libvips call it
 // wraps is variadic.
 #include "CVipsShim.h"
+#include <malloc.h>
 
 int cvipsshim_jpegload_buffer(const void *buf, size_t len, int shrink, VipsImage **out) {
     return vips_jpegload_buffer((void *) buf, len, out,
@@ -104,4 +105,8 @@ int cvipsshim_webpsave_buffer(VipsImage *in, void **buf, size_t *len, int qualit
         "Q", quality,
         "strip", TRUE,
         NULL);
+}
+
+int cvipsshim_set_malloc_arena_max(int arenas) {
+    return mallopt(M_ARENA_MAX, arenas);
 }

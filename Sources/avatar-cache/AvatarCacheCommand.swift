@@ -16,6 +16,24 @@ struct AvatarCacheCommand: AsyncParsableCommand {
         version: AvatarCacheVersion.string,
         subcommands: [Warm.self, Prune.self]
     )
+
+    static func main() async {
+        // Two malloc arenas keep RSS flat under libvips (an explicit
+        // MALLOC_ARENA_MAX in the environment still wins).
+        if ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil {
+            Vips.limitMallocArenas(2)
+        }
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// The documented exit codes (README, "Exit codes").

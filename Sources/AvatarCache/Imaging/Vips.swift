@@ -40,6 +40,13 @@ public enum Vips {
         try initialised.get()
     }
 
+    /// Caps glibc's malloc arenas for the whole process (call first thing in `main`).
+    /// With libvips on several threads, per-thread arenas fragment and RSS keeps
+    /// growing; two arenas keep it flat at little cost.
+    public static func limitMallocArenas(_ arenas: Int = 2) {
+        _ = cvipsshim_set_malloc_arena_max(Int32(arenas))
+    }
+
     /// The libvips version, e.g. "8.14.1".
     public static var version: String {
         String(cString: vips_version_string())

@@ -36,4 +36,8 @@ int cvipsshim_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int qualit
 int cvipsshim_pngsave_buffer(VipsImage *in, void **buf, size_t *len);
 int cvipsshim_webpsave_buffer(VipsImage *in, void **buf, size_t *len, int quality);
 
+// Not variadic, but <malloc.h> is not in Swift's Glibc module: caps glibc's malloc
+// arenas, which otherwise multiply with decoding threads and fragment memory.
+int cvipsshim_set_malloc_arena_max(int arenas);
+
 #endif
