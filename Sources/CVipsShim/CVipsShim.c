@@ -85,6 +85,27 @@ int cvipsshim_resize(VipsImage *in, VipsImage **out, double scale) {
     return vips_resize(in, out, scale, "kernel", VIPS_KERNEL_LANCZOS3, NULL);
 }
 
+int cvipsshim_text(VipsImage **out, const char *markup, const char *font, int dpi) {
+    return vips_text(out, markup, "font", font, "dpi", dpi, "rgba", TRUE, NULL);
+}
+
+int cvipsshim_black(VipsImage **out, int width, int height, int bands) {
+    // A blank canvas tagged sRGB (vips_black makes "multiband", which compositing refuses).
+    VipsImage *black = NULL;
+    if (vips_black(&black, width, height, "bands", bands, NULL)) return -1;
+    int result = vips_copy(black, out, "interpretation", VIPS_INTERPRETATION_sRGB, NULL);
+    g_object_unref(black);
+    return result;
+}
+
+int cvipsshim_draw_circle(VipsImage *image, const double *ink, int inkCount, int cx, int cy, int radius) {
+    return vips_draw_circle(image, (double *) ink, inkCount, cx, cy, radius, "fill", TRUE, NULL);
+}
+
+int cvipsshim_composite_over(VipsImage *base, VipsImage *overlay, VipsImage **out, int x, int y) {
+    return vips_composite2(base, overlay, out, VIPS_BLEND_MODE_OVER, "x", x, "y", y, NULL);
+}
+
 int cvipsshim_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality) {
     return vips_jpegsave_buffer(in, buf, len,
         "Q", quality,

@@ -6,7 +6,7 @@ import Testing
     func entry(_ hash: String, accessed: TimeInterval, files: [String: (String, Int64)]) -> CacheEntry {
         let cacheFiles = files.mapValues { CacheFile(filename: $0.0, width: 1, height: 1, fileSize: $0.1) }
         return CacheEntry(
-            filename: cacheFiles.values.first!.filename, lastAccess: Date(timeIntervalSince1970: accessed),
+            kind: .photo, filename: cacheFiles.values.first!.filename, lastAccess: Date(timeIntervalSince1970: accessed),
             fileSize: cacheFiles.values.reduce(0) { $0 + $1.fileSize }, contentSHA256: hash, sourceBytes: 1,
             sourceFormat: .jpeg, sourceWidth: 1, sourceHeight: 1, fetchedAt: Date(timeIntervalSince1970: accessed),
             etag: nil, lastModified: nil, files: cacheFiles

@@ -33,8 +33,12 @@ import Testing
         #expect(report.sources == 8 && report.downloaded == 8 && report.decoded == 8 && report.failed == 0)
         let metadata = try Fixtures.loadMetadata(cache)
         #expect(metadata.schemaVersion == CacheMetadata.currentSchemaVersion)
-        #expect(metadata.entries.count == 8)
-        for (url, entry) in metadata.entries {
+        let photos = metadata.entries.filter { $0.value.kind == .photo }
+        #expect(photos.count == 8)
+        #expect(metadata.entries.count == 9, "eight photos and the monogram of the user without one")
+        #expect(metadata.profiles["nophoto"]?.kind == .monogram)
+        #expect(metadata.profiles["u0"]?.kind == .photo)
+        for (url, entry) in photos {
             let bytes = try Fixtures.photo(String(url.split(separator: "/").last!))
             #expect(entry.contentSHA256 == sha256Hex(bytes), "content hash of \(url)")
             #expect(entry.sourceBytes == bytes.count)
@@ -42,12 +46,14 @@ import Testing
             #expect(entry.filename == entry.files["900"]?.filename)
             let distinct = Dictionary(entry.files.values.map { ($0.filename, $0.fileSize) }, uniquingKeysWith: { first, _ in first })
             #expect(entry.fileSize == distinct.values.reduce(0, +), "fileSize counts each distinct file once")
-            #expect(entry.sourceWidth > 0 && entry.sourceHeight > 0)
+            #expect(entry.kind == .photo)
+            let sourceWidth = try #require(entry.sourceWidth), sourceHeight = try #require(entry.sourceHeight)
+            #expect(sourceWidth > 0 && sourceHeight > 0)
             #expect(abs(entry.fetchedAt.timeIntervalSinceNow) < 120 && abs(entry.lastAccess.timeIntervalSinceNow) < 120)
             for (tier, file) in entry.files {
                 #expect(CacheDirectory.isCacheFileName(file.filename), "name \(file.filename)")
                 #expect(file.filename.hasPrefix(entry.contentSHA256))
-                let expectedSide = min(Int(tier)!, min(entry.sourceWidth, entry.sourceHeight))
+                let expectedSide = min(Int(tier)!, min(sourceWidth, sourceHeight))
                 #expect(file.width == expectedSide && file.height == expectedSide, "\(url) tier \(tier)")
                 let onDisk = try [UInt8](Data(contentsOf: cache.appendingPathComponent(file.filename)))
                 #expect(Int64(onDisk.count) == file.fileSize)
@@ -114,7 +120,10 @@ import Testing
         // The loop stopped at the redirect limit: 1 + 5 requests.
         #expect(server.requests.filter { $0.path == "/loop" }.count == 6)
         let metadata = try Fixtures.loadMetadata(directory.appendingPathComponent("cache"))
-        #expect(Array(metadata.entries.keys) == [server.url("/ok.jpg")])
+        #expect(metadata.entries.filter { $0.value.kind == .photo }.map(\.key) == [server.url("/ok.jpg")])
+        // Every user still has something to show: the photo, or a monogram where it failed.
+        #expect(metadata.profiles.count == 12)
+        #expect(metadata.profiles.values.allSatisfy { $0.kind != .none && $0.cachedImagePath.count == 2 })
     }
 
     @Test func identicalBytesBehindDifferentURLsAreStoredOnce() async throws {
@@ -139,6 +148,7 @@ import Testing
         let metadata = try Fixtures.loadMetadata(cache)
         #expect(metadata.entries.count == 3)
         #expect(Set(metadata.entries.values.map(\.filename)).count == 1)
+        #expect(report.monogramsRendered == 0, "everyone has a photo")
         #expect(try Fixtures.fileNames(in: cache).filter(CacheDirectory.isCacheFileName).count == 2)
     }
 
@@ -170,7 +180,7 @@ import Testing
         let metadata = try Fixtures.loadMetadata(cache)
         // The newest entries (this run's export) survive; evicted ones are the older ones.
         for name in newer { #expect(metadata.entries[server.url("/photos/\(name)")] != nil, "\(name) was just used") }
-        #expect(metadata.entries.count == 6 - report.evicted)
+        #expect(metadata.entries.filter { $0.value.kind == .photo }.count == 6 - report.evicted)
         #expect(Set(try Fixtures.fileNames(in: cache).filter(CacheDirectory.isCacheFileName)) == metadata.referencedFiles)
     }
 

@@ -1,26 +1,85 @@
-/// One person from an export: who they are and where their photo comes from.
+import Crypto
+import Foundation
+
+/// One person from an export: who they are, how to draw their initials, and where
+/// their photo comes from.
 public struct Profile: Sendable, Equatable {
     public var id: String
     public var displayName: String
-    /// The photo URL, or nil when the profile has none (a monogram is drawn instead).
-    public var photoURL: String?
-    /// A colour the source assigned (`#RRGGBB`), when it gave one.
+    /// Two-letter initials, computed by the reader with the rules of its system.
+    public var initials: String
+    /// Draw a glyph instead of letters (Jami: a name that is an account id, a group).
+    public var glyph: MonogramGlyph?
+    public var photo: PhotoSource?
+    /// A colour the source assigned, validated as `#RRGGBB`.
     public var colorHex: String?
 
-    public init(id: String, displayName: String, photoURL: String?, colorHex: String? = nil) {
+    public init(id: String, displayName: String, initials: String? = nil, glyph: MonogramGlyph? = nil,
+                photo: PhotoSource? = nil, colorHex: String? = nil) {
         self.id = id
         self.displayName = displayName
-        self.photoURL = photoURL
-        self.colorHex = colorHex
+        self.initials = initials ?? Initials.from(displayName: displayName)
+        self.glyph = glyph
+        self.photo = photo
+        self.colorHex = AvatarColor.normalized(colorHex)
+    }
+
+    /// The photo URL, when the photo is downloaded.
+    public var photoURL: String? {
+        if case .url(let url, _) = photo { return url }
+        return nil
     }
 }
 
-/// A record that could not be used, and why; the run reports it and goes on.
-public struct BadRecord: Sendable, Codable, Equatable, CustomStringConvertible {
+/// Drawn instead of letters where there is no usable name (seed 000).
+public enum MonogramGlyph: String, Sendable, Codable {
+    case person, group
+}
+
+/// Where a profile's photo comes from.
+public enum PhotoSource: Sendable, Equatable {
+    /// Downloaded over HTTP(S); `sendMonicaToken` for Monica `photo` avatars.
+    case url(String, sendMonicaToken: Bool)
+    /// Bytes carried by the export itself (a Jami vCard PHOTO, a Monica `data:` URL).
+    case inline(InlinePhoto)
+
+    /// The key of the photo's entry in `metadata.json`: the URL, or
+    /// `sha256:<hex of the bytes>` for inline photos (seed 000: the key is SHA256(data)).
+    public var key: String {
+        switch self {
+        case .url(let url, _): return url
+        case .inline(let photo): return "sha256:\(photo.sha256)"
+        }
+    }
+}
+
+/// Photo bytes from the export, with their SHA-256.
+public struct InlinePhoto: Sendable, Equatable {
+    public let bytes: [UInt8]
+    public let sha256: String
+
+    public init(bytes: [UInt8]) {
+        self.bytes = bytes
+        self.sha256 = SHA256.hash(data: bytes).hexString
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.sha256 == rhs.sha256 }
+}
+
+/// A record that could not be used (or only in part), and why; the run reports it and
+/// goes on.
+public struct BadRecord: Error, Sendable, Codable, Equatable, CustomStringConvertible {
     public var file: String
     public var index: Int
     public var line: Int
     public var reason: String
+
+    public init(file: String, index: Int, line: Int, reason: String) {
+        self.file = file
+        self.index = index
+        self.line = line
+        self.reason = reason
+    }
 
     public var description: String { "\(file): record \(index) (line \(line)): \(reason)" }
 }
@@ -35,5 +94,27 @@ public enum ExportItem: Sendable {
 public struct ExportError: Error, CustomStringConvertible {
     public var file: String
     public var reason: String
+
+    public init(file: String, reason: String) {
+        self.file = file
+        self.reason = reason
+    }
+
     public var description: String { "\(file): \(reason)" }
+}
+
+/// Reads one export file (or folder), calling `body` for every record in order.
+public protocol ExportReader {
+    func read(_ body: (ExportItem) throws -> Void) throws
+}
+
+/// Limits readers apply to what an export carries.
+public struct ReaderLimits: Sendable {
+    /// Largest inline photo (vCard PHOTO, `data:` URL), decoded bytes. Default 20 MB.
+    public var maxInlineBytes: Int = 20_000_000
+    /// Largest single JSON record or vCard, in bytes. Default: room for the largest
+    /// inline photo in base64, plus 1 MB.
+    public var maxRecordBytes: Int { maxInlineBytes / 3 * 4 + 1_000_000 }
+
+    public init() {}
 }

@@ -15,6 +15,30 @@ public struct FetchedPhoto: Sendable {
     public var finalURL: String
 }
 
+/// The Monica API token and the one host it may be sent to (`host` or `host:port`,
+/// matched exactly, never by substring, and never after a redirect to another host).
+public struct MonicaCredential: Sendable {
+    public var host: String
+    public var token: String
+
+    public init(host: String, token: String) {
+        self.host = host.lowercased()
+        self.token = token
+    }
+
+    /// Whether `url` is on the configured host (and port: an omitted port means the
+    /// scheme's default).
+    public func matches(_ url: URL) -> Bool {
+        guard let host = url.host?.lowercased() else { return false }
+        let defaultPort = url.scheme?.lowercased() == "https" ? 443 : 80
+        let port = url.port ?? defaultPort
+        let parts = self.host.split(separator: ":", maxSplits: 1)
+        let configuredHost = String(parts[0])
+        let configuredPort = parts.count == 2 ? Int(parts[1]) : defaultPort
+        return host == configuredHost && port == configuredPort
+    }
+}
+
 /// Limits on one download. Every one has a default and a CLI flag.
 public struct FetchLimits: Sendable {
     /// Largest body accepted, in bytes; the stream is cut at this size whatever
@@ -45,7 +69,7 @@ public final class HTTPFetcher: Sendable {
     let logger: Logger
     static let userAgent = "avatar-cache/\(AvatarCacheVersion.string)"
 
-    public init(policy: NetworkPolicy, limits: FetchLimits, maxConnectionsPerHost: Int, logger: Logger) {
+    public init(policy: NetworkPolicy, limits: FetchLimits, maxConnectionsPerHost: Int) {
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
@@ -58,7 +82,8 @@ public final class HTTPFetcher: Sendable {
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.policy = policy
         self.limits = limits
-        self.logger = logger
+        // The client's own logs could carry request headers (the token): it gets none.
+        self.logger = Logger(label: "avatar-cache.http", factory: { _ in SwiftLogNoOpLogHandler() })
     }
 
     /// Shuts the client down; call once, when no fetch is running.
@@ -67,7 +92,8 @@ public final class HTTPFetcher: Sendable {
     }
 
     /// Fetches one photo, throwing a classified `SourceFailure`.
-    public func fetch(_ urlString: String) async throws -> FetchedPhoto {
+    /// `credential`: the Monica token, attached only on hops to its host.
+    public func fetch(_ urlString: String, credential: MonicaCredential? = nil) async throws -> FetchedPhoto {
         var url = try policy.checkedURL(urlString)
         let deadline = NIODeadline.now() + .milliseconds(Int64(limits.timeout * 1000))
         var redirects = 0
@@ -76,6 +102,9 @@ public final class HTTPFetcher: Sendable {
             var request = HTTPClientRequest(url: url.absoluteString)
             request.method = .GET
             request.headers.add(name: "User-Agent", value: Self.userAgent)
+            if let credential, credential.matches(url) {
+                request.headers.add(name: "Authorization", value: "Bearer \(credential.token)")
+            }
             request.headers.add(name: "Accept", value: "image/jpeg, image/png, image/webp, image/gif, image/heic, image/avif;q=0.9, */*;q=0.1")
             let response: HTTPClientResponse
             do {

@@ -161,12 +161,16 @@ public struct AvatarRenderer: Sendable {
     }
 
     private func resize(_ image: VipsImageRef, to side: Int) throws -> VipsImageRef {
+        try Self.resizeKeepingAlpha(image, to: side)
+    }
+
+    /// Resizes a square image to `side` pixels. With alpha the pixels are premultiplied
+    /// first, or transparent pixels' colours bleed into the edges.
+    static func resizeKeepingAlpha(_ image: VipsImageRef, to side: Int) throws -> VipsImageRef {
         let scale = Double(side) / Double(image.width)
         guard image.hasAlpha else {
             return try image.apply("resize") { cvipsshim_resize($0, $1, scale) }
         }
-        // Resampling with alpha needs premultiplied pixels, or transparent pixels'
-        // colours bleed into the edges.
         let premultiplied = try image.apply("premultiply") { cvipsshim_premultiply($0, $1) }
         let resized = try premultiplied.apply("resize") { cvipsshim_resize($0, $1, scale) }
         let straight = try resized.apply("unpremultiply") { cvipsshim_unpremultiply($0, $1) }
@@ -174,8 +178,12 @@ public struct AvatarRenderer: Sendable {
     }
 
     private func encode(_ image: VipsImageRef) throws -> [UInt8] {
+        try Self.encode(image, format: outputFormat, quality: quality)
+    }
+
+    static func encode(_ image: VipsImageRef, format: OutputFormat, quality: Int) throws -> [UInt8] {
         let quality = Int32(quality)
-        switch outputFormat {
+        switch format {
         case .jpeg: return try image.encode("jpegsave") { cvipsshim_jpegsave_buffer($0, $1, $2, quality) }
         case .png: return try image.encode("pngsave") { cvipsshim_pngsave_buffer($0, $1, $2) }
         case .webp: return try image.encode("webpsave") { cvipsshim_webpsave_buffer($0, $1, $2, quality) }

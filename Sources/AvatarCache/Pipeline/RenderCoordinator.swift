@@ -2,15 +2,16 @@ import Foundation
 
 /// The files made from one content hash, and what they were made from.
 struct RenderedFiles: Sendable {
-    var format: ImageFormat
-    var sourceWidth: Int
-    var sourceHeight: Int
+    /// The source format; nil for a monogram.
+    var format: ImageFormat?
+    var sourceWidth: Int?
+    var sourceHeight: Int?
     /// Tier in pixels, as text -> file.
     var files: [String: CacheFile]
     /// True for the one job that rendered them in this run; false for reuse.
     var renderedNow: Bool
 
-    init(format: ImageFormat, sourceWidth: Int, sourceHeight: Int, files: [String: CacheFile], renderedNow: Bool) {
+    init(format: ImageFormat?, sourceWidth: Int?, sourceHeight: Int?, files: [String: CacheFile], renderedNow: Bool) {
         self.format = format
         self.sourceWidth = sourceWidth
         self.sourceHeight = sourceHeight
@@ -24,7 +25,7 @@ struct RenderedFiles: Sendable {
     }
 
     init(_ entry: CacheEntry) {
-        self.init(format: entry.sourceFormat, sourceWidth: entry.sourceWidth, sourceHeight: entry.sourceHeight, files: entry.files, renderedNow: false)
+        self.init(format: entry.kind == .monogram ? nil : entry.sourceFormat, sourceWidth: entry.sourceWidth, sourceHeight: entry.sourceHeight, files: entry.files, renderedNow: false)
     }
 }
 
@@ -62,30 +63,48 @@ actor RenderCoordinator {
 /// blocking file writes stay off the cooperative pool too.
 struct RenderWriter: Sendable {
     let renderer: AvatarRenderer
+    let monograms: MonogramRenderer
     let directory: CacheDirectory
 
-    func renderAndWrite(_ bytes: [UInt8], contentSHA256: String) throws -> RenderedFiles {
+    func renderPhoto(_ bytes: [UInt8], contentSHA256: String) throws -> RenderedFiles {
         let avatar: RenderedAvatar
         do {
             avatar = try renderer.render(bytes)
         } catch let error as ImagingError {
             throw SourceFailure(error)
         }
+        let files = try write(avatar.tiers, contentSHA256: contentSHA256, format: renderer.outputFormat)
+        return RenderedFiles(format: avatar.format, sourceWidth: avatar.sourceWidth, sourceHeight: avatar.sourceHeight, files: files, renderedNow: true)
+    }
+
+    func renderMonogram(_ spec: MonogramSpec, contentSHA256: String) throws -> RenderedFiles {
+        let tiers: [RenderedTier]
+        do {
+            tiers = try monograms.render(spec)
+        } catch let error as ImagingError {
+            throw SourceFailure(error)
+        }
+        let files = try write(tiers, contentSHA256: contentSHA256, format: monograms.outputFormat)
+        return RenderedFiles(format: nil, sourceWidth: nil, sourceHeight: nil, files: files, renderedNow: true)
+    }
+
+    /// Writes each tier; takes tiers smallest first.
+    private func write(_ tiers: [RenderedTier], contentSHA256: String, format: OutputFormat) throws -> [String: CacheFile] {
         var files: [String: CacheFile] = [:]
         var larger: CacheFile?
-        for tier in avatar.tiers.reversed() {
+        for tier in tiers.reversed() {
             // A source smaller than a tier is not upscaled, so two tiers can come out
             // the same: the smaller one then shares the larger one's file.
             if let larger, larger.width == tier.side {
                 files[String(tier.tier)] = larger
                 continue
             }
-            let name = CacheDirectory.fileName(contentSHA256: contentSHA256, tier: tier.tier, format: renderer.outputFormat)
+            let name = CacheDirectory.fileName(contentSHA256: contentSHA256, tier: tier.tier, format: format)
             try directory.writeAtomically(tier.bytes, to: name)
             let file = CacheFile(filename: name, width: tier.side, height: tier.side, fileSize: Int64(tier.bytes.count))
             files[String(tier.tier)] = file
             larger = file
         }
-        return RenderedFiles(format: avatar.format, sourceWidth: avatar.sourceWidth, sourceHeight: avatar.sourceHeight, files: files, renderedNow: true)
+        return files
     }
 }

@@ -24,8 +24,12 @@ public struct RunReport: Codable, Sendable {
 
     /// Profiles read from the exports (bad records excluded).
     public var profiles = 0
-    /// Profiles without a photo URL (they get a monogram).
+    /// Profiles without a photo in the export (they get a monogram).
     public var profilesWithoutPhoto = 0
+    /// After the run: profiles whose cache shows a photo, a monogram, or nothing.
+    public var profilesWithPhoto = 0
+    public var profilesWithMonogram = 0
+    public var profilesWithNothing = 0
     public var badRecords = 0
     /// Distinct source URLs.
     public var sources = 0
@@ -37,6 +41,10 @@ public struct RunReport: Codable, Sendable {
     public var reusedIdentical = 0
     /// Sources decoded and written in this run.
     public var decoded = 0
+    /// Photos carried by the export itself (Jami vCards, Monica data: URLs) processed.
+    public var inlinePhotos = 0
+    /// Distinct monograms drawn in this run.
+    public var monogramsRendered = 0
     public var failed = 0
     public var failuresByClass: [String: Int] = [:]
     public var bytesDownloaded: Int64 = 0
@@ -76,7 +84,9 @@ public struct RunReport: Codable, Sendable {
         if !failuresByClass.isEmpty {
             text += " (" + failuresByClass.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"
         }
-        if badRecords > 0 { text += "; \(badRecords) bad records skipped" }
+        text += "; \(profilesWithPhoto) profiles show a photo, \(profilesWithMonogram) a monogram (\(monogramsRendered) drawn)"
+        if profilesWithNothing > 0 { text += ", \(profilesWithNothing) nothing" }
+        if badRecords > 0 { text += "; \(badRecords) bad records" }
         text += "; cache \(ByteSize.format(cacheBytes)) of \(ByteSize.format(budgetBytes))"
         if evicted > 0 { text += ", \(evicted) evicted (\(ByteSize.format(evictedBytes)))" }
         return text

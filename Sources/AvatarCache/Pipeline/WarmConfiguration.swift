@@ -5,8 +5,10 @@ import Foundation
 public struct WarmConfiguration: Sendable {
     // MARK: Inputs and output
 
-    /// Export files to read (NexusAI users: JSON array, `{"users": [...]}` or NDJSON).
+    /// Export files (or, for Jami, folders of vCards) to read.
     public var exports: [String]
+    /// Their format; detected per export when nil. Default nil.
+    public var format: ExportFormat?
     /// The cache directory; created when missing.
     public var cacheDirectory: URL
 
@@ -16,8 +18,11 @@ public struct WarmConfiguration: Sendable {
     public var pointSizes: [Int] = [110, 300]
     /// Pixels per point. Default 3 (330 px and 900 px).
     public var scale: Int = 3
-    /// Encoding of the cache files. Default JPEG.
+    /// Encoding of the photo cache files. Default JPEG.
     public var outputFormat: OutputFormat = .jpeg
+    /// Encoding of monograms: PNG and WebP are a disc on transparency, JPEG fills the
+    /// square with the colour. Default PNG.
+    public var monogramFormat: OutputFormat = .png
     /// JPEG/WebP quality, 1–100. Default 82.
     public var quality: Int = 82
 
@@ -47,6 +52,8 @@ public struct WarmConfiguration: Sendable {
     public var maxPixels: Int = 50_000_000
     /// Allow hosts on loopback, private and link-local networks. Default false.
     public var allowPrivateNetworks = false
+    /// The Monica API token and its host, for `photo` avatars. Default none.
+    public var monica: MonicaCredential?
 
     public init(exports: [String], cacheDirectory: URL) {
         self.exports = exports
@@ -78,5 +85,10 @@ public struct WarmConfiguration: Sendable {
 /// A configuration value that makes no sense; `message` names the option.
 public struct ConfigurationError: Error, CustomStringConvertible {
     public var message: String
+
+    public init(message: String) {
+        self.message = message
+    }
+
     public var description: String { message }
 }

@@ -3,12 +3,16 @@ import Logging
 
 /// A warm-up run, start to end:
 ///
-///     lock cache -> load metadata -> sweep leftovers
-///       -> read exports (stream, report bad records)
-///       -> plan (one job per distinct URL; fresh within TTL: no request)
-///       -> per job, bounded: fetch -> hash -> render once per content (decode pool)
-///          -> write files atomically
+///     lock cache -> load metadata -> merge lookups' access journal -> sweep leftovers
+///       -> read exports (stream; bad records reported) -> profiles and distinct sources,
+///          in priority order (most recently active conversations first)
+///       -> plan (cached within the TTL, or inline and already cached: no work)
+///       -> photo jobs, bounded: fetch (or take the inline bytes) -> hash
+///          -> render once per distinct content (decode pool) -> write files atomically
+///       -> monogram jobs for profiles left without a photo (one per distinct
+///          initials + colours)
 ///       -> merge into metadata -> prune (LRU to budget × trim ratio)
+///       -> point each profile at its photo or monogram
 ///       -> save metadata atomically -> delete unreferenced files -> report
 ///
 /// Each job catches its own error: one bad source never stops the batch. Only a
@@ -23,8 +27,17 @@ public final class WarmPipeline: Sendable {
         self.logger = logger
     }
 
+    /// What a job makes: a photo from the network or the export, or a monogram.
+    enum Work: Sendable {
+        case download(String, sendMonicaToken: Bool)
+        case inline(InlinePhoto)
+        case monogram(MonogramSpec)
+    }
+
     struct Job: Sendable {
-        var url: String
+        var key: String
+        var work: Work
+        var rank: Int
         var previous: CacheEntry?
     }
 
@@ -32,6 +45,14 @@ public final class WarmPipeline: Sendable {
         var entry: CacheEntry
         var bytesDownloaded: Int
         var rendered: RenderedFiles
+    }
+
+    /// What the read stage gathers.
+    struct Gathered {
+        /// Profiles by id, with the order in which they were first seen.
+        var profiles: [String: (profile: Profile, rank: Int)] = [:]
+        /// Distinct photo sources in priority order, with the first rank that used them.
+        var sources: [(key: String, photo: PhotoSource, rank: Int)] = []
     }
 
     public func run() async throws -> RunReport {
@@ -50,16 +71,23 @@ public final class WarmPipeline: Sendable {
         defer { lock.release() }
 
         var metadata = try directory.loadMetadata()
+        let journal = AccessJournal(directory: directory)
+        journal.merge(into: &metadata)
         report.sweptFiles = try directory.sweep(keeping: metadata.referencedFiles).count
 
-        let sources = try readExports(into: &report)
-        let (jobs, known) = try plan(sources, metadata: &metadata, started: started, report: &report)
-        if !jobs.isEmpty {
-            try await process(jobs, known: known, metadata: &metadata, started: started, report: &report)
-        }
+        let gathered = try readExports(into: &report)
+        let known = knownContent(metadata, directory: directory)
+        let photoJobs = plan(gathered, metadata: &metadata, started: started, report: &report, known: known)
+        try await process(photoJobs, known: known, metadata: &metadata, started: started, report: &report)
+        updateProfiles(gathered, metadata: &metadata, started: started)
+        let monogramJobs = planMonograms(metadata: &metadata, gathered: gathered, started: started, known: known)
+        try await process(monogramJobs, known: known, metadata: &metadata, started: started, report: &report)
+        metadata.refreshProfiles()
+        tally(gathered, metadata: metadata, report: &report)
 
         let maintenance = CacheMaintenance(directory: directory, logger: logger)
         let pruned = try maintenance.pruneAndSave(metadata, pruner: Pruner(budgetBytes: configuration.budgetBytes, trimRatio: configuration.trimRatio))
+        try? journal.clear()
         report.evicted = pruned.plan.evicted.count
         report.evictedBytes = pruned.plan.freedBytes
         report.cacheBytes = pruned.cacheBytes
@@ -67,84 +95,165 @@ public final class WarmPipeline: Sendable {
         return report
     }
 
-    /// Reads every export; returns the distinct photo URLs in order of first appearance.
-    private func readExports(into report: inout RunReport) throws -> [String] {
-        var sources: [String] = []
-        var seen = Set<String>()
+    // MARK: Read
+
+    private func readExports(into report: inout RunReport) throws -> Gathered {
+        var gathered = Gathered()
+        var sourceIndex: [String: Int] = [:]
+        var limits = ReaderLimits()
+        limits.maxInlineBytes = configuration.fetchLimits.maxBytes
         for path in configuration.exports {
-            try NexusUsersReader(path: path).read { item in
+            let format = try configuration.format ?? ExportFormat.detect(path: path)
+            var profilesInFile = 0, badInFile = 0
+            var firstBad: BadRecord?
+            try format.reader(path: path, limits: limits).read { item in
                 switch item {
                 case .profile(let profile):
+                    profilesInFile += 1
                     report.profiles += 1
-                    guard let url = profile.photoURL else {
-                        report.profilesWithoutPhoto += 1
-                        return
+                    let rank = gathered.profiles[profile.id]?.rank ?? gathered.profiles.count
+                    gathered.profiles[profile.id] = (profile, rank)
+                    guard let photo = profile.photo else { return }
+                    if let index = sourceIndex[photo.key] {
+                        // A URL one record marks for the Monica token keeps it.
+                        if case .url(let url, true) = photo { gathered.sources[index].photo = .url(url, sendMonicaToken: true) }
+                    } else {
+                        sourceIndex[photo.key] = gathered.sources.count
+                        gathered.sources.append((photo.key, photo, rank))
                     }
-                    if seen.insert(url).inserted { sources.append(url) }
                 case .bad(let bad):
+                    badInFile += 1
+                    firstBad = firstBad ?? bad
                     report.record(bad)
-                    logger.warning("bad record skipped", metadata: ["record": "\(bad)"])
+                    logger.warning("bad record", metadata: ["record": "\(bad)"])
                 }
             }
+            if profilesInFile == 0, badInFile > 0, let firstBad {
+                throw ExportError(file: path, reason: "read as \(format.rawValue), no record was usable; the first: record \(firstBad.index) (line \(firstBad.line)): \(firstBad.reason). Is --format right?")
+            }
         }
-        report.sources = sources.count
-        return sources
+        report.sources = gathered.sources.count
+        return gathered
     }
 
-    /// Splits the sources into fresh ones (touched, no request) and jobs, and indexes
-    /// the content already on disk so identical bytes are never decoded twice.
-    private func plan(
-        _ sources: [String], metadata: inout CacheMetadata, started: Date, report: inout RunReport
-    ) throws -> ([Job], [String: RenderedFiles]) {
-        let directory = CacheDirectory(root: configuration.cacheDirectory)
-        var sizes: [String: Int64] = [:]
-        for file in try directory.listFiles() { sizes[file.name] = file.size }
-        let tiers = configuration.tiers
-        let format = configuration.outputFormat
-        // Complete: a file for every tier asked for, in the format asked for, on disk
-        // with the recorded size.
-        func isComplete(_ entry: CacheEntry) -> Bool {
-            tiers.allSatisfy { tier in
-                guard let file = entry.files[String(tier)] else { return false }
-                return file.filename.hasPrefix(entry.contentSHA256)
-                    && file.filename.hasSuffix(".\(format.fileExtension)")
-                    && sizes[file.filename] == file.fileSize
-            }
-        }
+    // MARK: Plan
+
+    /// Content already on disk, complete for the tiers and format asked for: reused, never
+    /// decoded again.
+    private func knownContent(_ metadata: CacheMetadata, directory: CacheDirectory) -> [String: RenderedFiles] {
         var known: [String: RenderedFiles] = [:]
-        for entry in metadata.entries.values where isComplete(entry) {
+        let sizes = (try? directory.listFiles()).map { Dictionary($0.map { ($0.name, $0.size) }, uniquingKeysWith: { a, _ in a }) } ?? [:]
+        for entry in metadata.entries.values where isComplete(entry, sizes: sizes) {
             known[entry.contentSHA256] = RenderedFiles(entry)
         }
+        return known
+    }
+
+    /// A file for every tier asked for, in the format asked for, on disk with the
+    /// recorded size.
+    private func isComplete(_ entry: CacheEntry, sizes: [String: Int64]) -> Bool {
+        let format = entry.kind == .monogram ? configuration.monogramFormat : configuration.outputFormat
+        return configuration.tiers.allSatisfy { tier in
+            guard let file = entry.files[String(tier)] else { return false }
+            return file.filename.hasPrefix(entry.contentSHA256)
+                && file.filename.hasSuffix(".\(format.fileExtension)")
+                && sizes[file.filename] == file.fileSize
+        }
+    }
+
+    /// The access time recorded for a source of this rank: the run's start, a
+    /// millisecond earlier per rank, so the first in priority order count as the most
+    /// recently used when the budget cannot hold everyone.
+    private func accessTime(_ rank: Int, started: Date) -> Date {
+        started.addingTimeInterval(-Double(rank) / 1000)
+    }
+
+    private func plan(
+        _ gathered: Gathered, metadata: inout CacheMetadata, started: Date, report: inout RunReport,
+        known: [String: RenderedFiles]
+    ) -> [Job] {
         var jobs: [Job] = []
-        for url in sources {
-            guard let entry = metadata.entries[url], isComplete(entry) else {
-                jobs.append(Job(url: url, previous: metadata.entries[url]))
+        for source in gathered.sources {
+            let previous = metadata.entries[source.key]
+            let complete = previous.map { known[$0.contentSHA256] != nil } ?? false
+            if let previous, complete {
+                let inline: Bool
+                if case .inline = source.photo { inline = true } else { inline = false }
+                // Inline photos are named by their content: cached means current.
+                if inline || started.timeIntervalSince(previous.fetchedAt) < configuration.ttl {
+                    report.fresh += 1
+                    metadata.entries[source.key]?.lastAccess = accessTime(source.rank, started: started)
+                    continue
+                }
+            }
+            let work: Work
+            switch source.photo {
+            case let .url(url, sendMonicaToken): work = .download(url, sendMonicaToken: sendMonicaToken)
+            case .inline(let photo): work = .inline(photo)
+            }
+            jobs.append(Job(key: source.key, work: work, rank: source.rank, previous: previous))
+        }
+        return jobs
+    }
+
+    /// Every profile of this run, recorded with its colour (kept once assigned), initials
+    /// and sources.
+    private func updateProfiles(_ gathered: Gathered, metadata: inout CacheMetadata, started: Date) {
+        for (id, item) in gathered.profiles {
+            let profile = item.profile
+            let stored = metadata.profiles[id]
+            let color = profile.colorHex ?? stored?.avatarColorHex ?? AvatarColor.paletteColor(forUserID: id)
+            let spec = MonogramSpec(initials: profile.initials, glyph: profile.glyph, background: color, foreground: AvatarColor.textColor(on: color))
+            metadata.profiles[id] = CachedProfile(
+                displayName: profile.displayName, cachedInitials: profile.glyph == nil ? profile.initials : "",
+                glyph: profile.glyph, avatarColorHex: color, textColorHex: spec.foreground,
+                photoSource: profile.photo?.key, monogramSource: spec.key, kind: .none,
+                cachedImagePath: [:], cachedImageLastAccess: nil, lastSeen: started
+            )
+        }
+    }
+
+    /// Monograms for the profiles of this run that have no cached photo: one job per
+    /// distinct monogram not already cached.
+    private func planMonograms(metadata: inout CacheMetadata, gathered: Gathered, started: Date, known: [String: RenderedFiles]) -> [Job] {
+        var jobs: [Job] = []
+        var planned = Set<String>()
+        for (id, item) in gathered.profiles.sorted(by: { $0.value.rank < $1.value.rank }) {
+            guard let profile = metadata.profiles[id] else { continue }
+            if let photo = profile.photoSource, metadata.entries[photo] != nil { continue }
+            let key = profile.monogramSource
+            if let entry = metadata.entries[key], known[entry.contentSHA256] != nil {
+                if entry.lastAccess < accessTime(item.rank, started: started) {
+                    metadata.entries[key]?.lastAccess = accessTime(item.rank, started: started)
+                }
                 continue
             }
-            if started.timeIntervalSince(entry.fetchedAt) < configuration.ttl {
-                report.fresh += 1
-                metadata.entries[url]?.lastAccess = started
-            } else {
-                jobs.append(Job(url: url, previous: entry))
-            }
+            guard planned.insert(key).inserted else { continue }
+            let spec = MonogramSpec(initials: profile.cachedInitials, glyph: profile.glyph,
+                                    background: profile.avatarColorHex, foreground: profile.textColorHex)
+            jobs.append(Job(key: key, work: .monogram(spec), rank: item.rank, previous: nil))
         }
-        return (jobs, known)
+        return jobs
     }
+
+    // MARK: Process
 
     private func process(
         _ jobs: [Job], known: [String: RenderedFiles],
         metadata: inout CacheMetadata, started: Date, report: inout RunReport
     ) async throws {
+        guard !jobs.isEmpty else { return }
         let fetcher = HTTPFetcher(
             policy: NetworkPolicy(allowPrivateNetworks: configuration.allowPrivateNetworks),
             limits: configuration.fetchLimits,
-            maxConnectionsPerHost: configuration.maxConnectionsPerHost,
-            logger: logger
+            maxConnectionsPerHost: configuration.maxConnectionsPerHost
         )
         let pool = DecodeWorkerPool(threads: configuration.decodeThreads)
+        let directory = CacheDirectory(root: configuration.cacheDirectory)
         let writer = RenderWriter(
             renderer: AvatarRenderer(tiers: configuration.tiers, outputFormat: configuration.outputFormat, quality: configuration.quality, maxPixels: configuration.maxPixels),
-            directory: CacheDirectory(root: configuration.cacheDirectory)
+            monograms: MonogramRenderer(tiers: configuration.tiers, outputFormat: configuration.monogramFormat, quality: configuration.quality),
+            directory: directory
         )
         let coordinator = RenderCoordinator(known: known)
         defer { pool.shutdown() }
@@ -170,42 +279,56 @@ public final class WarmPipeline: Sendable {
         await fetcher.shutdown()
     }
 
-    /// One source: fetch, then render (or reuse) its files. Failures of the source are
-    /// returned; failures of the cache itself are thrown and end the run.
+    /// One job: get the bytes, then render (or reuse) the files. Failures of the source
+    /// are returned; failures of the cache itself are thrown and end the run.
     private func run(
         _ job: Job, fetcher: HTTPFetcher, coordinator: RenderCoordinator,
         pool: DecodeWorkerPool, writer: RenderWriter, started: Date
     ) async throws -> Result<Outcome, SourceFailure> {
-        let photo: FetchedPhoto
-        do {
-            photo = try await fetcher.fetch(job.url)
-        } catch {
-            return .failure(HTTPFetcher.classify(error))
+        var photo: FetchedPhoto?
+        let contentSHA256: String
+        let render: @Sendable () async throws -> RenderedFiles
+        switch job.work {
+        case let .download(url, sendMonicaToken):
+            do {
+                let fetched = try await fetcher.fetch(url, credential: sendMonicaToken ? configuration.monica : nil)
+                photo = fetched
+                contentSHA256 = fetched.sha256
+                render = { try await pool.run { try writer.renderPhoto(fetched.bytes, contentSHA256: fetched.sha256) } }
+            } catch {
+                return .failure(HTTPFetcher.classify(error))
+            }
+        case .inline(let inline):
+            contentSHA256 = inline.sha256
+            render = { try await pool.run { try writer.renderPhoto(inline.bytes, contentSHA256: inline.sha256) } }
+        case .monogram(let spec):
+            contentSHA256 = SHA256Hex.of(Array(spec.key.utf8))
+            render = { try await pool.run { try writer.renderMonogram(spec, contentSHA256: contentSHA256) } }
         }
         let rendered: RenderedFiles
         do {
-            rendered = try await coordinator.files(for: photo.sha256) {
-                try await pool.run { try writer.renderAndWrite(photo.bytes, contentSHA256: photo.sha256) }
-            }
+            rendered = try await coordinator.files(for: contentSHA256, render: render)
         } catch let failure as SourceFailure {
             return .failure(failure)
         }
         let largest = configuration.tiers.first.map(String.init) ?? ""
-        let entry = CacheEntry(
+        var entry = CacheEntry(
+            kind: rendered.format == nil ? .monogram : .photo,
             filename: rendered.files[largest]?.filename ?? "",
-            lastAccess: started,
+            lastAccess: accessTime(job.rank, started: started),
             fileSize: rendered.distinctFiles.reduce(0) { $0 + $1.fileSize },
-            contentSHA256: photo.sha256,
-            sourceBytes: photo.bytes.count,
-            sourceFormat: rendered.format,
-            sourceWidth: rendered.sourceWidth,
-            sourceHeight: rendered.sourceHeight,
-            fetchedAt: Date(),
-            etag: photo.etag,
-            lastModified: photo.lastModified,
+            contentSHA256: contentSHA256,
+            sourceBytes: nil, sourceFormat: rendered.format,
+            sourceWidth: rendered.sourceWidth, sourceHeight: rendered.sourceHeight,
+            fetchedAt: Date(), etag: photo?.etag, lastModified: photo?.lastModified,
             files: rendered.files
         )
-        return .success(Outcome(entry: entry, bytesDownloaded: photo.bytes.count, rendered: rendered))
+        switch job.work {
+        case .download: entry.sourceBytes = photo?.bytes.count
+        case .inline(let inline): entry.sourceBytes = inline.bytes.count
+        case .monogram: break
+        }
+        return .success(Outcome(entry: entry, bytesDownloaded: photo?.bytes.count ?? 0, rendered: rendered))
     }
 
     private func merge(
@@ -214,24 +337,50 @@ public final class WarmPipeline: Sendable {
     ) {
         switch result {
         case .success(let outcome):
-            metadata.entries[job.url] = outcome.entry
-            report.downloaded += 1
-            report.bytesDownloaded += Int64(outcome.bytesDownloaded)
+            metadata.entries[job.key] = outcome.entry
+            switch job.work {
+            case .download:
+                report.downloaded += 1
+                report.bytesDownloaded += Int64(outcome.bytesDownloaded)
+            case .inline: report.inlinePhotos += 1
+            case .monogram: report.monogramsRendered += outcome.rendered.renderedNow ? 1 : 0
+            }
             if outcome.rendered.renderedNow {
-                report.decoded += 1
-                report.filesWritten += outcome.rendered.files.count
-            } else {
+                if case .monogram = job.work {} else { report.decoded += 1 }
+                report.filesWritten += outcome.rendered.distinctFiles.count
+            } else if case .monogram = job.work {} else {
                 report.reusedIdentical += 1
             }
         case .failure(let failure):
             // A failed refresh never deletes a good cached photo.
-            let kept = job.previous != nil && metadata.entries[job.url] != nil
-            if kept { metadata.entries[job.url]?.lastAccess = started }
-            report.record(failure, url: job.url, keptCachedPhoto: kept)
+            let kept = job.previous != nil && metadata.entries[job.key] != nil
+            if kept { metadata.entries[job.key]?.lastAccess = accessTime(job.rank, started: started) }
+            let source = job.key.hasPrefix("sha256:") ? "inline photo \(job.key)" : job.key
+            report.record(failure, url: source, keptCachedPhoto: kept)
             logger.warning("source failed", metadata: [
-                "url": "\(redactedURL(job.url))", "class": "\(failure.failureClass.rawValue)",
+                "source": "\(redactedURL(source))", "class": "\(failure.failureClass.rawValue)",
                 "reason": "\(failure.reason)", "keptCachedPhoto": "\(kept)",
             ])
         }
     }
+
+    private func tally(_ gathered: Gathered, metadata: CacheMetadata, report: inout RunReport) {
+        for id in gathered.profiles.keys {
+            switch metadata.profiles[id]?.kind {
+            case .photo?: report.profilesWithPhoto += 1
+            case .monogram?: report.profilesWithMonogram += 1
+            default: report.profilesWithNothing += 1
+            }
+            if gathered.profiles[id]?.profile.photo == nil { report.profilesWithoutPhoto += 1 }
+        }
+    }
 }
+
+/// Lowercase hex SHA-256.
+enum SHA256Hex {
+    static func of(_ bytes: [UInt8]) -> String {
+        SHA256.hash(data: bytes).hexString
+    }
+}
+
+import Crypto

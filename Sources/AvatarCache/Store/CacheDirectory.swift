@@ -102,7 +102,13 @@ public struct CacheDirectory: Sendable {
         }
         struct Version: Decodable { var schemaVersion: Int? }
         let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let text = try decoder.singleValueContainer().decode(String.self)
+            guard let date = ISO8601.parse(text) else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an ISO 8601 date: \(text)"))
+            }
+            return date
+        }
         guard let version = try? decoder.decode(Version.self, from: data) else {
             throw StoreError.unreadableMetadata(path: metadataURL.path, reason: "not a JSON object")
         }
@@ -119,7 +125,11 @@ public struct CacheDirectory: Sendable {
     /// Writes `metadata.json` atomically.
     public func saveMetadata(_ metadata: CacheMetadata) throws {
         let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
+        // Milliseconds matter: entries of one run are ordered by access time.
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(ISO8601.format(date))
+        }
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data: Data
         do {

@@ -8,14 +8,41 @@ public struct CacheMetadata: Codable, Sendable, Equatable {
     public var schemaVersion: Int
     public var generator: String
     public var updatedAt: Date
-    /// Source URL -> its cached photo.
+    /// Source -> its cached images. A source is a photo URL, `sha256:<hex>` for a photo
+    /// carried inline by the export (Jami, Monica `data:`), or `monogram:v1:…`.
     public var entries: [String: CacheEntry]
+    /// User id -> what to draw for them (the PRD's per-user fields).
+    public var profiles: [String: CachedProfile]
 
-    public init(entries: [String: CacheEntry] = [:], updatedAt: Date = Date()) {
+    public init(entries: [String: CacheEntry] = [:], profiles: [String: CachedProfile] = [:], updatedAt: Date = Date()) {
         schemaVersion = Self.currentSchemaVersion
         generator = "avatar-cache \(AvatarCacheVersion.string)"
         self.updatedAt = updatedAt
         self.entries = entries
+        self.profiles = profiles
+    }
+
+    /// Points every profile at what it should show now: its photo's files when the
+    /// photo entry exists, else its monogram's, else nothing (the client draws the
+    /// initials itself).
+    public mutating func refreshProfiles() {
+        for (id, profile) in profiles {
+            var updated = profile
+            if let key = profile.photoSource, let entry = entries[key] {
+                updated.kind = .photo
+                updated.cachedImagePath = entry.files.mapValues(\.filename)
+                updated.cachedImageLastAccess = entry.lastAccess
+            } else if let entry = entries[profile.monogramSource] {
+                updated.kind = .monogram
+                updated.cachedImagePath = entry.files.mapValues(\.filename)
+                updated.cachedImageLastAccess = entry.lastAccess
+            } else {
+                updated.kind = .none
+                updated.cachedImagePath = [:]
+                updated.cachedImageLastAccess = nil
+            }
+            if updated != profile { profiles[id] = updated }
+        }
     }
 
     /// Every file name referenced by any entry.
@@ -26,8 +53,39 @@ public struct CacheMetadata: Codable, Sendable, Equatable {
     }
 }
 
-/// One source URL's cached photo.
+/// What an entry or a profile shows.
+public enum AvatarKind: String, Codable, Sendable {
+    case photo, monogram, none
+}
+
+/// One user's avatar, as the PRD's user record keeps it.
+public struct CachedProfile: Codable, Sendable, Equatable {
+    public var displayName: String
+    /// The PRD's `cachedInitials`: two letters, or empty when a glyph is drawn.
+    public var cachedInitials: String
+    public var glyph: MonogramGlyph?
+    /// The PRD's `avatarColorHex`: assigned once and kept.
+    public var avatarColorHex: String
+    /// Text colour for the initials on that colour (contrast at least 4.5:1).
+    public var textColorHex: String
+    /// Key of the photo's entry, when the profile has a photo.
+    public var photoSource: String?
+    /// Key of the monogram's entry.
+    public var monogramSource: String
+    /// What `cachedImagePath` shows.
+    public var kind: AvatarKind
+    /// The PRD's `cachedImagePath`, per tier in pixels: file name in the cache.
+    public var cachedImagePath: [String: String]
+    /// The PRD's `cachedImageLastAccess`: the shown entry's last access.
+    public var cachedImageLastAccess: Date?
+    /// Last run whose export held this user.
+    public var lastSeen: Date
+}
+
+/// One source's cached images.
 public struct CacheEntry: Codable, Sendable, Equatable {
+    /// A downloaded or inline photo, or a monogram.
+    public var kind: AvatarKind
     /// The largest tier's file (the PRD's `filename`).
     public var filename: String
     /// Last time a run's export or a lookup used this entry (the PRD's `lastAccess`).
@@ -37,13 +95,13 @@ public struct CacheEntry: Codable, Sendable, Equatable {
     /// SHA-256 of the source photo bytes: names the files, so identical photos behind
     /// different URLs share them.
     public var contentSHA256: String
-    /// Size of the source photo in bytes.
-    public var sourceBytes: Int
-    public var sourceFormat: ImageFormat
-    /// Upright size of the source in pixels.
-    public var sourceWidth: Int
-    public var sourceHeight: Int
-    /// When the photo was last fetched from (or confirmed by) the server.
+    /// Size of the source photo in bytes (photos only).
+    public var sourceBytes: Int?
+    public var sourceFormat: ImageFormat?
+    /// Upright size of the source in pixels (photos only).
+    public var sourceWidth: Int?
+    public var sourceHeight: Int?
+    /// When the photo was last fetched from (or confirmed by) the server, or made.
     public var fetchedAt: Date
     public var etag: String?
     public var lastModified: String?

@@ -30,6 +30,13 @@ int cvipsshim_unpremultiply(VipsImage *in, VipsImage **out);
 int cvipsshim_cast_uchar(VipsImage *in, VipsImage **out);
 int cvipsshim_resize(VipsImage *in, VipsImage **out, double scale);
 
+// Monograms: text (Pango markup, RGBA so colour emoji keep their colours), a blank
+// canvas, a filled circle drawn in place, and alpha compositing.
+int cvipsshim_text(VipsImage **out, const char *markup, const char *font, int dpi);
+int cvipsshim_black(VipsImage **out, int width, int height, int bands);
+int cvipsshim_draw_circle(VipsImage *image, const double *ink, int inkCount, int cx, int cy, int radius);
+int cvipsshim_composite_over(VipsImage *base, VipsImage *overlay, VipsImage **out, int x, int y);
+
 // Savers. Metadata (EXIF, XMP, ICC, comments) is always stripped; the caller frees
 // *buf with g_free.
 int cvipsshim_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality);

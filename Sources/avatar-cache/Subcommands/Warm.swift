@@ -4,15 +4,34 @@ import Foundation
 
 struct Warm: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Warm a cache from NexusAI users exports: download, resize, write, prune, report.",
+        abstract: "Warm a cache from profile exports: download, resize, write, prune, report.",
         discussion: """
+            Exports: NexusAI users (JSON array, {"users": [...]} or NDJSON), NexusAI \
+            conversations, Monica contacts pages ({"data": [...]}), Jami vCards (.vcf file or folder). \
+            The format is detected per export unless --format is given.
+
             Sizes (--budget, --max-bytes) take KB, MB, GB as powers of 1,000 and KiB, MiB, GiB \
             as powers of 1,024; a bare number is bytes.
+
+            The Monica token is read from --monica-token-file or the AVATAR_CACHE_MONICA_TOKEN \
+            environment variable (never from the command line), and is sent only to --monica-host.
             """
     )
 
-    @Argument(help: ArgumentHelp("Export files: JSON array, {\"users\": [...]} or NDJSON.", valueName: "export"))
+    @Argument(help: ArgumentHelp("Export files (or Jami vCard folders).", valueName: "export"))
     var exports: [String]
+
+    @Option(help: ArgumentHelp("Export format: nexus-users, nexus-conversations, monica, jami (default: detected).", valueName: "format"))
+    var format: ExportFormat?
+
+    @Option(help: ArgumentHelp("The Monica host the token may be sent to: host or host:port, matched exactly.", valueName: "host"))
+    var monicaHost: String?
+
+    @Option(help: ArgumentHelp("File holding the Monica API token (else $AVATAR_CACHE_MONICA_TOKEN).", valueName: "path"))
+    var monicaTokenFile: String?
+
+    @Option(help: ArgumentHelp("Monogram files: png or webp (a disc on transparency) or jpeg (a filled square).", valueName: "format"))
+    var monogramFormat: OutputFormat = .png
 
     @OptionGroup var cacheOptions: CacheOptions
 
@@ -66,6 +85,13 @@ struct Warm: AsyncParsableCommand {
         configuration.ttl = ttlHours * 3600
         configuration.quality = quality
         configuration.allowPrivateNetworks = allowPrivateNetworks
+        configuration.format = format
+        configuration.monogramFormat = monogramFormat
+        do {
+            configuration.monica = try MonicaToken.load(host: monicaHost, tokenFile: monicaTokenFile)
+        } catch {
+            throw ExitCodes.fail(error)
+        }
 
         let result: RunReport
         do {

@@ -13,7 +13,11 @@ struct Pixels {
     init(decoding bytes: [UInt8]) throws {
         try Vips.initialise()
         let image: VipsImageRef = try bytes.withUnsafeBytes { raw in
-            try VipsImageRef.make("load") { cvipsshim_jpegload_buffer(raw.baseAddress, raw.count, 1, $0) }.copiedToMemory()
+            let format = ImageFormat.sniff(raw)
+            return try VipsImageRef.make("load") {
+                format == .png ? cvipsshim_pngload_buffer(raw.baseAddress, raw.count, $0)
+                    : cvipsshim_jpegload_buffer(raw.baseAddress, raw.count, 1, $0)
+            }.copiedToMemory()
         }
         width = image.width
         height = image.height

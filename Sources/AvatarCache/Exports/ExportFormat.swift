@@ -1,0 +1,42 @@
+import Foundation
+
+/// The export formats, one reader each.
+public enum ExportFormat: String, Sendable, CaseIterable, Codable {
+    case nexusUsers = "nexus-users"
+    case nexusConversations = "nexus-conversations"
+    case monica
+    case jami
+
+    public func reader(path: String, limits: ReaderLimits) -> ExportReader {
+        switch self {
+        case .nexusUsers: return NexusUsersReader(path: path, limits: limits)
+        case .nexusConversations: return NexusConversationsReader(path: path, limits: limits)
+        case .monica: return MonicaReader(path: path, limits: limits)
+        case .jami: return JamiReader(path: path, limits: limits)
+        }
+    }
+
+    /// Tells the format from a folder (Jami vCards), the extension, or the keys in the
+    /// first 64 KiB. Throws, saying what it saw, when nothing matches.
+    public static func detect(path: String) throws -> ExportFormat {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw ExportError(file: path, reason: "no such file or folder")
+        }
+        if isDirectory.boolValue { return .jami }
+        if path.lowercased().hasSuffix(".vcf") { return .jami }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw ExportError(file: path, reason: "cannot open")
+        }
+        defer { try? handle.close() }
+        let head = String(decoding: handle.readData(ofLength: 64 * 1024), as: UTF8.self)
+        let trimmed = head.drop { $0.isWhitespace || $0 == "\u{FEFF}" }
+        if trimmed.uppercased().hasPrefix("BEGIN:VCARD") { return .jami }
+        func has(_ key: String) -> Bool { head.contains("\"\(key)\"") }
+        if has("participantIds") || has("conversations") { return .nexusConversations }
+        if has("first_name") || (has("data") && has("information")) { return .monica }
+        if has("profileImageUrl") || has("displayName") || has("users") { return .nexusUsers }
+        let sample = trimmed.prefix(80).replacingOccurrences(of: "\n", with: "\\n")
+        throw ExportError(file: path, reason: "cannot tell the export format: no vCard, no \"participantIds\", \"first_name\" or \"profileImageUrl\" key in the first 64 KiB (it starts with \"\(sample)\"); pass --format nexus-users|nexus-conversations|monica|jami")
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+
+/// Decodes each record of a JSON export (array, `{"<key>": [...]}` or NDJSON) on its
+/// own, so one bad record is reported and the rest go on. Shared by the JSON readers.
+struct JSONRecordDecoding<Record: Decodable> {
+    let path: String
+    let recordsKey: String
+    let limits: ReaderLimits
+
+    /// Calls `body` with each record or the reason it is bad; the second argument makes
+    /// a `BadRecord` for that record (index and line) when the reader refuses it later.
+    func forEach(_ body: (Result<Record, BadRecord>, (String) -> BadRecord) throws -> Void) throws {
+        let stream: JSONRecordStream
+        do {
+            stream = try JSONRecordStream(path: path, recordsKey: recordsKey, maxRecordBytes: limits.maxRecordBytes)
+        } catch {
+            throw ExportError(file: path, reason: "cannot open: \(error.localizedDescription)")
+        }
+        let decoder = JSONDecoder()
+        for record in stream {
+            func bad(_ reason: String) -> BadRecord {
+                BadRecord(file: path, index: record.index, line: record.line, reason: reason)
+            }
+            switch record.bytes {
+            case .failure(let error):
+                if record.index == 1, error.isNotJSON {
+                    throw ExportError(file: path, reason: error.description)
+                }
+                try body(.failure(bad(error.description)), bad)
+            case .success(let bytes):
+                do {
+                    try body(.success(try decoder.decode(Record.self, from: Data(bytes))), bad)
+                } catch let error as DecodingError {
+                    try body(.failure(bad(error.readable)), bad)
+                }
+            }
+        }
+    }
+}
+
+/// An `id` given as a string or a number.
+struct FlexibleID: Decodable {
+    var value: String
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let text = try? container.decode(String.self) {
+            value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        } else if let number = try? container.decode(Int64.self) {
+            value = String(number)
+        } else {
+            throw DecodingError.typeMismatch(FlexibleID.self, .init(codingPath: decoder.codingPath, debugDescription: "expected a string or an integer"))
+        }
+    }
+}
+
+/// A date given as ISO 8601 text (with or without fractional seconds), seconds or
+/// milliseconds since 1970, or Firestore's `{"seconds": …, "nanoseconds": …}`.
+struct FlexibleDate: Decodable {
+    var value: Date
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let text = try? container.decode(String.self), let date = ISO8601.parse(text) {
+            value = date
+        } else if let number = try? container.decode(Double.self) {
+            value = Date(timeIntervalSince1970: number > 1e11 ? number / 1000 : number)
+        } else if let stamp = try? container.decode(FirestoreTimestamp.self) {
+            value = Date(timeIntervalSince1970: stamp.seconds + (stamp.nanoseconds ?? 0) / 1e9)
+        } else {
+            throw DecodingError.typeMismatch(FlexibleDate.self, .init(codingPath: decoder.codingPath, debugDescription: "expected a date"))
+        }
+    }
+
+    private struct FirestoreTimestamp: Decodable {
+        var seconds: Double
+        var nanoseconds: Double?
+    }
+}
+
+extension JSONRecordStream.RecordError {
+    /// The export is not JSON at all (rather than one broken record).
+    var isNotJSON: Bool { description.hasPrefix("the export does not start with") }
+}
+
+extension DecodingError {
+    /// "field \"id\": expected a string"-style text.
+    var readable: String {
+        func path(_ context: Context) -> String {
+            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+            return keys.isEmpty ? "record" : "field \"\(keys.joined(separator: "."))\""
+        }
+        switch self {
+        case let .keyNotFound(key, context):
+            let parent = context.codingPath.map(\.stringValue).joined(separator: ".")
+            return "missing field \"\(parent.isEmpty ? "" : parent + ".")\(key.stringValue)\""
+        case let .typeMismatch(type, context):
+            return "\(path(context)): expected \(Self.name(type))"
+        case let .valueNotFound(type, context):
+            return "\(path(context)): expected \(Self.name(type)), found null"
+        case let .dataCorrupted(context):
+            let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            return "not valid JSON: \(underlying ?? context.debugDescription)"
+        @unknown default:
+            return String(describing: self)
+        }
+    }
+
+    private static func name(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: return "a string"
+        case is FlexibleID.Type: return "a string or an integer"
+        case is FlexibleDate.Type: return "a date"
+        case is Int.Type, is Int64.Type, is Double.Type: return "a number"
+        case is Bool.Type: return "true or false"
+        case is [String].Type: return "an array of strings"
+        default:
+            let text = String(describing: type)
+            return text.hasPrefix("Array") ? "an array" : "an object"
+        }
+    }
+}
+
+/// ISO 8601 with or without fractional seconds; the form metadata.json writes.
+enum ISO8601 {
+    nonisolated(unsafe) private static let fractional: ISO8601DateFormatter = {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }()
+    nonisolated(unsafe) private static let whole = ISO8601DateFormatter()
+    private static let lock = NSLock()
+
+    static func parse(_ text: String) -> Date? {
+        lock.withLock { fractional.date(from: text) ?? whole.date(from: text) }
+    }
+
+    static func format(_ date: Date) -> String {
+        lock.withLock { fractional.string(from: date) }
+    }
+}

@@ -1,0 +1,112 @@
+import CVips
+import CVipsShim
+
+/// What a monogram shows and in which colours.
+public struct MonogramSpec: Sendable, Hashable {
+    /// Two-letter initials, or empty with a glyph.
+    public var initials: String
+    public var glyph: MonogramGlyph?
+    /// `#RRGGBB` background and text colours.
+    public var background: String
+    public var foreground: String
+
+    public init(initials: String, glyph: MonogramGlyph?, background: String, foreground: String) {
+        self.initials = initials
+        self.glyph = glyph
+        self.background = background
+        self.foreground = foreground
+    }
+
+    /// The text drawn: the initials, or the seed's person / people glyph.
+    var text: String {
+        switch glyph {
+        case .person?: return "\u{1F464}"   // 👤 BUST IN SILHOUETTE
+        case .group?: return "\u{1F465}"    // 👥 BUSTS IN SILHOUETTE
+        case nil: return initials.isEmpty ? Initials.unknown : initials
+        }
+    }
+
+    /// The entry key in `metadata.json`; its SHA-256 names the files. Versioned, so a
+    /// change of drawing makes new files rather than reusing old ones.
+    public var key: String {
+        "monogram:v1:\(glyph.map { "glyph=\($0.rawValue)" } ?? text):\(background):\(foreground)"
+    }
+}
+
+/// Draws monograms with libvips: the initials at 40 % of the diameter, semibold,
+/// centred on a circle of the colour, transparent outside (PNG, WebP), or on a full
+/// square of the colour when the output is JPEG. Fonts come from fontconfig, so CJK,
+/// Hangul, Devanagari, Arabic and emoji need their font packages (scripts/setup).
+public struct MonogramRenderer: Sendable {
+    public var tiers: [Int]
+    public var outputFormat: OutputFormat
+    public var quality: Int
+    /// Pango font family and weight; the size is computed per tier.
+    public var font: String
+
+    public init(tiers: [Int], outputFormat: OutputFormat = .png, quality: Int = 90, font: String = "sans semibold") {
+        self.tiers = Array(Set(tiers)).sorted()
+        self.outputFormat = outputFormat
+        self.quality = quality
+        self.font = font
+    }
+
+    /// One encoded image per tier, smallest first.
+    public func render(_ spec: MonogramSpec) throws -> [RenderedTier] {
+        try Vips.initialise()
+        return try tiers.map { tier in
+            RenderedTier(tier: tier, side: tier, bytes: try render(spec, side: tier))
+        }
+    }
+
+    private func render(_ spec: MonogramSpec, side: Int) throws -> [UInt8] {
+        let background = Self.rgb(spec.background)
+        // The disc is drawn at twice the size and halved, which antialiases its edge.
+        var canvas = try VipsImageRef.make("black") { cvipsshim_black($0, Int32(side * 2), Int32(side * 2), 4) }
+        canvas = try canvas.copiedToMemory()
+        let ink = [background.0, background.1, background.2, 255]
+        let status = ink.withUnsafeBufferPointer { buffer in
+            outputFormat == .jpeg
+                ? cvipsshim_draw_circle(canvas.pointer, buffer.baseAddress, 4, Int32(side), Int32(side), Int32(side * 2))
+                : cvipsshim_draw_circle(canvas.pointer, buffer.baseAddress, 4, Int32(side), Int32(side), Int32(side))
+        }
+        guard status == 0 else { throw ImagingError.library("draw_circle: \(Vips.takeErrorMessage())") }
+        canvas = try AvatarRenderer.resizeKeepingAlpha(canvas, to: side)
+
+        let text = try textImage(spec, side: side)
+        let x = (side - text.width) / 2, y = (side - text.height) / 2
+        var image = try canvas.apply("composite") { base, out in cvipsshim_composite_over(base, text.pointer, out, Int32(x), Int32(y)) }
+        image = try image.apply("colourspace") { cvipsshim_colourspace($0, $1, VIPS_INTERPRETATION_sRGB) }
+        if !image.isUnsignedChar {
+            image = try image.apply("cast") { cvipsshim_cast_uchar($0, $1) }
+        }
+        if outputFormat == .jpeg {
+            image = try image.apply("flatten") { cvipsshim_flatten($0, $1, background.0, background.1, background.2) }
+        }
+        return try AvatarRenderer.encode(image, format: outputFormat, quality: quality)
+    }
+
+    /// The initials at 40 % of the diameter, shrunk if a wide pair would not fit in
+    /// 80 % of it.
+    private func textImage(_ spec: MonogramSpec, side: Int) throws -> VipsImageRef {
+        var size = max(1, Int((Double(side) * 0.4).rounded()))
+        let markup = "<span foreground=\"\(spec.foreground)\">\(Self.escapeMarkup(spec.text))</span>"
+        while true {
+            let description = "\(font) \(size)px"
+            let text = try VipsImageRef.make("text") { cvipsshim_text($0, markup, description, 72) }
+            if text.width <= side * 8 / 10 || size <= 4 { return text }
+            size = size * 9 / 10
+        }
+    }
+
+    static func escapeMarkup(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;")
+            .replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
+    }
+
+    static func rgb(_ hex: String) -> (Double, Double, Double) {
+        let value = UInt32(hex.dropFirst(), radix: 16) ?? 0
+        return (Double(value >> 16 & 0xFF), Double(value >> 8 & 0xFF), Double(value & 0xFF))
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+@testable import AvatarCache
+
+@Suite struct InitialsTests {
+    @Test(arguments: [
+        // The PRD's examples.
+        ("John Doe", "JD"), ("Alice", "AL"), ("Bob Smith Jr.", "BS"), ("J", "JJ"), ("", "??"), ("Bob", "BO"),
+        // White space: leading, trailing, repeated, tabs, no-break space, blank.
+        ("  Maria   da  Silva  ", "MD"), ("\tann\nlee ", "AL"), ("Zoë\u{00A0}Ångström", "ZÅ"), ("   ", "??"),
+        // Accents, precomposed and combining.
+        ("émile zola", "ÉZ"), ("e\u{0301}mile zola", "E\u{0301}Z"),
+        // CJK, Hangul, Devanagari, Arabic, Greek, Cyrillic.
+        ("李小龍", "李小"), ("山田 太郎", "山太"), ("김민준", "김민"), ("अर्जुन शर्मा", "अश"),
+        ("محمد الأحمد", "ما"), ("ναταλία παπαδοπούλου", "ΝΠ"), ("иван петров", "ИП"),
+        // Emoji: ZWJ sequences and flags stay whole.
+        ("👩‍👩‍👧‍👦 Family", "👩‍👩‍👧‍👦F"), ("🇯🇵 Tokyo", "🇯🇵T"), ("🙂", "🙂🙂"),
+        // An uppercase form longer than one grapheme is kept as it was.
+        ("ßtraße", "ßT"),
+    ])
+    func displayNameRules(name: String, expected: String) {
+        #expect(Initials.from(displayName: name) == expected)
+    }
+
+    @Test func uppercasingDoesNotDependOnTheLocale() {
+        // Turkish rules would give "İ"; Unicode's default mapping gives "I".
+        #expect(Initials.from(displayName: "ilker irmak") == "II")
+    }
+
+    @Test func monicaUsesFirstAndLastName() {
+        #expect(Initials.from(firstName: "Regis", lastName: "Freyd") == "RF")
+        #expect(Initials.from(firstName: "Madonna", lastName: nil) == "MA")
+        #expect(Initials.from(firstName: "  ", lastName: "Ng") == "NG")
+        #expect(Initials.from(firstName: nil, lastName: "") == "??")
+    }
+}
+
+@Suite struct AvatarColorTests {
+    @Test func sourceColourIsValidated() {
+        #expect(AvatarColor.normalized("#b3d5fe") == "#B3D5FE")
+        #expect(AvatarColor.normalized("b3d5fe") == "#B3D5FE")
+        #expect(AvatarColor.normalized("#b3d5f") == nil)
+        #expect(AvatarColor.normalized("red") == nil)
+        #expect(Profile(id: "1", displayName: "A", colorHex: "#zzzzzz").colorHex == nil)
+    }
+
+    @Test func paletteColourIsStableAndFromThePalette() {
+        // Fixed expectations: the same on every machine and in every process.
+        #expect(AvatarColor.paletteColor(forUserID: "u1000") == AvatarColor.paletteColor(forUserID: "u1000"))
+        let spread = Set((0..<200).map { AvatarColor.paletteColor(forUserID: "user-\($0)") })
+        #expect(spread == Set(AvatarColor.palette), "200 ids should use all 8 colours")
+    }
+
+    @Test func textColourReachesAAOnEveryPaletteColour() {
+        for color in AvatarColor.palette {
+            let text = AvatarColor.textColor(on: color)
+            #expect(AvatarColor.contrast(text, color) >= 4.5, "\(text) on \(color)")
+        }
+        // White falls short on several PRD colours (the brief's point).
+        let whiteFails = AvatarColor.palette.filter { AvatarColor.contrast(AvatarColor.white, $0) < 4.5 }
+        #expect(whiteFails.count >= 4)
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+@testable import AvatarCache
+
+@Suite struct MonogramTests {
+    let renderer = MonogramRenderer(tiers: [330, 900])
+
+    func spec(_ initials: String, _ background: String, glyph: MonogramGlyph? = nil) -> MonogramSpec {
+        MonogramSpec(initials: initials, glyph: glyph, background: background, foreground: AvatarColor.textColor(on: background))
+    }
+
+    @Test func sizesAndTransparentCorners() throws {
+        let tiers = try renderer.render(spec("AL", "#007AFF"))
+        #expect(tiers.map(\.side) == [330, 900])
+        for tier in tiers {
+            let pixels = try Pixels(decoding: tier.bytes)
+            #expect(pixels.width == tier.side && pixels.height == tier.side && pixels.bands == 4)
+            #expect(pixels.pixel(0, 0)[3] == 0, "outside the circle is transparent")
+            #expect(pixels.pixel(tier.side / 2, tier.side / 8)[3] == 255, "inside the circle is opaque")
+        }
+    }
+
+    @Test func jpegMonogramsFillTheSquare() throws {
+        let tiers = try MonogramRenderer(tiers: [330], outputFormat: .jpeg).render(spec("AL", "#34C759"))
+        let pixels = try Pixels(decoding: tiers[0].bytes)
+        #expect(pixels.bands == 3)
+        let corner = pixels.pixel(0, 0)
+        #expect(abs(Int(corner[0]) - 0x34) < 8 && abs(Int(corner[1]) - 0xC7) < 8 && abs(Int(corner[2]) - 0x59) < 8)
+    }
+
+    /// The contrast measured on the rendered image, for every palette colour: the
+    /// background is the colour at the top of the disc; the text colour is the pixel
+    /// farthest from it.
+    @Test func measuredContrastIsAtLeastAAForEveryPaletteColour() throws {
+        for color in AvatarColor.palette {
+            let pixels = try Pixels(decoding: try renderer.render(spec("MW", color))[1].bytes)
+            let background = pixels.pixel(pixels.width / 2, pixels.height / 10)
+            var farthest = background, distance = 0
+            for y in stride(from: pixels.height / 3, to: pixels.height * 2 / 3, by: 2) {
+                for x in stride(from: pixels.width / 4, to: pixels.width * 3 / 4, by: 2) {
+                    let p = pixels.pixel(x, y)
+                    let d = (0..<3).reduce(0) { $0 + abs(Int(p[$1]) - Int(background[$1])) }
+                    if d > distance { distance = d; farthest = p }
+                }
+            }
+            let hex = { (p: [UInt8]) in String(format: "#%02X%02X%02X", p[0], p[1], p[2]) }
+            let measured = AvatarColor.contrast(hex(farthest), hex(background))
+            #expect(measured >= 4.5, "\(color): text \(hex(farthest)) on \(hex(background)) is \(measured):1")
+        }
+    }
+
+    @Test func glyphsAndScriptsDrawInk() throws {
+        for spec in [spec("", "#5856D6", glyph: .person), spec("", "#5856D6", glyph: .group), spec("김민", "#30B0C7"),
+                     spec("李小", "#FF9500"), spec("अश", "#AF52DE"), spec("ما", "#FF2D55"), spec("🙂S", "#FF3B30")] {
+            let pixels = try Pixels(decoding: try renderer.render(spec)[0].bytes)
+            let background = pixels.pixel(pixels.width / 2, pixels.height / 12)
+            var differing = 0
+            for y in stride(from: pixels.height / 4, to: pixels.height * 3 / 4, by: 3) {
+                for x in stride(from: pixels.width / 4, to: pixels.width * 3 / 4, by: 3) where pixels.pixel(x, y) != background {
+                    differing += 1
+                }
+            }
+            #expect(differing > 50, "\(spec.text) drew almost nothing")
+        }
+    }
+
+    /// Without a covering font, Pango draws boxes: every script the samples use must
+    /// have a font installed (scripts/setup installs them).
+    @Test(arguments: [("Hangul", "AC00"), ("CJK", "674E"), ("Devanagari", "0905"), ("Arabic", "0645"), ("emoji", "1F642")])
+    func aFontCoversEachScript(script: String, codepoint: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/fc-list")
+        process.arguments = [":charset=\(codepoint)", "family"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(!output.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "no font covers \(script) (U+\(codepoint))")
+    }
+
+    @Test func keyIsStableAndDistinct() {
+        #expect(spec("AL", "#007AFF").key == "monogram:v1:AL:#007AFF:#000000")
+        #expect(spec("", "#007AFF", glyph: .person).key != spec("", "#007AFF", glyph: .group).key)
+    }
+
+    @Test func writeContactSheetForReview() throws {
+        // Not an assertion about looks: writes the sheet a person reviews, and checks it was written.
+        guard let directory = ProcessInfo.processInfo.environment["AVATAR_CACHE_MONOGRAM_SHEET"] else { return }
+        for (index, initials) in ["AL", "BS", "김민", "李小", "अश", "ما", "🙂S", "WW"].enumerated() {
+            let color = AvatarColor.palette[index % 8]
+            let bytes = try renderer.render(spec(initials, color))[0].bytes
+            try Data(bytes).write(to: URL(fileURLWithPath: directory).appendingPathComponent("m\(index).png"))
+        }
+        let glyph = try renderer.render(spec("", "#30B0C7", glyph: .group))[0].bytes
+        try Data(glyph).write(to: URL(fileURLWithPath: directory).appendingPathComponent("m8.png"))
+        #expect(FileManager.default.fileExists(atPath: directory + "/m8.png"))
+    }
+}
