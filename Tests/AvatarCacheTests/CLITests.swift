@@ -103,3 +103,55 @@ import Testing
         #expect(kept == [server.url("/a.jpg")])
     }
 }
+
+@Suite struct CLIProfileTests {
+    @Test func coloursAreTheSameInTwoProcesses() throws {
+        let directory = try Fixtures.temporaryDirectory("cli-colours")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let users = (0..<40).map { (id: "person-\($0)", name: "Person \($0)", url: Optional<String>.none) }
+        let export = try Fixtures.writeUsersExport(users, in: directory)
+        var colours: [[String: String]] = []
+        for run in 0..<2 {
+            let cache = directory.appendingPathComponent("cache-\(run)")
+            let result = try CLITests().run(["warm", export, "--cache", cache.path])
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            colours.append(try Fixtures.loadMetadata(cache).profiles.mapValues(\.avatarColorHex))
+        }
+        #expect(colours[0].count == 40)
+        #expect(colours[0] == colours[1])
+        #expect(Set(colours[0].values).count > 4, "the palette is used, not one colour")
+    }
+
+    @Test func lookupPrintsJSONAndExits66WhenUnknown() throws {
+        let directory = try Fixtures.temporaryDirectory("cli-lookup")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport([(id: "u1", name: "Ann Lee", url: nil)], in: directory)
+        let cache = directory.appendingPathComponent("cache").path
+        #expect(try CLITests().run(["warm", export, "--cache", cache]).status == 0)
+
+        let found = try CLITests().run(["lookup", "--cache", cache, "--user", "u1", "--size", "150", "--json"])
+        #expect(found.status == 0, "stderr: \(found.stderr)")
+        let answer = try JSONSerialization.jsonObject(with: Data(found.stdout.utf8)) as! [String: Any]
+        #expect(answer["initials"] as? String == "AL")
+        #expect(answer["kind"] as? String == "monogram")
+        #expect(answer["tier"] as? Int == 900)
+        #expect((answer["color"] as? String)?.hasPrefix("#") == true)
+        #expect((answer["file"] as? String).map { FileManager.default.fileExists(atPath: $0) } == true)
+
+        let missing = try CLITests().run(["lookup", "--cache", cache, "--user", "nobody"])
+        #expect(missing.status == 66)
+        #expect(missing.stderr.contains("\"nobody\" is not in the cache"))
+    }
+
+    @Test func aTokenWithoutItsHostIsRefused() throws {
+        let directory = try Fixtures.temporaryDirectory("cli-token")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let tokenFile = directory.appendingPathComponent("token").path
+        try Data("abc\n".utf8).write(to: URL(fileURLWithPath: tokenFile))
+        let export = try Fixtures.writeUsersExport([(id: "u1", name: "A", url: nil)], in: directory)
+        let result = try CLITests().run(["warm", export, "--cache", directory.appendingPathComponent("c").path, "--monica-token-file", tokenFile])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--monica-host"))
+        #expect(!result.stderr.contains("abc"))
+    }
+}

@@ -191,7 +191,8 @@ struct VCardParser {
         var start = 0
         var inBase64Block = false
         var number = 0
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // "\r\n" is one Character in Swift: split on it as well as on "\n" and "\r".
+        for raw in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
             number += 1
             var line = Substring(raw)
             if line.hasSuffix("\r") { line = line.dropLast() }
