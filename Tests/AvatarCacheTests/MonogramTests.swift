@@ -45,6 +45,7 @@ import Testing
             }
             let hex = { (p: [UInt8]) in String(format: "#%02X%02X%02X", p[0], p[1], p[2]) }
             let measured = AvatarColor.contrast(hex(farthest), hex(background))
+            print("monogram contrast \(color): text \(hex(farthest)) on \(hex(background)) = \(String(format: "%.2f", measured)):1")
             #expect(measured >= 4.5, "\(color): text \(hex(farthest)) on \(hex(background)) is \(measured):1")
         }
     }

@@ -22,8 +22,10 @@ public struct RunReport: Codable, Sendable {
     public var exports: [String]
     public var cacheDirectory: String
 
-    /// Profiles read from the exports (bad records excluded).
+    /// Distinct profiles (user ids) read from the exports.
     public var profiles = 0
+    /// Profile records read (a user in two exports counts twice; bad records excluded).
+    public var profileRecords = 0
     /// Profiles without a photo in the export (they get a monogram).
     public var profilesWithoutPhoto = 0
     /// After the run: profiles whose cache shows a photo, a monogram, or nothing.

@@ -110,7 +110,7 @@ public final class WarmPipeline: Sendable {
                 switch item {
                 case .profile(let profile):
                     profilesInFile += 1
-                    report.profiles += 1
+                    report.profileRecords += 1
                     let rank = gathered.profiles[profile.id]?.rank ?? gathered.profiles.count
                     gathered.profiles[profile.id] = (profile, rank)
                     guard let photo = profile.photo else { return }
@@ -133,6 +133,7 @@ public final class WarmPipeline: Sendable {
             }
         }
         report.sources = gathered.sources.count
+        report.profiles = gathered.profiles.count
         return gathered
     }
 
