@@ -45,6 +45,10 @@ int cvipsshim_extract_area(VipsImage *in, VipsImage **out, int left, int top, in
     return vips_extract_area(in, out, left, top, width, height, NULL);
 }
 
+int cvipsshim_smartcrop_attention(VipsImage *in, VipsImage **out, int width, int height) {
+    return vips_smartcrop(in, out, width, height, "interesting", VIPS_INTERESTING_ATTENTION, NULL);
+}
+
 int cvipsshim_autorot(VipsImage *in, VipsImage **out) {
     return vips_autorot(in, out, NULL);
 }

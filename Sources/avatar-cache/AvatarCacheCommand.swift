@@ -9,12 +9,14 @@ struct AvatarCacheCommand: AsyncParsableCommand {
         commandName: "avatar-cache",
         abstract: "Prepare avatar caches ahead of time: read profile exports, download photos, resize them with libvips, prune to budget.",
         discussion: """
-            Exit codes: 0 success (per-source failures are in the report); 64 bad usage or \
-            configuration; 65 an export cannot be read; 66 lookup: not in the cache; \
-            73 the cache cannot be read or written; 75 the cache is locked by another run.
+            Exit codes: 0 success (per-source failures are in the report); 3 more sources failed \
+            than --max-failure-rate allows; 4 verify found problems; 64 bad usage or configuration; \
+            65 an export cannot be read; 66 lookup: not in the cache; 73 the cache cannot be read or \
+            written; 75 the cache is locked by another run; 130/143 stopped by SIGINT/SIGTERM \
+            (what was done is saved).
             """,
         version: AvatarCacheVersion.string,
-        subcommands: [Warm.self, Prune.self, Lookup.self]
+        subcommands: [Warm.self, Run.self, Prune.self, Verify.self, Stats.self, Lookup.self]
     )
 
     static func main() async {
@@ -39,6 +41,8 @@ struct AvatarCacheCommand: AsyncParsableCommand {
 /// The documented exit codes (README, "Exit codes").
 enum ExitCodes {
     static let success = ExitCode(0)
+    static let failureRateExceeded = ExitCode(3)
+    static let integrityFailure = ExitCode(4)
     static let usage = ExitCode(64)
     static let unreadableExport = ExitCode(65)
     static let notInCache = ExitCode(66)
@@ -47,41 +51,31 @@ enum ExitCodes {
 
     /// Maps a run-level error to its exit code, after printing it.
     static func fail(_ error: Error) -> ExitCode {
-        let standardError = FileHandle.standardError
-        standardError.write(Data("avatar-cache: error: \(error)\n".utf8))
+        FileHandle.standardError.write(Data("avatar-cache: error: \(error)\n".utf8))
         switch error {
-        case is ConfigurationError, is ImagingError: return usage
+        case is ConfigurationError, is ImagingError, is PipelineFile.Error: return usage
         case is ExportError: return unreadableExport
         case is CacheLockedError: return locked
         case is CacheLookup.NotFound: return notInCache
-        case is StoreError: return cacheUnusable
         default: return cacheUnusable
         }
     }
 }
 
-/// Options every subcommand that touches a cache shares.
+/// `--cache` and `--log-level`, for the subcommands that only maintain a cache.
 struct CacheOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The cache directory (created when missing).", valueName: "dir"))
+    @Option(name: .long, help: ArgumentHelp("The cache directory.", valueName: "dir"))
     var cache: String
 
-    @Option(name: .long, help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error.", valueName: "level"))
-    var logLevel: Logger.Level = .info
+    @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical. Default: info.", valueName: "level"))
+    var logLevel: LogLevelArgument?
 
     var cacheURL: URL { URL(fileURLWithPath: cache) }
 
     func makeLogger() -> Logger {
-        let level = logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
-        return Logger(label: "avatar-cache")
+        Logging.make(format: .text, level: logLevel?.level ?? .info, progress: nil)
     }
 }
-
-extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 /// A byte count argument: `100MB`, `512KB`, `2GB` (powers of 1,000), `64MiB` (1,024).
 struct ByteCount: ExpressibleByArgument {
@@ -90,7 +84,7 @@ struct ByteCount: ExpressibleByArgument {
     init(bytes: Int64) { self.bytes = bytes }
 
     init?(argument: String) {
-        guard let bytes = ByteSize.parse(argument) else { return nil }
+        guard let bytes = ByteSize.parse(argument), bytes > 0 else { return nil }
         self.bytes = bytes
     }
 
@@ -99,32 +93,3 @@ struct ByteCount: ExpressibleByArgument {
 
 extension ExportFormat: ExpressibleByArgument {}
 extension OutputFormat: ExpressibleByArgument {}
-
-/// The Monica token: from a file or the environment, never from the command line
-/// (where every user of the machine could read it in the process list).
-enum MonicaToken {
-    static let environmentVariable = "AVATAR_CACHE_MONICA_TOKEN"
-
-    static func load(host: String?, tokenFile: String?) throws -> MonicaCredential? {
-        var token: String?
-        if let tokenFile {
-            guard let data = FileManager.default.contents(atPath: tokenFile) else {
-                throw ConfigurationError(message: "--monica-token-file \(tokenFile): cannot read the file")
-            }
-            token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        } else if let value = ProcessInfo.processInfo.environment[environmentVariable] {
-            token = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        guard let token, !token.isEmpty else {
-            if tokenFile != nil { throw ConfigurationError(message: "--monica-token-file is empty") }
-            return nil
-        }
-        guard let host, !host.isEmpty else {
-            throw ConfigurationError(message: "a Monica token is set but --monica-host is not: the token is only ever sent to that host")
-        }
-        guard !host.contains("/"), !host.contains("@") else {
-            throw ConfigurationError(message: "--monica-host takes host or host:port, not a URL")
-        }
-        return MonicaCredential(host: host, token: token)
-    }
-}

@@ -13,6 +13,26 @@ public struct FetchedPhoto: Sendable {
     public var lastModified: String?
     /// Where the bytes finally came from, after redirects.
     public var finalURL: String
+    /// The freshness lifetime the server stated (Cache-Control max-age, Expires), if any.
+    public var freshnessLifetime: TimeInterval?
+}
+
+/// What a fetch gives: new bytes, or the server's word that the cached ones are current.
+public enum FetchResult: Sendable {
+    case fetched(FetchedPhoto)
+    /// `304 Not Modified`, with the freshness lifetime the server stated, if any.
+    case notModified(freshnessLifetime: TimeInterval?, etag: String?, lastModified: String?)
+}
+
+/// The validators of a cached photo, for a conditional GET.
+public struct Validators: Sendable {
+    public var etag: String?
+    public var lastModified: String?
+
+    public init(etag: String?, lastModified: String?) {
+        self.etag = etag
+        self.lastModified = lastModified
+    }
 }
 
 /// The Monica API token and the one host it may be sent to (`host` or `host:port`,
@@ -50,6 +70,13 @@ public struct FetchLimits: Sendable {
     public var connectTimeout: Double = 10
     /// Redirects followed before giving up. Default 5.
     public var maxRedirects: Int = 5
+    /// Retries after a timeout, a network error, 408, 429 or 5xx. Default 2.
+    public var retries: Int = 2
+    /// Longest total wait between attempts of one source, in seconds; a `Retry-After`
+    /// asking for more ends the retries. Default 30.
+    public var maxRetryWait: Double = 30
+    /// First backoff in seconds, doubled each retry (with jitter). Default 0.5.
+    public var retryBackoff: Double = 0.5
 
     public init() {}
 }
@@ -92,8 +119,37 @@ public final class HTTPFetcher: Sendable {
     }
 
     /// Fetches one photo, throwing a classified `SourceFailure`.
+    /// Fetches one photo, throwing a classified `SourceFailure`. Retries timeouts,
+    /// network errors, 408, 429 and 5xx with exponential backoff, honouring
+    /// `Retry-After`, at most `retries` times and `maxRetryWait` seconds of waiting.
     /// `credential`: the Monica token, attached only on hops to its host.
-    public func fetch(_ urlString: String, credential: MonicaCredential? = nil) async throws -> FetchedPhoto {
+    /// `validators`: make the request conditional; a 304 gives `.notModified`.
+    public func fetch(_ urlString: String, credential: MonicaCredential? = nil, validators: Validators? = nil) async throws -> FetchResult {
+        var waited = 0.0
+        var attempt = 0
+        while true {
+            do {
+                return try await fetchOnce(urlString, credential: credential, validators: validators)
+            } catch let failure as Retryable {
+                attempt += 1
+                let backoff = limits.retryBackoff * pow(2, Double(attempt - 1)) * Double.random(in: 0.8...1.2)
+                let delay = failure.retryAfter ?? backoff
+                guard attempt <= limits.retries, waited + delay <= limits.maxRetryWait, !Task.isCancelled else {
+                    throw failure.failure
+                }
+                waited += delay
+                try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+            }
+        }
+    }
+
+    /// A failure worth another attempt, with the server's `Retry-After` when it sent one.
+    struct Retryable: Error {
+        var failure: SourceFailure
+        var retryAfter: Double?
+    }
+
+    private func fetchOnce(_ urlString: String, credential: MonicaCredential?, validators: Validators?) async throws -> FetchResult {
         var url = try policy.checkedURL(urlString)
         let deadline = NIODeadline.now() + .milliseconds(Int64(limits.timeout * 1000))
         var redirects = 0
@@ -105,15 +161,26 @@ public final class HTTPFetcher: Sendable {
             if let credential, credential.matches(url) {
                 request.headers.add(name: "Authorization", value: "Bearer \(credential.token)")
             }
+            if let etag = validators?.etag { request.headers.add(name: "If-None-Match", value: etag) }
+            if let lastModified = validators?.lastModified { request.headers.add(name: "If-Modified-Since", value: lastModified) }
             request.headers.add(name: "Accept", value: "image/jpeg, image/png, image/webp, image/gif, image/heic, image/avif;q=0.9, */*;q=0.1")
             let response: HTTPClientResponse
             do {
                 response = try await client.execute(request, deadline: deadline, logger: logger)
             } catch {
-                throw Self.classify(error)
+                let failure = Self.classify(error)
+                throw failure.failureClass == .timeout || failure.failureClass == .network ? Retryable(failure: failure) : failure
             }
             let status = response.status.code
-            if (300..<400).contains(status), status != 304, let location = response.headers.first(name: "Location") {
+            if status == 304, validators != nil {
+                try? await Self.drain(response)
+                return .notModified(
+                    freshnessLifetime: Self.freshnessLifetime(response.headers),
+                    etag: response.headers.first(name: "ETag"),
+                    lastModified: response.headers.first(name: "Last-Modified")
+                )
+            }
+            if (300..<400).contains(status), let location = response.headers.first(name: "Location") {
                 try? await Self.drain(response)
                 redirects += 1
                 guard redirects <= limits.maxRedirects else {
@@ -127,7 +194,11 @@ public final class HTTPFetcher: Sendable {
             }
             guard status == 200 else {
                 try? await Self.drain(response)
-                throw Self.failure(forStatus: response.status)
+                let failure = Self.failure(forStatus: response.status)
+                if status == 408 || status == 429 || (500..<600).contains(status) {
+                    throw Retryable(failure: failure, retryAfter: Self.retryAfter(response.headers))
+                }
+                throw failure
             }
             if let declared = response.headers.first(name: "Content-Length").flatMap(Int.init), declared > limits.maxBytes {
                 throw SourceFailure(.tooLarge, "Content-Length \(declared) bytes exceeds the limit of \(limits.maxBytes)")
@@ -147,16 +218,41 @@ public final class HTTPFetcher: Sendable {
             } catch let failure as SourceFailure {
                 throw failure
             } catch {
-                throw Self.classify(error)
+                let failure = Self.classify(error)
+                throw failure.failureClass == .timeout || failure.failureClass == .network ? Retryable(failure: failure) : failure
             }
-            return FetchedPhoto(
+            return .fetched(FetchedPhoto(
                 bytes: body,
                 sha256: hasher.finalize().hexString,
                 etag: response.headers.first(name: "ETag"),
                 lastModified: response.headers.first(name: "Last-Modified"),
-                finalURL: url.absoluteString
-            )
+                finalURL: url.absoluteString,
+                freshnessLifetime: Self.freshnessLifetime(response.headers)
+            ))
         }
+    }
+
+    /// `Cache-Control: max-age` (no-cache and no-store: 0), else `Expires` − `Date`.
+    static func freshnessLifetime(_ headers: HTTPHeaders) -> TimeInterval? {
+        let directives = headers[canonicalForm: "Cache-Control"].map { $0.lowercased().trimmingCharacters(in: .whitespaces) }
+        if directives.contains("no-store") || directives.contains("no-cache") { return 0 }
+        for directive in directives where directive.hasPrefix("max-age=") {
+            if let seconds = Double(directive.dropFirst("max-age=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\" "))) {
+                return max(0, seconds)
+            }
+        }
+        if let expires = headers.first(name: "Expires").flatMap(HTTPDate.parse) {
+            let now = headers.first(name: "Date").flatMap(HTTPDate.parse) ?? Date()
+            return max(0, expires.timeIntervalSince(now))
+        }
+        return nil
+    }
+
+    /// `Retry-After` in seconds: a number, or an HTTP date.
+    static func retryAfter(_ headers: HTTPHeaders) -> Double? {
+        guard let value = headers.first(name: "Retry-After")?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if let seconds = Double(value) { return max(0, seconds) }
+        return HTTPDate.parse(value).map { max(0, $0.timeIntervalSinceNow) }
     }
 
     static func failure(forStatus status: HTTPResponseStatus) -> SourceFailure {
@@ -190,6 +286,22 @@ public final class HTTPFetcher: Sendable {
 
     private static func drain(_ response: HTTPClientResponse) async throws {
         _ = try await response.body.collect(upTo: 64 * 1024)
+    }
+}
+
+/// HTTP dates (RFC 9110 IMF-fixdate, plus the obsolete RFC 850 and asctime forms).
+enum HTTPDate {
+    nonisolated(unsafe) private static let formatters: [DateFormatter] = ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"].map {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = $0
+        return formatter
+    }
+    private static let lock = NSLock()
+
+    static func parse(_ text: String) -> Date? {
+        lock.withLock { formatters.lazy.compactMap { $0.date(from: text) }.first }
     }
 }
 

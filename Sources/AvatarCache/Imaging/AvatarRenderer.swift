@@ -48,8 +48,10 @@ public struct AvatarRenderer: Sendable {
     public var outputFormat: OutputFormat
     public var quality: Int
     public var maxPixels: Int
+    public var crop: CropMode
 
-    public init(tiers: [Int], outputFormat: OutputFormat = .jpeg, quality: Int = 82, maxPixels: Int) {
+    public init(tiers: [Int], outputFormat: OutputFormat = .jpeg, quality: Int = 82, maxPixels: Int, crop: CropMode = .centre) {
+        self.crop = crop
         self.tiers = Array(Set(tiers)).sorted(by: >)
         self.outputFormat = outputFormat
         self.quality = quality
@@ -84,8 +86,14 @@ public struct AvatarRenderer: Sendable {
         // and every later step then works on fewer pixels.
         let side = min(image.width, image.height)
         if image.width != image.height {
-            let left = (image.width - side) / 2, top = (image.height - side) / 2
-            image = try image.apply("crop") { cvipsshim_extract_area($0, $1, Int32(left), Int32(top), Int32(side), Int32(side)) }
+            if crop == .attention {
+                // The attention crop reads the image more than once: decode it first.
+                do { image = try image.copiedToMemory() } catch ImagingError.library(let message) { throw ImagingError.invalidImage(message) }
+                image = try image.apply("smartcrop") { cvipsshim_smartcrop_attention($0, $1, Int32(side), Int32(side)) }
+            } else {
+                let left = (image.width - side) / 2, top = (image.height - side) / 2
+                image = try image.apply("crop") { cvipsshim_extract_area($0, $1, Int32(left), Int32(top), Int32(side), Int32(side)) }
+            }
         }
         image = try toSRGB(image)
         if image.hasAlpha && outputFormat == .jpeg {

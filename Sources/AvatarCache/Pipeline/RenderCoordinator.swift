@@ -101,7 +101,8 @@ struct RenderWriter: Sendable {
             }
             let name = CacheDirectory.fileName(contentSHA256: contentSHA256, tier: tier.tier, format: format)
             try directory.writeAtomically(tier.bytes, to: name)
-            let file = CacheFile(filename: name, width: tier.side, height: tier.side, fileSize: Int64(tier.bytes.count))
+            let file = CacheFile(filename: name, width: tier.side, height: tier.side, fileSize: Int64(tier.bytes.count),
+                                 sha256: SHA256Hex.of(tier.bytes))
             files[String(tier.tier)] = file
             larger = file
         }

@@ -13,6 +13,11 @@ public enum FailureClass: String, Sendable, Codable, CaseIterable, Comparable {
     case unsupportedFormat
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// Failures that may pass by themselves (the server was slow, down, or busy).
+    public var isTransient: Bool {
+        self == .timeout || self == .network || self == .httpStatus
+    }
 }
 
 /// One source that could not be cached, with its class and a readable reason.

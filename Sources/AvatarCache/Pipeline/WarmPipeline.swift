@@ -21,10 +21,16 @@ import Logging
 public final class WarmPipeline: Sendable {
     public let configuration: WarmConfiguration
     let logger: Logger
+    let control: RunControl
+    let onProgress: (@Sendable (RunProgress) -> Void)?
 
-    public init(configuration: WarmConfiguration, logger: Logger) {
+    /// `control` stops the run early (signals); `onProgress` hears of every finished job.
+    public init(configuration: WarmConfiguration, logger: Logger, control: RunControl = RunControl(),
+                onProgress: (@Sendable (RunProgress) -> Void)? = nil) {
         self.configuration = configuration
         self.logger = logger
+        self.control = control
+        self.onProgress = onProgress
     }
 
     /// What a job makes: a photo from the network or the export, or a monogram.
@@ -45,6 +51,8 @@ public final class WarmPipeline: Sendable {
         var entry: CacheEntry
         var bytesDownloaded: Int
         var rendered: RenderedFiles
+        /// The server answered 304: nothing was downloaded or written.
+        var notModified = false
     }
 
     /// What the read stage gathers.
@@ -67,10 +75,11 @@ public final class WarmPipeline: Sendable {
             budgetBytes: configuration.budgetBytes
         )
         try directory.create()
-        let lock = try CacheLock.acquire(in: directory)
+        let lock = try CacheLock.acquire(in: directory, wait: configuration.lockWait)
         defer { lock.release() }
 
         var metadata = try directory.loadMetadata()
+        metadata.failures = metadata.failures.filter { $0.value.retryAfter > started }
         let journal = AccessJournal(directory: directory)
         journal.merge(into: &metadata)
         report.sweptFiles = try directory.sweep(keeping: metadata.referencedFiles).count
@@ -78,12 +87,16 @@ public final class WarmPipeline: Sendable {
         let gathered = try readExports(into: &report)
         let known = knownContent(metadata, directory: directory)
         let photoJobs = plan(gathered, metadata: &metadata, started: started, report: &report, known: known)
-        try await process(photoJobs, known: known, metadata: &metadata, started: started, report: &report)
+        try await process(photoJobs, stage: "photos", known: known, metadata: &metadata, started: started, report: &report)
         updateProfiles(gathered, metadata: &metadata, started: started)
         let monogramJobs = planMonograms(metadata: &metadata, gathered: gathered, started: started, known: known)
-        try await process(monogramJobs, known: known, metadata: &metadata, started: started, report: &report)
+        try await process(monogramJobs, stage: "monograms", known: known, metadata: &metadata, started: started, report: &report)
         metadata.refreshProfiles()
         tally(gathered, metadata: metadata, report: &report)
+        if let reason = control.stopReason {
+            report.interrupted = reason
+            logger.notice("stopped early: what is done is saved", metadata: ["reason": "\(reason)"])
+        }
 
         let maintenance = CacheMaintenance(directory: directory, logger: logger)
         let pruned = try maintenance.pruneAndSave(metadata, pruner: Pruner(budgetBytes: configuration.budgetBytes, trimRatio: configuration.trimRatio))
@@ -103,7 +116,7 @@ public final class WarmPipeline: Sendable {
         var limits = ReaderLimits()
         limits.maxInlineBytes = configuration.fetchLimits.maxBytes
         for path in configuration.exports {
-            let format = try configuration.format ?? ExportFormat.detect(path: path)
+            let format = try configuration.exportFormats[path] ?? configuration.format ?? ExportFormat.detect(path: path)
             var profilesInFile = 0, badInFile = 0
             var firstBad: BadRecord?
             try format.reader(path: path, limits: limits).read { item in
@@ -181,20 +194,32 @@ public final class WarmPipeline: Sendable {
                 let inline: Bool
                 if case .inline = source.photo { inline = true } else { inline = false }
                 // Inline photos are named by their content: cached means current.
-                if inline || started.timeIntervalSince(previous.fetchedAt) < configuration.ttl {
+                let freshUntil = previous.freshUntil ?? previous.fetchedAt.addingTimeInterval(configuration.ttl)
+                if inline || started < freshUntil {
                     report.fresh += 1
                     metadata.entries[source.key]?.lastAccess = accessTime(source.rank, started: started)
                     continue
                 }
+            }
+            if !complete, metadata.failures[source.key] != nil {
+                // Failed recently: not asked for again before its retry time.
+                report.skippedRecentlyFailed += 1
+                continue
             }
             let work: Work
             switch source.photo {
             case let .url(url, sendMonicaToken): work = .download(url, sendMonicaToken: sendMonicaToken)
             case .inline(let photo): work = .inline(photo)
             }
-            jobs.append(Job(key: source.key, work: work, rank: source.rank, previous: previous))
+            jobs.append(Job(key: source.key, work: work, rank: source.rank, previous: complete ? previous : nil))
         }
         return jobs
+    }
+
+    /// When a fetched photo stops being fresh: the server's lifetime capped by the
+    /// maximum TTL, or the TTL when the server stated none.
+    private func freshUntil(_ fetchedAt: Date, serverLifetime: TimeInterval?) -> Date {
+        fetchedAt.addingTimeInterval(serverLifetime.map { min($0, configuration.maxTTL) } ?? configuration.ttl)
     }
 
     /// Every profile of this run, recorded with its colour (kept once assigned), initials
@@ -240,10 +265,10 @@ public final class WarmPipeline: Sendable {
     // MARK: Process
 
     private func process(
-        _ jobs: [Job], known: [String: RenderedFiles],
+        _ jobs: [Job], stage: String, known: [String: RenderedFiles],
         metadata: inout CacheMetadata, started: Date, report: inout RunReport
     ) async throws {
-        guard !jobs.isEmpty else { return }
+        guard !jobs.isEmpty, !control.isStopping else { return }
         let fetcher = HTTPFetcher(
             policy: NetworkPolicy(allowPrivateNetworks: configuration.allowPrivateNetworks),
             limits: configuration.fetchLimits,
@@ -252,7 +277,8 @@ public final class WarmPipeline: Sendable {
         let pool = DecodeWorkerPool(threads: configuration.decodeThreads)
         let directory = CacheDirectory(root: configuration.cacheDirectory)
         let writer = RenderWriter(
-            renderer: AvatarRenderer(tiers: configuration.tiers, outputFormat: configuration.outputFormat, quality: configuration.quality, maxPixels: configuration.maxPixels),
+            renderer: AvatarRenderer(tiers: configuration.tiers, outputFormat: configuration.outputFormat, quality: configuration.quality,
+                                     maxPixels: configuration.maxPixels, crop: configuration.crop),
             monograms: MonogramRenderer(tiers: configuration.tiers, outputFormat: configuration.monogramFormat, quality: configuration.quality),
             directory: directory
         )
@@ -261,8 +287,10 @@ public final class WarmPipeline: Sendable {
         do {
             try await withThrowingTaskGroup(of: (Job, Result<Outcome, SourceFailure>).self) { group in
                 var pending = jobs.makeIterator()
+                var done = 0
                 func startNext() {
-                    guard let job = pending.next() else { return }
+                    // Once stopping, nothing new starts; what runs finishes.
+                    guard !control.isStopping, let job = pending.next() else { return }
                     group.addTask {
                         (job, try await self.run(job, fetcher: fetcher, coordinator: coordinator, pool: pool, writer: writer, started: started))
                     }
@@ -270,6 +298,8 @@ public final class WarmPipeline: Sendable {
                 for _ in 0..<configuration.concurrency { startNext() }
                 while let (job, result) = try await group.next() {
                     merge(job, result, into: &metadata, started: started, report: &report)
+                    done += 1
+                    onProgress?(RunProgress(done: done, total: jobs.count, stage: stage))
                     startNext()
                 }
             }
@@ -291,11 +321,25 @@ public final class WarmPipeline: Sendable {
         let render: @Sendable () async throws -> RenderedFiles
         switch job.work {
         case let .download(url, sendMonicaToken):
+            let validators = job.previous.map { Validators(etag: $0.etag, lastModified: $0.lastModified) }
             do {
-                let fetched = try await fetcher.fetch(url, credential: sendMonicaToken ? configuration.monica : nil)
-                photo = fetched
-                contentSHA256 = fetched.sha256
-                render = { try await pool.run { try writer.renderPhoto(fetched.bytes, contentSHA256: fetched.sha256) } }
+                switch try await fetcher.fetch(url, credential: sendMonicaToken ? configuration.monica : nil,
+                                               validators: validators?.etag == nil && validators?.lastModified == nil ? nil : validators) {
+                case .notModified(let lifetime, let etag, let lastModified):
+                    // 304: the cached files stay; only the timestamps move.
+                    guard var entry = job.previous else { return .failure(SourceFailure(.httpStatus, "HTTP 304 without a cached copy")) }
+                    let now = Date()
+                    entry.fetchedAt = now
+                    entry.freshUntil = freshUntil(now, serverLifetime: lifetime)
+                    entry.lastAccess = accessTime(job.rank, started: started)
+                    entry.etag = etag ?? entry.etag
+                    entry.lastModified = lastModified ?? entry.lastModified
+                    return .success(Outcome(entry: entry, bytesDownloaded: 0, rendered: RenderedFiles(entry), notModified: true))
+                case .fetched(let fetched):
+                    photo = fetched
+                    contentSHA256 = fetched.sha256
+                    render = { try await pool.run { try writer.renderPhoto(fetched.bytes, contentSHA256: fetched.sha256) } }
+                }
             } catch {
                 return .failure(HTTPFetcher.classify(error))
             }
@@ -324,6 +368,7 @@ public final class WarmPipeline: Sendable {
             fetchedAt: Date(), etag: photo?.etag, lastModified: photo?.lastModified,
             files: rendered.files
         )
+        entry.freshUntil = freshUntil(entry.fetchedAt, serverLifetime: photo?.freshnessLifetime)
         switch job.work {
         case .download: entry.sourceBytes = photo?.bytes.count
         case .inline(let inline): entry.sourceBytes = inline.bytes.count
@@ -339,6 +384,11 @@ public final class WarmPipeline: Sendable {
         switch result {
         case .success(let outcome):
             metadata.entries[job.key] = outcome.entry
+            metadata.failures[job.key] = nil
+            if outcome.notModified {
+                report.notModified += 1
+                return
+            }
             switch job.work {
             case .download:
                 report.downloaded += 1
@@ -356,6 +406,11 @@ public final class WarmPipeline: Sendable {
             // A failed refresh never deletes a good cached photo.
             let kept = job.previous != nil && metadata.entries[job.key] != nil
             if kept { metadata.entries[job.key]?.lastAccess = accessTime(job.rank, started: started) }
+            if case .monogram = job.work {} else {
+                let wait = failure.failureClass.isTransient ? min(3600, configuration.failureTTL) : configuration.failureTTL
+                metadata.failures[job.key] = FailureRecord(failureClass: failure.failureClass, reason: failure.reason,
+                                                           failedAt: Date(), retryAfter: Date().addingTimeInterval(wait))
+            }
             let source = job.key.hasPrefix("sha256:") ? "inline photo \(job.key)" : job.key
             report.record(failure, url: source, keptCachedPhoto: kept)
             logger.warning("source failed", metadata: [

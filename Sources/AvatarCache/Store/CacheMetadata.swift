@@ -13,6 +13,22 @@ public struct CacheMetadata: Codable, Sendable, Equatable {
     public var entries: [String: CacheEntry]
     /// User id -> what to draw for them (the PRD's per-user fields).
     public var profiles: [String: CachedProfile]
+    /// Source -> its last failure, so a broken source is not asked for again on every run.
+    public var failures: [String: FailureRecord] = [:]
+
+    enum CodingKeys: String, CodingKey {
+        case schemaVersion, generator, updatedAt, entries, profiles, failures
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        schemaVersion = try container.decode(Int.self, forKey: .schemaVersion)
+        generator = try container.decode(String.self, forKey: .generator)
+        updatedAt = try container.decode(Date.self, forKey: .updatedAt)
+        entries = try container.decode([String: CacheEntry].self, forKey: .entries)
+        profiles = try container.decodeIfPresent([String: CachedProfile].self, forKey: .profiles) ?? [:]
+        failures = try container.decodeIfPresent([String: FailureRecord].self, forKey: .failures) ?? [:]
+    }
 
     public init(entries: [String: CacheEntry] = [:], profiles: [String: CachedProfile] = [:], updatedAt: Date = Date()) {
         schemaVersion = Self.currentSchemaVersion
@@ -50,6 +66,26 @@ public struct CacheMetadata: Codable, Sendable, Equatable {
         var names = Set<String>()
         for entry in entries.values { for file in entry.files.values { names.insert(file.filename) } }
         return names
+    }
+}
+
+/// A source's last failure and when it may be tried again.
+public struct FailureRecord: Codable, Sendable, Equatable {
+    public var failureClass: FailureClass
+    public var reason: String
+    public var failedAt: Date
+    public var retryAfter: Date
+
+    enum CodingKeys: String, CodingKey {
+        case reason, failedAt, retryAfter
+        case failureClass = "class"
+    }
+
+    public init(failureClass: FailureClass, reason: String, failedAt: Date, retryAfter: Date) {
+        self.failureClass = failureClass
+        self.reason = reason
+        self.failedAt = failedAt
+        self.retryAfter = retryAfter
     }
 }
 
@@ -103,6 +139,9 @@ public struct CacheEntry: Codable, Sendable, Equatable {
     public var sourceHeight: Int?
     /// When the photo was last fetched from (or confirmed by) the server, or made.
     public var fetchedAt: Date
+    /// Until when no request is made for it: `fetchedAt` plus the server's freshness
+    /// lifetime (capped by the maximum TTL), or plus the TTL when the server stated none.
+    public var freshUntil: Date?
     public var etag: String?
     public var lastModified: String?
     /// Tier in pixels ("330", "900") -> its file.
@@ -115,4 +154,6 @@ public struct CacheFile: Codable, Sendable, Equatable {
     public var width: Int
     public var height: Int
     public var fileSize: Int64
+    /// SHA-256 of the file's bytes, checked by `verify`.
+    public var sha256: String?
 }

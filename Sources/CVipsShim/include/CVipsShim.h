@@ -21,6 +21,7 @@ int cvipsshim_heifload_buffer(const void *buf, size_t len, VipsImage **out);
 
 // Geometry and colour.
 int cvipsshim_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height);
+int cvipsshim_smartcrop_attention(VipsImage *in, VipsImage **out, int width, int height);
 int cvipsshim_autorot(VipsImage *in, VipsImage **out);
 int cvipsshim_icc_transform_srgb(VipsImage *in, VipsImage **out);
 int cvipsshim_colourspace(VipsImage *in, VipsImage **out, VipsInterpretation space);

@@ -13,6 +13,12 @@ struct Prune: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Cache budget.", valueName: "size"))
     var budget = ByteCount(bytes: 100_000_000)
 
+    @Option(help: ArgumentHelp("Fraction of the budget to trim down to.", valueName: "ratio"))
+    var trimRatio = 0.8
+
+    @Option(help: ArgumentHelp("Wait up to this long for another run's lock.", valueName: "seconds"))
+    var wait: Double = 0
+
     func run() async throws {
         let logger = cacheOptions.makeLogger()
         let directory = CacheDirectory(root: cacheOptions.cacheURL)
@@ -20,11 +26,15 @@ struct Prune: AsyncParsableCommand {
             guard FileManager.default.fileExists(atPath: directory.root.path) else {
                 throw StoreError.io(path: directory.root.path, reason: "no such cache directory")
             }
-            let lock = try CacheLock.acquire(in: directory)
+            guard (0.01...1).contains(trimRatio) else { throw ConfigurationError(message: "--trim-ratio must be in (0, 1]") }
+            let lock = try CacheLock.acquire(in: directory, wait: wait)
             defer { lock.release() }
-            let metadata = try directory.loadMetadata()
+            var metadata = try directory.loadMetadata()
+            let journal = AccessJournal(directory: directory)
+            journal.merge(into: &metadata)
             let (plan, cacheBytes) = try CacheMaintenance(directory: directory, logger: logger)
-                .pruneAndSave(metadata, pruner: Pruner(budgetBytes: budget.bytes))
+                .pruneAndSave(metadata, pruner: Pruner(budgetBytes: budget.bytes, trimRatio: trimRatio))
+            try? journal.clear()
             print("evicted \(plan.evicted.count) entries (\(ByteSize.format(plan.freedBytes))); cache \(ByteSize.format(cacheBytes)) of \(ByteSize.format(budget.bytes))")
         } catch {
             throw ExitCodes.fail(error)

@@ -39,6 +39,8 @@ public struct RunReport: Codable, Sendable {
     public var fresh = 0
     /// Sources downloaded in this run.
     public var downloaded = 0
+    /// Stale sources the server confirmed unchanged (304): no download, no decode.
+    public var notModified = 0
     /// Downloaded sources whose bytes were already cached (another URL, earlier run): no decode.
     public var reusedIdentical = 0
     /// Sources decoded and written in this run.
@@ -48,6 +50,8 @@ public struct RunReport: Codable, Sendable {
     /// Distinct monograms drawn in this run.
     public var monogramsRendered = 0
     public var failed = 0
+    /// Sources that failed in an earlier run and are not asked for again yet.
+    public var skippedRecentlyFailed = 0
     public var failuresByClass: [String: Int] = [:]
     public var bytesDownloaded: Int64 = 0
     public var filesWritten = 0
@@ -59,6 +63,8 @@ public struct RunReport: Codable, Sendable {
     public var evictedBytes: Int64 = 0
     /// Temporary leftovers and unreferenced files removed at the start.
     public var sweptFiles = 0
+    /// Set when the run was stopped early (a signal): why. What was done is saved.
+    public var interrupted: String?
     /// Up to 1,000 failures, in the order they happened.
     public var failures: [Failure] = []
     /// Up to 1,000 bad records.
@@ -82,7 +88,7 @@ public struct RunReport: Codable, Sendable {
     /// One line for people.
     public var summary: String {
         var text = "\(profiles) profiles, \(sources) sources in \(String(format: "%.1f", durationSeconds)) s: "
-        text += "\(downloaded) downloaded, \(decoded) decoded, \(fresh) fresh, \(reusedIdentical) identical to cached, \(failed) failed"
+        text += "\(downloaded) downloaded, \(decoded) decoded, \(fresh) fresh, \(notModified) not modified, \(reusedIdentical) identical to cached, \(failed) failed"
         if !failuresByClass.isEmpty {
             text += " (" + failuresByClass.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"
         }

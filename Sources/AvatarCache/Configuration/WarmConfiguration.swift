@@ -9,6 +9,9 @@ public struct WarmConfiguration: Sendable {
     public var exports: [String]
     /// Their format; detected per export when nil. Default nil.
     public var format: ExportFormat?
+    /// Formats of particular exports (from a pipeline file's inputs); they win over
+    /// `format`. Default none.
+    public var exportFormats: [String: ExportFormat] = [:]
     /// The cache directory; created when missing.
     public var cacheDirectory: URL
 
@@ -16,8 +19,10 @@ public struct WarmConfiguration: Sendable {
 
     /// Decode sizes in points: the seed's tiers. Default [110, 300].
     public var pointSizes: [Int] = [110, 300]
-    /// Pixels per point. Default 3 (330 px and 900 px).
-    public var scale: Int = 3
+    /// Pixels per point; several give several sets of tiers. Default [3] (330 px and 900 px).
+    public var scales: [Int] = [3]
+    /// How the square is cut from a photo that is not square. Default centre.
+    public var crop: CropMode = .centre
     /// Encoding of the photo cache files. Default JPEG.
     public var outputFormat: OutputFormat = .jpeg
     /// Encoding of monograms: PNG and WebP are a disc on transparency, JPEG fills the
@@ -32,8 +37,16 @@ public struct WarmConfiguration: Sendable {
     public var budgetBytes: Int64 = 100_000_000
     /// After going over budget, trim down to this fraction of it. Default 0.8.
     public var trimRatio: Double = 0.8
-    /// A source fetched within this many seconds is used without any request. Default 7 days.
+    /// A source fetched within this many seconds is used without any request, unless the
+    /// server stated its own freshness lifetime. Default 7 days.
     public var ttl: TimeInterval = 7 * 24 * 3600
+    /// Cap on a freshness lifetime the server states (Cache-Control max-age, Expires).
+    /// Default 30 days.
+    public var maxTTL: TimeInterval = 30 * 24 * 3600
+    /// A source that failed for good (404, 401, not an image, too large, blocked…) is not
+    /// asked for again before this many seconds; one that failed for a passing reason
+    /// (timeout, network, 5xx) waits at most an hour. Default 24 hours.
+    public var failureTTL: TimeInterval = 24 * 3600
 
     // MARK: Concurrency
 
@@ -54,6 +67,8 @@ public struct WarmConfiguration: Sendable {
     public var allowPrivateNetworks = false
     /// The Monica API token and its host, for `photo` avatars. Default none.
     public var monica: MonicaCredential?
+    /// Seconds to wait for another run's lock on the cache; 0 fails at once. Default 0.
+    public var lockWait: TimeInterval = 0
 
     public init(exports: [String], cacheDirectory: URL) {
         self.exports = exports
@@ -61,14 +76,16 @@ public struct WarmConfiguration: Sendable {
     }
 
     /// The pixel tiers, largest first.
-    public var tiers: [Int] { Array(Set(pointSizes.map { $0 * scale })).sorted(by: >) }
+    public var tiers: [Int] { Array(Set(pointSizes.flatMap { size in scales.map { size * $0 } })).sorted(by: >) }
 
     /// Checks values that would make the run meaningless; the message names the option.
     public func validate() throws {
         func fail(_ message: String) throws { throw ConfigurationError(message: message) }
         if exports.isEmpty { try fail("no export given") }
         if pointSizes.isEmpty || pointSizes.contains(where: { $0 <= 0 || $0 > 2000 }) { try fail("sizes must be between 1 and 2000 points") }
-        if !(1...8).contains(scale) { try fail("--scale must be between 1 and 8") }
+        if scales.isEmpty || scales.contains(where: { !(1...8).contains($0) }) { try fail("--scale must be between 1 and 8") }
+        if maxTTL < 0 { try fail("--max-ttl-hours must not be negative") }
+        if fetchLimits.retries < 0 || fetchLimits.retries > 10 { try fail("--retries must be between 0 and 10") }
         if !(1...100).contains(quality) { try fail("--quality must be between 1 and 100") }
         if budgetBytes <= 0 { try fail("--budget must be more than 0 bytes") }
         if !(trimRatio > 0 && trimRatio <= 1) { try fail("trim ratio must be in (0, 1]") }
@@ -91,4 +108,35 @@ public struct ConfigurationError: Error, CustomStringConvertible {
     }
 
     public var description: String { message }
+}
+
+/// How the square is cut from a photo that is not square.
+public enum CropMode: String, Sendable, Codable, CaseIterable {
+    /// The middle square (the apps draw avatars scaled to fill a circle).
+    case centre
+    /// libvips' attention crop: the square with the most salient detail.
+    case attention
+}
+
+/// Lets a run be stopped from outside (SIGINT, SIGTERM): no new source is started,
+/// what is in flight finishes (each has its timeout), and the cache is saved.
+public final class RunControl: @unchecked Sendable {
+    private let lock = NSLock()
+    private var reason: String?
+
+    public init() {}
+
+    public func stop(_ why: String) {
+        lock.withLock { if reason == nil { reason = why } }
+    }
+
+    public var stopReason: String? { lock.withLock { reason } }
+    public var isStopping: Bool { stopReason != nil }
+}
+
+/// Progress of a run, for a progress bar.
+public struct RunProgress: Sendable {
+    public var done: Int
+    public var total: Int
+    public var stage: String
 }

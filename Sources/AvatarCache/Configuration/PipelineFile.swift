@@ -1,0 +1,225 @@
+import Foundation
+import Yams
+
+/// Reads `pipelines/*.yml`. Every key is checked before any work: an unknown key, a
+/// value of the wrong type or out of range fails with the file, the line, the key and
+/// what was expected. `${NAME}` and `${NAME:-default}` in values are replaced from the
+/// environment.
+public enum PipelineFile {
+    public struct Error: Swift.Error, CustomStringConvertible {
+        public var file: String
+        public var line: Int
+        public var key: String?
+        public var message: String
+
+        public var description: String {
+            "\(file):\(line): " + (key.map { "key \"\($0)\": " } ?? "") + message
+        }
+    }
+
+    public static func load(_ path: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PipelineSettings {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw Error(file: path, line: 0, key: nil, message: "cannot read the file")
+        }
+        return try parse(String(decoding: data, as: UTF8.self), file: path, environment: environment)
+    }
+
+    static let keys: [String: String] = [
+        "cache": "a directory path", "inputs": "a list of paths or {path, format}", "format": "an export format",
+        "sizes": "a list of point sizes", "scales": "a list of scales", "scale": "a scale", "crop": "centre or attention",
+        "output-format": "jpeg, png or webp", "monogram-format": "jpeg, png or webp", "quality": "an integer 1–100",
+        "budget": "a size like 100MB", "trim-ratio": "a number in (0, 1]", "ttl-hours": "a number of hours",
+        "max-ttl-hours": "a number of hours", "failure-ttl-hours": "a number of hours", "concurrency": "an integer",
+        "decode-threads": "an integer", "max-connections-per-host": "an integer", "max-bytes": "a size like 20MB",
+        "max-pixels": "an integer", "timeout": "seconds", "connect-timeout": "seconds", "max-redirects": "an integer",
+        "retries": "an integer", "max-retry-wait": "seconds", "allow-private-networks": "true or false",
+        "monica-host": "host or host:port", "monica-token-file": "a path", "monica-token-env": "an environment variable name",
+        "wait": "seconds", "report": "a path", "metrics-file": "a path", "log-format": "text or json",
+        "max-failure-rate": "a number between 0 and 1",
+    ]
+
+    static func parse(_ text: String, file: String, environment: [String: String]) throws -> PipelineSettings {
+        let root: Node
+        do {
+            guard let node = try Yams.compose(yaml: text) else {
+                throw Error(file: file, line: 1, key: nil, message: "the file is empty")
+            }
+            root = node
+        } catch let error as Error {
+            throw error
+        } catch let error as YamlError {
+            throw Error(file: file, line: yamlLine(error), key: nil, message: "not valid YAML: \(error)")
+        }
+        guard let mapping = root.mapping else {
+            throw Error(file: file, line: line(root), key: nil, message: "expected a mapping of keys to values at the top")
+        }
+        var settings = PipelineSettings()
+        for (keyNode, value) in mapping {
+            guard let key = keyNode.string else {
+                throw Error(file: file, line: line(keyNode), key: nil, message: "keys must be text")
+            }
+            guard let expected = keys[key] else {
+                let known = keys.keys.sorted().joined(separator: ", ")
+                throw Error(file: file, line: line(keyNode), key: key, message: "unknown key (known keys: \(known))")
+            }
+            let reader = ValueReader(file: file, key: key, expected: expected, environment: environment)
+            switch key {
+            case "cache": settings.cache = try reader.string(value)
+            case "inputs": settings.inputs = try reader.inputs(value)
+            case "format": settings.format = try reader.enumeration(value, ExportFormat.self)
+            case "sizes": settings.sizes = try reader.integers(value, in: 1...2000)
+            case "scales": settings.scales = try reader.integers(value, in: 1...8)
+            case "scale": settings.scales = [try reader.integer(value, in: 1...8)]
+            case "crop": settings.crop = try reader.enumeration(value, CropMode.self)
+            case "output-format": settings.outputFormat = try reader.enumeration(value, OutputFormat.self)
+            case "monogram-format": settings.monogramFormat = try reader.enumeration(value, OutputFormat.self)
+            case "quality": settings.quality = try reader.integer(value, in: 1...100)
+            case "budget": settings.budget = try reader.size(value)
+            case "trim-ratio": settings.trimRatio = try reader.number(value, in: 0.01...1)
+            case "ttl-hours": settings.ttlHours = try reader.number(value, in: 0...100_000)
+            case "max-ttl-hours": settings.maxTTLHours = try reader.number(value, in: 0...100_000)
+            case "failure-ttl-hours": settings.failureTTLHours = try reader.number(value, in: 0...100_000)
+            case "concurrency": settings.concurrency = try reader.integer(value, in: 1...1024)
+            case "decode-threads": settings.decodeThreads = try reader.integer(value, in: 1...256)
+            case "max-connections-per-host": settings.maxConnectionsPerHost = try reader.integer(value, in: 1...1024)
+            case "max-bytes": settings.maxBytes = try reader.size(value)
+            case "max-pixels": settings.maxPixels = try reader.integer(value, in: 1...1_000_000_000)
+            case "timeout": settings.timeout = try reader.number(value, in: 0.001...86_400)
+            case "connect-timeout": settings.connectTimeout = try reader.number(value, in: 0.001...86_400)
+            case "max-redirects": settings.maxRedirects = try reader.integer(value, in: 0...50)
+            case "retries": settings.retries = try reader.integer(value, in: 0...10)
+            case "max-retry-wait": settings.maxRetryWait = try reader.number(value, in: 0...3600)
+            case "allow-private-networks": settings.allowPrivateNetworks = try reader.boolean(value)
+            case "monica-host": settings.monicaHost = try reader.string(value)
+            case "monica-token-file": settings.monicaTokenFile = try reader.string(value)
+            case "monica-token-env": settings.monicaTokenEnv = try reader.string(value)
+            case "wait": settings.wait = try reader.number(value, in: 0...86_400)
+            case "report": settings.report = try reader.string(value)
+            case "metrics-file": settings.metricsFile = try reader.string(value)
+            case "log-format": settings.logFormat = try reader.enumeration(value, LogFormat.self)
+            case "max-failure-rate": settings.maxFailureRate = try reader.number(value, in: 0...1)
+            default: break
+            }
+        }
+        return settings
+    }
+
+    static func line(_ node: Node) -> Int { node.mark?.line ?? 0 }
+
+    static func yamlLine(_ error: YamlError) -> Int {
+        let text = "\(error)"
+        if let range = text.range(of: #"line (\d+)"#, options: .regularExpression),
+           let number = Int(text[range].dropFirst(5)) { return number }
+        if let range = text.range(of: #"^\d+:\d+"#, options: .regularExpression),
+           let number = Int(text[range].split(separator: ":")[0]) { return number }
+        return 0
+    }
+
+    /// Reads one key's value as the expected type.
+    struct ValueReader {
+        let file: String
+        let key: String
+        let expected: String
+        let environment: [String: String]
+
+        func fail(_ node: Node, _ found: String? = nil) -> Error {
+            let shown = found ?? describe(node)
+            return Error(file: file, line: PipelineFile.line(node), key: key, message: "expected \(expected), found \(shown)")
+        }
+
+        func describe(_ node: Node) -> String {
+            switch node {
+            case .scalar(let scalar): return "\"\(expand(scalar.string))\""
+            case .mapping: return "a mapping"
+            case .sequence: return "a list"
+            case .alias: return "an alias"
+            }
+        }
+
+        func scalar(_ node: Node) throws -> String {
+            guard case .scalar(let scalar) = node else { throw fail(node) }
+            return expand(scalar.string)
+        }
+
+        /// `${NAME}` and `${NAME:-default}` from the environment.
+        func expand(_ text: String) -> String {
+            guard text.contains("${") else { return text }
+            var result = ""
+            var rest = Substring(text)
+            while let start = rest.range(of: "${"), let end = rest[start.upperBound...].firstIndex(of: "}") {
+                result += rest[..<start.lowerBound]
+                let inner = rest[start.upperBound..<end]
+                let parts = inner.components(separatedBy: ":-")
+                let name = parts[0]
+                let fallback = parts.count > 1 ? parts[1...].joined(separator: ":-") : ""
+                let value = environment[name].flatMap { $0.isEmpty ? nil : $0 } ?? fallback
+                result += value
+                rest = rest[rest.index(after: end)...]
+            }
+            return result + rest
+        }
+
+        func string(_ node: Node) throws -> String {
+            let text = try scalar(node)
+            guard !text.isEmpty else { throw fail(node, "an empty value") }
+            return text
+        }
+
+        func integer(_ node: Node, in range: ClosedRange<Int>) throws -> Int {
+            guard let value = Int(try scalar(node)) else { throw fail(node) }
+            guard range.contains(value) else { throw fail(node, "\(value), outside \(range.lowerBound)…\(range.upperBound)") }
+            return value
+        }
+
+        func number(_ node: Node, in range: ClosedRange<Double>) throws -> Double {
+            guard let value = Double(try scalar(node)), value.isFinite else { throw fail(node) }
+            guard range.contains(value) else { throw fail(node, "\(value), outside \(range.lowerBound)…\(range.upperBound)") }
+            return value
+        }
+
+        func boolean(_ node: Node) throws -> Bool {
+            switch try scalar(node).lowercased() {
+            case "true", "yes", "on": return true
+            case "false", "no", "off": return false
+            default: throw fail(node)
+            }
+        }
+
+        func size(_ node: Node) throws -> Int64 {
+            guard let value = ByteSize.parse(try scalar(node)), value > 0 else { throw fail(node) }
+            return value
+        }
+
+        func enumeration<T: RawRepresentable & CaseIterable>(_ node: Node, _: T.Type) throws -> T where T.RawValue == String {
+            guard let value = T(rawValue: try scalar(node).lowercased()) else {
+                let choices = T.allCases.map(\.rawValue).joined(separator: ", ")
+                throw Error(file: file, line: PipelineFile.line(node), key: key, message: "expected one of \(choices), found \(describe(node))")
+            }
+            return value
+        }
+
+        func integers(_ node: Node, in range: ClosedRange<Int>) throws -> [Int] {
+            guard case .sequence(let sequence) = node, !sequence.isEmpty else { throw fail(node) }
+            return try sequence.map { try integer($0, in: range) }
+        }
+
+        func inputs(_ node: Node) throws -> [PipelineInput] {
+            guard case .sequence(let sequence) = node, !sequence.isEmpty else { throw fail(node) }
+            return try sequence.map { item in
+                if case .scalar = item { return PipelineInput(path: try string(item)) }
+                guard let mapping = item.mapping else { throw fail(item) }
+                var input = PipelineInput(path: "")
+                for (keyNode, value) in mapping {
+                    switch keyNode.string {
+                    case "path": input.path = try string(value)
+                    case "format": input.format = try enumeration(value, ExportFormat.self)
+                    default:
+                        throw Error(file: file, line: PipelineFile.line(keyNode), key: "inputs.\(keyNode.string ?? "?")", message: "unknown key (an input has path and format)")
+                    }
+                }
+                guard !input.path.isEmpty else { throw Error(file: file, line: PipelineFile.line(item), key: "inputs", message: "an input without a path") }
+                return input
+            }
+        }
+    }
+}

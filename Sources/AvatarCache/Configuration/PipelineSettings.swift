@@ -1,0 +1,166 @@
+import Foundation
+
+/// Every setting of a run, each optional: what a pipeline file says, what CLI flags
+/// say, merged (flags win) and turned into a `WarmConfiguration`. Key names are the CLI
+/// flag names, so `budget: 50MB` in a file and `--budget 50MB` mean the same.
+public struct PipelineSettings: Sendable, Equatable {
+    public var cache: String?
+    public var inputs: [PipelineInput] = []
+    public var format: ExportFormat?
+    // Images
+    public var sizes: [Int]?
+    public var scales: [Int]?
+    public var crop: CropMode?
+    public var outputFormat: OutputFormat?
+    public var monogramFormat: OutputFormat?
+    public var quality: Int?
+    // Cache policy
+    public var budget: Int64?
+    public var trimRatio: Double?
+    public var ttlHours: Double?
+    public var maxTTLHours: Double?
+    public var failureTTLHours: Double?
+    // Concurrency
+    public var concurrency: Int?
+    public var decodeThreads: Int?
+    public var maxConnectionsPerHost: Int?
+    // Limits
+    public var maxBytes: Int64?
+    public var maxPixels: Int?
+    public var timeout: Double?
+    public var connectTimeout: Double?
+    public var maxRedirects: Int?
+    public var retries: Int?
+    public var maxRetryWait: Double?
+    public var allowPrivateNetworks: Bool?
+    // Monica
+    public var monicaHost: String?
+    public var monicaTokenFile: String?
+    public var monicaTokenEnv: String?
+    // Operation
+    public var wait: Double?
+    public var report: String?
+    public var metricsFile: String?
+    public var logFormat: LogFormat?
+    public var maxFailureRate: Double?
+
+    public init() {}
+
+    /// `self` with every value `overrides` sets replacing this one's.
+    public func overridden(by overrides: PipelineSettings) -> PipelineSettings {
+        var merged = self
+        func take<T>(_ path: WritableKeyPath<PipelineSettings, T?>) {
+            if let value = overrides[keyPath: path] { merged[keyPath: path] = value }
+        }
+        take(\.cache); take(\.format); take(\.sizes); take(\.scales); take(\.crop); take(\.outputFormat)
+        take(\.monogramFormat); take(\.quality); take(\.budget); take(\.trimRatio); take(\.ttlHours)
+        take(\.maxTTLHours); take(\.failureTTLHours); take(\.concurrency); take(\.decodeThreads)
+        take(\.maxConnectionsPerHost); take(\.maxBytes); take(\.maxPixels); take(\.timeout)
+        take(\.connectTimeout); take(\.maxRedirects); take(\.retries); take(\.maxRetryWait)
+        take(\.allowPrivateNetworks); take(\.monicaHost); take(\.monicaTokenFile); take(\.monicaTokenEnv)
+        take(\.wait); take(\.report); take(\.metricsFile); take(\.logFormat); take(\.maxFailureRate)
+        if !overrides.inputs.isEmpty { merged.inputs = overrides.inputs }
+        return merged
+    }
+
+    /// The run's configuration: defaults where nothing was said. Inputs' globs are
+    /// expanded; the Monica token is read from its file or environment variable.
+    public func configuration(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> WarmConfiguration {
+        guard let cache, !cache.isEmpty else { throw ConfigurationError(message: "no cache directory: give --cache or the pipeline key \"cache\"") }
+        var exports: [String] = []
+        var formats: Set<ExportFormat?> = []
+        for input in inputs {
+            let paths = try input.expanded()
+            exports += paths
+            formats.insert(input.format ?? format)
+        }
+        guard !exports.isEmpty else { throw ConfigurationError(message: "no export given") }
+        var configuration = WarmConfiguration(exports: exports, cacheDirectory: URL(fileURLWithPath: cache))
+        configuration.exportFormats = Dictionary(inputs.flatMap { input in ((try? input.expanded()) ?? []).map { ($0, input.format ?? format) } },
+                                                 uniquingKeysWith: { first, _ in first }).compactMapValues { $0 }
+        if let sizes { configuration.pointSizes = sizes }
+        if let scales { configuration.scales = scales }
+        if let crop { configuration.crop = crop }
+        if let outputFormat { configuration.outputFormat = outputFormat }
+        if let monogramFormat { configuration.monogramFormat = monogramFormat }
+        if let quality { configuration.quality = quality }
+        if let budget { configuration.budgetBytes = budget }
+        if let trimRatio { configuration.trimRatio = trimRatio }
+        if let ttlHours { configuration.ttl = ttlHours * 3600 }
+        if let maxTTLHours { configuration.maxTTL = maxTTLHours * 3600 }
+        if let failureTTLHours { configuration.failureTTL = failureTTLHours * 3600 }
+        if let concurrency { configuration.concurrency = concurrency }
+        if let decodeThreads { configuration.decodeThreads = decodeThreads }
+        if let maxConnectionsPerHost { configuration.maxConnectionsPerHost = maxConnectionsPerHost }
+        if let maxBytes { configuration.fetchLimits.maxBytes = Int(clamping: maxBytes) }
+        if let maxPixels { configuration.maxPixels = maxPixels }
+        if let timeout { configuration.fetchLimits.timeout = timeout }
+        if let connectTimeout { configuration.fetchLimits.connectTimeout = connectTimeout }
+        if let maxRedirects { configuration.fetchLimits.maxRedirects = maxRedirects }
+        if let retries { configuration.fetchLimits.retries = retries }
+        if let maxRetryWait { configuration.fetchLimits.maxRetryWait = maxRetryWait }
+        if let allowPrivateNetworks { configuration.allowPrivateNetworks = allowPrivateNetworks }
+        if let wait { configuration.lockWait = wait }
+        configuration.monica = try monicaCredential(environment: environment)
+        try configuration.validate()
+        if let maxFailureRate, !(0...1).contains(maxFailureRate) {
+            throw ConfigurationError(message: "--max-failure-rate must be between 0 and 1")
+        }
+        return configuration
+    }
+
+    /// The token from `monica-token-file`, else the environment variable named by
+    /// `monica-token-env` (default `AVATAR_CACHE_MONICA_TOKEN`); never a literal value.
+    func monicaCredential(environment: [String: String]) throws -> MonicaCredential? {
+        var token: String?
+        if let monicaTokenFile {
+            guard let data = FileManager.default.contents(atPath: monicaTokenFile) else {
+                throw ConfigurationError(message: "monica-token-file \(monicaTokenFile): cannot read the file")
+            }
+            token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            if token?.isEmpty ?? true { throw ConfigurationError(message: "monica-token-file \(monicaTokenFile) is empty") }
+        } else if let value = environment[monicaTokenEnv ?? "AVATAR_CACHE_MONICA_TOKEN"] {
+            token = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        guard let token, !token.isEmpty else { return nil }
+        guard let host = monicaHost, !host.isEmpty else {
+            throw ConfigurationError(message: "a Monica token is set but --monica-host (pipeline key monica-host) is not: the token is only ever sent to that host")
+        }
+        guard !host.contains("/"), !host.contains("@") else {
+            throw ConfigurationError(message: "monica-host takes host or host:port, not a URL")
+        }
+        return MonicaCredential(host: host, token: token)
+    }
+}
+
+/// One input of a pipeline: a path or a glob, with its format when it is not detected.
+public struct PipelineInput: Sendable, Equatable {
+    public var path: String
+    public var format: ExportFormat?
+
+    public init(path: String, format: ExportFormat? = nil) {
+        self.path = path
+        self.format = format
+    }
+
+    /// The path itself, or what a glob (`*`, `?`, `[`) matches, sorted.
+    public func expanded() throws -> [String] {
+        guard path.contains(where: { "*?[".contains($0) }) else { return [path] }
+        var result = glob_t()
+        defer { globfree(&result) }
+        let status = glob(path, 0, nil, &result)
+        guard status == 0 else {
+            throw ConfigurationError(message: "input \(path): the pattern matches no file")
+        }
+        return (0..<Int(result.gl_pathc)).compactMap { result.gl_pathv[$0].map { String(cString: $0) } }.sorted()
+    }
+}
+
+/// Log line format.
+public enum LogFormat: String, Sendable, CaseIterable {
+    case text, json
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import AvatarCache
+import Logging
+
+/// Log lines on stderr: text for people, or one JSON object per line for log shippers.
+enum Logging {
+    nonisolated(unsafe) private static var bootstrapped = false
+
+    static func make(format: LogFormat, level: Logger.Level, progress: TerminalProgress?) -> Logger {
+        if !bootstrapped {
+            bootstrapped = true
+            LoggingSystem.bootstrap { label in
+                LineLogHandler(label: label, format: format, level: level, progress: progress)
+            }
+        }
+        var logger = Logger(label: "avatar-cache")
+        logger.logLevel = level
+        return logger
+    }
+}
+
+struct LineLogHandler: LogHandler {
+    let label: String
+    let format: LogFormat
+    var logLevel: Logger.Level
+    var metadata: Logger.Metadata = [:]
+    let progress: TerminalProgress?
+    private static let lock = NSLock()
+
+    init(label: String, format: LogFormat, level: Logger.Level, progress: TerminalProgress?) {
+        self.label = label
+        self.format = format
+        self.logLevel = level
+        self.progress = progress
+    }
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+        let all = metadata.merging(explicit ?? [:]) { $1 }
+        let time = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withInternetDateTime, .withFractionalSeconds])
+        let text: String
+        switch format {
+        case .json:
+            var object: [String: String] = ["time": time, "level": level.rawValue, "message": message.description]
+            for (key, value) in all where object[key] == nil { object[key] = "\(value)" }
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+            text = String(decoding: data, as: UTF8.self) + "\n"
+        case .text:
+            let fields = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            text = "\(time) \(level.rawValue) \(message)" + (fields.isEmpty ? "" : " \(fields)") + "\n"
+        }
+        progress?.clearLine()
+        Self.lock.withLock { FileHandle.standardError.write(Data(text.utf8)) }
+    }
+}
+
+/// `--log-level` values.
+struct LogLevelArgument: ExpressibleByArgument {
+    var level: Logger.Level
+
+    init?(argument: String) {
+        guard let level = Logger.Level(rawValue: argument.lowercased()) else { return nil }
+        self.level = level
+    }
+
+    static var allValueStrings: [String] { Logger.Level.allCases.map(\.rawValue) }
+}

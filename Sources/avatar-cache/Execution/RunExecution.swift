@@ -1,0 +1,147 @@
+import ArgumentParser
+import AvatarCache
+import Dispatch
+import Foundation
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `warm` and `run` share: settings -> configuration -> a run with logging,
+/// signals and progress -> summary, report, metrics, step summary -> exit code.
+struct RunExecution {
+    let settings: PipelineSettings
+    let logLevel: LogLevelArgument?
+
+    func execute() async throws {
+        let configuration: WarmConfiguration
+        do {
+            configuration = try settings.configuration()
+        } catch {
+            throw ExitCodes.fail(error)
+        }
+        let format = settings.logFormat ?? .text
+        let progress = format == .text && isatty(STDERR_FILENO) == 1 ? TerminalProgress() : nil
+        let logger = Logging.make(format: format, level: logLevel?.level ?? .info, progress: progress)
+
+        let control = RunControl()
+        let signals = SignalWatcher(control: control, logger: logger)
+        defer { signals.cancel() }
+
+        let report: RunReport
+        do {
+            report = try await WarmPipeline(configuration: configuration, logger: logger, control: control) { step in
+                progress?.update(step)
+            }.run()
+        } catch {
+            progress?.finish()
+            throw ExitCodes.fail(error)
+        }
+        progress?.finish()
+
+        var exitCode = ExitCodes.success
+        if let signal = signals.received {
+            exitCode = ExitCode(128 + signal)
+        } else if let allowed = settings.maxFailureRate, report.sources > 0,
+                  Double(report.failed) / Double(report.sources) > allowed {
+            exitCode = ExitCodes.failureRateExceeded
+            logger.error("failure rate over the limit", metadata: [
+                "failed": "\(report.failed)", "sources": "\(report.sources)", "maxFailureRate": "\(allowed)",
+            ])
+        }
+        print(report.summary)
+        print("cache: \(configuration.cacheDirectory.standardizedFileURL.path)")
+        do {
+            if let path = settings.report {
+                try ReportOutputs.writeAtomically(try report.jsonData(), to: path)
+            }
+            if let path = settings.metricsFile {
+                try ReportOutputs.writeAtomically(Data(ReportOutputs.prometheus(report, exitCode: exitCode.rawValue).utf8), to: path)
+            }
+            if let path = ProcessInfo.processInfo.environment["GITHUB_STEP_SUMMARY"], !path.isEmpty {
+                try ReportOutputs.append(ReportOutputs.markdown(report, exitCode: exitCode.rawValue), to: path)
+            }
+        } catch {
+            throw ExitCodes.fail(error)
+        }
+        if exitCode != ExitCodes.success { throw exitCode }
+    }
+}
+
+/// SIGINT and SIGTERM stop the run gracefully: no new source starts, what runs finishes,
+/// the cache is saved, and the exit code is 128 + the signal. A second signal ends the
+/// process at once (the cache stays consistent: every write is a rename).
+final class SignalWatcher: @unchecked Sendable {
+    private var sources: [DispatchSourceSignal] = []
+    private let lock = NSLock()
+    private var signal: Int32?
+
+    init(control: RunControl, logger: Logger) {
+        for number in [SIGINT, SIGTERM] {
+            Glibc.signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [self] in
+                let first = lock.withLock { () -> Bool in
+                    defer { if signal == nil { signal = number } }
+                    return signal == nil
+                }
+                if !first { _exit(128 + number) }
+                let name = number == SIGINT ? "SIGINT" : "SIGTERM"
+                logger.warning("\(name): finishing what is in flight, then saving; send it again to stop at once")
+                control.stop(name)
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    var received: Int32? { lock.withLock { signal } }
+
+    func cancel() {
+        for source in sources { source.cancel() }
+        for number in [SIGINT, SIGTERM] { Glibc.signal(number, SIG_DFL) }
+    }
+}
+
+/// A progress bar on stderr with count, rate and ETA, drawn only on a terminal.
+final class TerminalProgress: @unchecked Sendable {
+    private let lock = NSLock()
+    private var started = Date()
+    private var stage = ""
+    private var lastDraw = Date.distantPast
+    private var drawn = false
+
+    func update(_ step: RunProgress) {
+        lock.withLock {
+            if step.stage != stage {
+                stage = step.stage
+                started = Date()
+            }
+            let now = Date()
+            guard step.done == step.total || now.timeIntervalSince(lastDraw) >= 0.1 else { return }
+            lastDraw = now
+            let elapsed = max(now.timeIntervalSince(started), 0.001)
+            let rate = Double(step.done) / elapsed
+            let remaining = rate > 0 ? Double(step.total - step.done) / rate : 0
+            let width = 30
+            let filled = step.total > 0 ? width * step.done / step.total : width
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            let eta = String(format: "%d:%02d", Int(remaining) / 60, Int(remaining) % 60)
+            let line = String(format: "\r\u{1B}[K%@ %@ %d/%d %.1f/s ETA %@", stage, bar, step.done, step.total, rate, eta)
+            FileHandle.standardError.write(Data(line.utf8))
+            drawn = true
+        }
+    }
+
+    /// Clears the bar's line so a log line can be written.
+    func clearLine() {
+        lock.withLock {
+            if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        }
+    }
+
+    func finish() {
+        clearLine()
+        lock.withLock { drawn = false }
+    }
+}

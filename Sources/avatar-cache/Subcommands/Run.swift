@@ -1,0 +1,39 @@
+import ArgumentParser
+import AvatarCache
+import Foundation
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a pipeline file (pipelines/*.yml): its inputs, sizes, budget, TTL, limits and outputs.",
+        discussion: """
+            Keys are the flag names of `warm` without the dashes' prefix (budget, ttl-hours, \
+            max-bytes, …) plus `cache` and `inputs`; a flag given here overrides the file's key of \
+            the same name. ${NAME} and ${NAME:-default} in values come from the environment. \
+            A wrong key or value fails before any work, naming the file, line and key.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The pipeline file.", valueName: "pipeline.yml"))
+    var file: String
+
+    @Option(help: ArgumentHelp("Overrides the file's cache directory.", valueName: "dir"))
+    var cache: String?
+
+    @Option(help: ArgumentHelp("Overrides the file's inputs; repeat for several.", valueName: "path"))
+    var input: [String] = []
+
+    @OptionGroup var options: PipelineOptions
+
+    func run() async throws {
+        let fromFile: PipelineSettings
+        do {
+            fromFile = try PipelineFile.load(file)
+        } catch {
+            throw ExitCodes.fail(error)
+        }
+        var overrides = options.settings
+        overrides.cache = cache
+        overrides.inputs = input.map { PipelineInput(path: $0) }
+        try await RunExecution(settings: fromFile.overridden(by: overrides), logLevel: options.logLevel).execute()
+    }
+}

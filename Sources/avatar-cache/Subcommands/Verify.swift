@@ -1,0 +1,92 @@
+import ArgumentParser
+import AvatarCache
+import Foundation
+
+struct Verify: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check a cache: every entry's files exist with the recorded size and SHA-256, no unreferenced or temporary file, within budget.",
+        discussion: "Exit 0 when clean, 4 when problems were found (listed on stdout). With --repair, broken entries are dropped and orphans and leftovers removed; good entries are not touched."
+    )
+
+    @Option(help: ArgumentHelp("The cache directory.", valueName: "dir"))
+    var cache: String
+
+    @Option(help: ArgumentHelp("The budget to check against.", valueName: "size"))
+    var budget = ByteCount(bytes: 100_000_000)
+
+    @Flag(help: "Fix what can be fixed, then report what was found.")
+    var repair = false
+
+    @Flag(help: "Print the result as JSON.")
+    var json = false
+
+    @Option(help: ArgumentHelp("Wait up to this long for another run's lock.", valueName: "seconds"))
+    var wait: Double = 0
+
+    func run() async throws {
+        let directory = CacheDirectory(root: URL(fileURLWithPath: cache))
+        let result: CacheVerifier.Result
+        do {
+            guard FileManager.default.fileExists(atPath: directory.metadataURL.path) else {
+                throw StoreError.io(path: directory.metadataURL.path, reason: "no such file: not an avatar-cache cache")
+            }
+            let lock = try CacheLock.acquire(in: directory, wait: wait)
+            defer { lock.release() }
+            result = try CacheVerifier(directory: directory).verify(budgetBytes: budget.bytes, repair: repair)
+        } catch {
+            throw ExitCodes.fail(error)
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(result), as: UTF8.self))
+        } else {
+            for problem in result.problems { print(problem) }
+            for action in result.repaired { print("repaired: \(action)") }
+            print("\(result.entries) entries, \(result.files) files, \(ByteSize.format(result.cacheBytes)) of \(ByteSize.format(result.budgetBytes)): "
+                + (result.problems.isEmpty ? "ok" : "\(result.problems.count) problems" + (repair ? " (repaired)" : "")))
+        }
+        if !result.problems.isEmpty { throw ExitCodes.integrityFailure }
+    }
+}
+
+struct Stats: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a cache's entries, bytes by size tier, oldest access and budget use."
+    )
+
+    @Option(help: ArgumentHelp("The cache directory.", valueName: "dir"))
+    var cache: String
+
+    @Option(help: ArgumentHelp("The budget to compare with.", valueName: "size"))
+    var budget = ByteCount(bytes: 100_000_000)
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func run() async throws {
+        let stats: CacheStatistics
+        do {
+            stats = try CacheStatistics.of(CacheDirectory(root: URL(fileURLWithPath: cache)), budgetBytes: budget.bytes)
+        } catch {
+            throw ExitCodes.fail(error)
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            encoder.dateEncodingStrategy = .iso8601
+            print(String(decoding: try encoder.encode(stats), as: UTF8.self))
+            return
+        }
+        print("entries:        \(stats.entries) (\(stats.photoEntries) photos, \(stats.monogramEntries) monograms), \(stats.profiles) profiles")
+        print("files:          \(stats.files), \(ByteSize.format(stats.cacheBytes))")
+        for (tier, bytes) in stats.bytesByTier.sorted(by: { (Int($0.key) ?? 0) < (Int($1.key) ?? 0) }) {
+            print("  tier \(tier) px: \(ByteSize.format(bytes))")
+        }
+        print(String(format: "budget use:     %.1f %% of %@", stats.budgetUse * 100, ByteSize.format(stats.budgetBytes)))
+        let formatter = ISO8601DateFormatter()
+        print("oldest access:  \(stats.oldestAccess.map { formatter.string(from: $0) } ?? "-")")
+        print("newest access:  \(stats.newestAccess.map { formatter.string(from: $0) } ?? "-")")
+        print("failing sources waiting to be retried: \(stats.failingSources)")
+    }
+}
