@@ -155,3 +155,153 @@ import Testing
         #expect(!result.stderr.contains("abc"))
     }
 }
+
+/// The operator's view: exit codes, lock, signals, outputs for cron and CI.
+@Suite struct CLIOperationsTests {
+    func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = CLITests.binary
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        return (process, out, err)
+    }
+
+    func slowServer(_ count: Int, seconds: Double) throws -> FixtureServer {
+        let photo = try Fixtures.photo("astronaut.jpg")
+        var routes: [String: FixtureServer.Reply] = [:]
+        for index in 0..<count { routes["/slow\(index).jpg"] = .delayed(seconds: seconds, bytes: photo) }
+        return try FixtureServer(routes: routes)
+    }
+
+    @Test func aSecondRunOnTheSameCacheExitsWithTheLockCode() throws {
+        let server = try slowServer(2, seconds: 2)
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("cli-lock")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport((0..<2).map { (id: "u\($0)", name: "U", url: Optional(server.url("/slow\($0).jpg"))) }, in: directory)
+        let cache = directory.appendingPathComponent("cache").path
+        let (first, _, _) = try start(["warm", export, "--cache", cache, "--allow-private-networks"])
+        // Wait until the first run holds the lock (its lock file exists and a request arrived).
+        let deadline = Date().addingTimeInterval(10)
+        while server.requests.isEmpty && Date() < deadline { usleep(50_000) }
+
+        let second = try CLITests().run(["warm", export, "--cache", cache, "--allow-private-networks"])
+
+        #expect(second.status == 75)
+        #expect(second.stderr.contains("in use by another avatar-cache run"))
+        first.waitUntilExit()
+        #expect(first.terminationStatus == 0)
+        let waited = try CLITests().run(["warm", export, "--cache", cache, "--allow-private-networks", "--wait", "5"])
+        #expect(waited.status == 0, "with nobody else running, --wait just runs")
+    }
+
+    @Test func sigtermStopsGracefullyAndTheCacheVerifies() throws {
+        let server = try slowServer(30, seconds: 0.5)
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("cli-term")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport((0..<30).map { (id: "u\($0)", name: "User \($0)", url: Optional(server.url("/slow\($0).jpg"))) }, in: directory)
+        let cache = directory.appendingPathComponent("cache").path
+        let report = directory.appendingPathComponent("report.json").path
+        let (process, out, _) = try start(["warm", export, "--cache", cache, "--allow-private-networks", "--concurrency", "2", "--report", report])
+        let deadline = Date().addingTimeInterval(10)
+        while server.requests.count < 4 && Date() < deadline { usleep(50_000) }
+
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+
+        #expect(process.terminationStatus == 143)
+        #expect(server.requests.count < 30, "it stopped admitting work")
+        let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(stdout.contains("30 profiles"), "the summary is still printed")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as! [String: Any]
+        #expect(json["interrupted"] as? String == "SIGTERM")
+        let verify = try CLITests().run(["verify", "--cache", cache])
+        #expect(verify.status == 0, "verify after SIGTERM: \(verify.stdout) \(verify.stderr)")
+        let metadata = try Fixtures.loadMetadata(URL(fileURLWithPath: cache))
+        #expect(metadata.entries.values.filter { $0.kind == .photo }.count >= 2, "what finished was saved")
+    }
+
+    @Test func cronAndCIOutputs() throws {
+        let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("astronaut.jpg"))])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("cli-outputs")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport([
+            (id: "1", name: "A", url: server.url("/a.jpg")), (id: "2", name: "B", url: server.url("/gone1.jpg")),
+            (id: "3", name: "C", url: server.url("/gone2.jpg")),
+        ], in: directory)
+        let cache = directory.appendingPathComponent("cache").path
+        let metrics = directory.appendingPathComponent("avatar-cache.prom").path
+        let summary = directory.appendingPathComponent("summary.md").path
+        try Data("earlier step\n".utf8).write(to: URL(fileURLWithPath: summary))
+        let process = Process()
+        process.executableURL = CLITests.binary
+        process.arguments = ["warm", export, "--cache", cache, "--allow-private-networks", "--log-format", "json",
+                             "--metrics-file", metrics, "--max-failure-rate", "0.5"]
+        process.environment = ProcessInfo.processInfo.environment.merging(["GITHUB_STEP_SUMMARY": summary]) { $1 }
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = Pipe()
+        try process.run()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+
+        #expect(process.terminationStatus == 3, "2 of 3 failed, over 0.5")
+        let lines = stderr.split(separator: "\n")
+        #expect(!lines.isEmpty)
+        for line in lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object?["level"] != nil && object?["message"] != nil, "a JSON log line: \(line)")
+        }
+        let prom = try String(contentsOfFile: metrics, encoding: .utf8)
+        #expect(prom.contains("# TYPE avatar_cache_sources_failed gauge"))
+        #expect(prom.contains("avatar_cache_sources_failed{class=\"notFound\"} 2"))
+        #expect(prom.contains("avatar_cache_last_run_exit_code 3"))
+        #expect(prom.contains("avatar_cache_sources_downloaded 1"))
+        let markdown = try String(contentsOfFile: summary, encoding: .utf8)
+        #expect(markdown.hasPrefix("earlier step\n"), "appended, not replaced")
+        #expect(markdown.contains("| failed | 2 |") && markdown.contains("| notFound | 2 |"))
+        #expect(!(try FileManager.default.contentsOfDirectory(atPath: directory.path)).contains { $0.contains(".tmp-") })
+    }
+
+    @Test func aBadPipelineFileFailsBeforeAnyWork() throws {
+        let directory = try Fixtures.temporaryDirectory("cli-pipeline")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("bad.yml").path
+        let cache = directory.appendingPathComponent("cache").path
+        try Data("cache: \(cache)\ninputs: [x.json]\nttl-hours: soon\n".utf8).write(to: URL(fileURLWithPath: file))
+
+        let result = try CLITests().run(["run", file])
+
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("bad.yml:3: key \"ttl-hours\": expected a number of hours, found \"soon\""))
+        #expect(!FileManager.default.fileExists(atPath: cache), "nothing was done")
+    }
+
+    @Test func runUsesThePipelineAndFlagsOverrideIt() throws {
+        let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("retina.jpg"))])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("cli-run")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport([(id: "1", name: "A", url: server.url("/a.jpg"))], in: directory)
+        let file = directory.appendingPathComponent("p.yml").path
+        let cache = directory.appendingPathComponent("cache")
+        try Data("cache: \(cache.path)\ninputs: [\(export)]\nscales: [2]\nallow-private-networks: true\n".utf8).write(to: URL(fileURLWithPath: file))
+
+        let result = try CLITests().run(["run", file, "--scale", "1"])
+
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let entry = try #require(try Fixtures.loadMetadata(cache).entries[server.url("/a.jpg")])
+        #expect(Set(entry.files.keys) == ["110", "300"], "--scale 1 overrode scales: [2]")
+        let stats = try CLITests().run(["stats", "--cache", cache.path, "--json"])
+        let figures = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as! [String: Any]
+        #expect(figures["photoEntries"] as? Int == 1)
+        #expect((figures["bytesByTier"] as? [String: Int])?.keys.sorted() == ["110", "300"])
+        #expect((figures["budgetUse"] as? Double ?? 0) > 0)
+    }
+}

@@ -92,6 +92,7 @@ public struct RunReport: Codable, Sendable {
         if !failuresByClass.isEmpty {
             text += " (" + failuresByClass.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"
         }
+        if skippedRecentlyFailed > 0 { text += ", \(skippedRecentlyFailed) failed recently and not retried yet" }
         text += "; \(profilesWithPhoto) profiles show a photo, \(profilesWithMonogram) a monogram (\(monogramsRendered) drawn)"
         if profilesWithNothing > 0 { text += ", \(profilesWithNothing) nothing" }
         if badRecords > 0 { text += "; \(badRecords) bad records" }

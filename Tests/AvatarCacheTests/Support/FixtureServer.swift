@@ -10,10 +10,17 @@ final class FixtureServer: @unchecked Sendable {
     enum Reply: Sendable {
         case ok(bytes: [UInt8], headers: [(String, String)] = [])
         case status(Int)
+        case statusWithHeaders(Int, [(String, String)])
         /// Waits, then answers 200 with the bytes.
         case delayed(seconds: Double, bytes: [UInt8])
         /// 3xx to another location.
         case redirect(String)
+        /// 200 with an ETag, or 304 when the request's If-None-Match matches it.
+        case conditional(bytes: [UInt8], etag: String, headers: [(String, String)] = [])
+        /// One reply per request to the path, in order; the last repeats.
+        indirect case sequence([Reply])
+        /// Sends the headers and part of the body, then one byte per interval, forever.
+        case trickle(prefix: [UInt8], interval: Double)
     }
 
     struct Request: Sendable {
@@ -60,8 +67,12 @@ final class FixtureServer: @unchecked Sendable {
         routes.withLockedValue { $0[path] } ?? .status(404)
     }
 
-    fileprivate func record(_ request: Request) {
-        log.withLockedValue { $0.append(request) }
+    /// Records a request; returns how many requests that path has had, this one included.
+    fileprivate func record(_ request: Request) -> Int {
+        log.withLockedValue { log in
+            log.append(request)
+            return log.filter { $0.path == request.path }.count
+        }
     }
 
     private final class Handler: ChannelInboundHandler, @unchecked Sendable {
@@ -78,15 +89,40 @@ final class FixtureServer: @unchecked Sendable {
             case .body: break
             case .end:
                 guard let head else { return }
-                server.record(Request(path: head.uri, headers: head.headers.map { ($0.name, $0.value) }))
-                respond(to: head, context: context)
+                let count = server.record(Request(path: head.uri, headers: head.headers.map { ($0.name, $0.value) }))
+                respond(to: head, reply: server.reply(for: head.uri), count: count, context: context)
             }
         }
 
-        private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
-            switch server.reply(for: head.uri) {
+        private func respond(to head: HTTPRequestHead, reply: Reply, count: Int, context: ChannelHandlerContext) {
+            switch reply {
+            case .sequence(let replies):
+                respond(to: head, reply: replies[min(count - 1, replies.count - 1)], count: count, context: context)
+            case let .conditional(bytes, etag, headers):
+                if head.headers["If-None-Match"].contains(etag) {
+                    write(status: .notModified, bytes: [], headers: headers + [("ETag", etag)], context: context)
+                } else {
+                    write(status: .ok, bytes: bytes, headers: headers + [("ETag", etag)], context: context)
+                }
+            case let .trickle(prefix, interval):
+                var responseHeaders = HTTPHeaders([("Content-Length", String(prefix.count + 1_000_000))])
+                responseHeaders.add(name: "Content-Type", value: "image/jpeg")
+                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: responseHeaders))), promise: nil)
+                var buffer = context.channel.allocator.buffer(capacity: prefix.count)
+                buffer.writeBytes(prefix)
+                context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+                let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                context.eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(Int64(interval * 1000)), delay: .milliseconds(Int64(interval * 1000))) { task in
+                    let context = loopBound.value
+                    guard context.channel.isActive else { task.cancel(); return }
+                    var byte = context.channel.allocator.buffer(capacity: 1)
+                    byte.writeInteger(UInt8(0))
+                    context.writeAndFlush(self.wrapOutboundOut(.body(.byteBuffer(byte))), promise: nil)
+                }
             case let .ok(bytes, headers):
                 write(status: .ok, bytes: bytes, headers: headers, context: context)
+            case let .statusWithHeaders(code, headers):
+                write(status: HTTPResponseStatus(statusCode: code), bytes: Array("status \(code)".utf8), headers: headers, context: context)
             case .status(let code):
                 write(status: HTTPResponseStatus(statusCode: code), bytes: Array("status \(code)".utf8), headers: [], context: context)
             case let .delayed(seconds, bytes):

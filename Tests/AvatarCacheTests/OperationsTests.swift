@@ -1,0 +1,281 @@
+import Foundation
+import Testing
+@testable import AvatarCache
+
+/// Incremental runs, retries, pipeline files, verify: what cron and CI rely on.
+@Suite struct IncrementalRunTests {
+    func warm(_ configuration: WarmConfiguration) async throws -> RunReport {
+        try await WarmPipeline(configuration: configuration, logger: .test).run()
+    }
+
+    func setUp(_ label: String, routes: [String: FixtureServer.Reply]) throws -> (FixtureServer, URL, String) {
+        let server = try FixtureServer(routes: routes)
+        let directory = try Fixtures.temporaryDirectory(label)
+        let export = try Fixtures.writeUsersExport(routes.keys.sorted().map { (id: $0, name: "U", url: Optional(server.url($0))) }, in: directory)
+        return (server, directory, export)
+    }
+
+    @Test func aStaleEntryRevalidatesWith304AndKeepsItsFiles() async throws {
+        let (server, directory, export) = try setUp("304", routes: ["/a.jpg": .conditional(bytes: try Fixtures.photo("retina.jpg"), etag: "\"v1\"")])
+        defer { server.shutdown(); try? FileManager.default.removeItem(at: directory) }
+        let cache = directory.appendingPathComponent("cache")
+        var configuration = Fixtures.configuration(exports: [export], cache: cache)
+        configuration.ttl = 0
+        _ = try await warm(configuration)
+        let before = try Fixtures.loadMetadata(cache).entries[server.url("/a.jpg")]!
+        let filesBefore = try Fixtures.fileNames(in: cache).filter(CacheDirectory.isCacheFileName)
+        let modified = try FileManager.default.attributesOfItem(atPath: cache.appendingPathComponent(before.filename).path)[.modificationDate] as! Date
+
+        let report = try await warm(configuration)
+
+        #expect(report.notModified == 1 && report.downloaded == 0 && report.decoded == 0)
+        let second = server.requests.filter { $0.path == "/a.jpg" }.last!
+        #expect(second.headers.contains { $0.0.lowercased() == "if-none-match" && $0.1 == "\"v1\"" })
+        let after = try Fixtures.loadMetadata(cache).entries[server.url("/a.jpg")]!
+        #expect(after.files == before.files && after.contentSHA256 == before.contentSHA256)
+        #expect(after.fetchedAt > before.fetchedAt, "304 refreshes the timestamps")
+        #expect(try Fixtures.fileNames(in: cache).filter(CacheDirectory.isCacheFileName) == filesBefore)
+        let modifiedAfter = try FileManager.default.attributesOfItem(atPath: cache.appendingPathComponent(after.filename).path)[.modificationDate] as! Date
+        #expect(modifiedAfter == modified, "no file was rewritten")
+    }
+
+    @Test func changedContentBehindTheSameURLReplacesTheFiles() async throws {
+        let (server, directory, export) = try setUp("changed", routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("retina.jpg"))])
+        defer { server.shutdown(); try? FileManager.default.removeItem(at: directory) }
+        let cache = directory.appendingPathComponent("cache")
+        var configuration = Fixtures.configuration(exports: [export], cache: cache)
+        configuration.ttl = 0
+        _ = try await warm(configuration)
+        let old = try Fixtures.loadMetadata(cache).entries[server.url("/a.jpg")]!
+        server.setRoute("/a.jpg", .ok(bytes: try Fixtures.photo("hubble.jpg")))
+
+        let report = try await warm(configuration)
+
+        #expect(report.downloaded == 1 && report.decoded == 1)
+        let new = try Fixtures.loadMetadata(cache).entries[server.url("/a.jpg")]!
+        #expect(new.contentSHA256 != old.contentSHA256)
+        let names = Set(try Fixtures.fileNames(in: cache))
+        #expect(new.files.values.allSatisfy { names.contains($0.filename) })
+        #expect(old.files.values.allSatisfy { !names.contains($0.filename) }, "the old files are gone")
+    }
+
+    @Test func aUserWhoseURLChangedGetsTheNewPhoto() async throws {
+        let server = try FixtureServer(routes: ["/old.jpg": .ok(bytes: try Fixtures.photo("retina.jpg")), "/new.jpg": .ok(bytes: try Fixtures.photo("hubble.jpg"))])
+        let directory = try Fixtures.temporaryDirectory("moved")
+        defer { server.shutdown(); try? FileManager.default.removeItem(at: directory) }
+        let cache = directory.appendingPathComponent("cache")
+        let first = try Fixtures.writeUsersExport([(id: "u", name: "U", url: server.url("/old.jpg"))], in: directory, name: "1.json")
+        _ = try await warm(Fixtures.configuration(exports: [first], cache: cache))
+        let second = try Fixtures.writeUsersExport([(id: "u", name: "U", url: server.url("/new.jpg"))], in: directory, name: "2.json")
+
+        _ = try await warm(Fixtures.configuration(exports: [second], cache: cache))
+
+        let metadata = try Fixtures.loadMetadata(cache)
+        #expect(metadata.profiles["u"]?.photoSource == server.url("/new.jpg"))
+        #expect(metadata.profiles["u"]?.cachedImagePath["900"] == metadata.entries[server.url("/new.jpg")]?.files["900"]?.filename)
+        #expect(!metadata.profiles.values.contains { $0.photoSource == server.url("/old.jpg") }, "no user references the old entry")
+    }
+
+    @Test func aFailedRefreshKeepsTheCachedPhoto() async throws {
+        let (server, directory, export) = try setUp("keep", routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("retina.jpg"))])
+        defer { server.shutdown(); try? FileManager.default.removeItem(at: directory) }
+        let cache = directory.appendingPathComponent("cache")
+        var configuration = Fixtures.configuration(exports: [export], cache: cache)
+        configuration.ttl = 0
+        configuration.fetchLimits.retries = 0
+        _ = try await warm(configuration)
+        let before = try Fixtures.loadMetadata(cache).entries[server.url("/a.jpg")]!
+        server.setRoute("/a.jpg", .status(500))
+
+        let report = try await warm(configuration)
+
+        #expect(report.failed == 1 && report.failures.first?.keptCachedPhoto == true)
+        let metadata = try Fixtures.loadMetadata(cache)
+        #expect(metadata.entries[server.url("/a.jpg")]?.files == before.files)
+        #expect(metadata.profiles["/a.jpg"]?.kind == .photo)
+        #expect(before.files.values.allSatisfy { FileManager.default.fileExists(atPath: cache.appendingPathComponent($0.filename).path) })
+    }
+
+    @Test func retriesHonourRetryAfterAndStopAtTheLimit() async throws {
+        let photo = try Fixtures.photo("astronaut.jpg")
+        let (server, directory, export) = try setUp("retry", routes: [
+            "/busy.jpg": .sequence([.ok(bytes: [], headers: []), .ok(bytes: photo)]),
+            "/flaky.jpg": .sequence([.status(503), .status(503), .ok(bytes: photo)]),
+            "/down.jpg": .status(503),
+        ])
+        defer { server.shutdown(); try? FileManager.default.removeItem(at: directory) }
+        server.setRoute("/busy.jpg", .sequence([.status(429), .ok(bytes: photo)]))
+        var configuration = Fixtures.configuration(exports: [export], cache: directory.appendingPathComponent("cache"))
+        configuration.fetchLimits.retries = 2
+        configuration.fetchLimits.retryBackoff = 0.05
+
+        let report = try await warm(configuration)
+
+        func count(_ path: String) -> Int { server.requests.filter { $0.path == path }.count }
+        #expect(count("/busy.jpg") == 2 && count("/flaky.jpg") == 3, "429 and 503 are retried")
+        #expect(count("/down.jpg") == 3, "at most 1 + 2 retries")
+        #expect(report.downloaded == 2 && report.failuresByClass == ["httpStatus": 1])
+    }
+
+    @Test func aRetryAfterLongerThanTheBudgetEndsTheRetries() async throws {
+        let server = try FixtureServer(routes: [:])
+        defer { server.shutdown() }
+        server.setRoute("/later.jpg", .ok(bytes: []))
+        let directory = try Fixtures.temporaryDirectory("retry-after")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let photo = try Fixtures.photo("astronaut.jpg")
+        // 503 asking for 1 s: honoured (the second request comes ≥ 1 s later).
+        server.setRoute("/later.jpg", .sequence([.statusWithHeaders(503, [("Retry-After", "1")]), .ok(bytes: photo)]))
+        // 503 asking for an hour: over the 30 s budget, no retry.
+        server.setRoute("/never.jpg", .statusWithHeaders(503, [("Retry-After", "3600")]))
+        let export = try Fixtures.writeUsersExport([(id: "1", name: "A", url: server.url("/later.jpg")), (id: "2", name: "B", url: server.url("/never.jpg"))], in: directory)
+        let started = Date()
+
+        let report = try await warm(Fixtures.configuration(exports: [export], cache: directory.appendingPathComponent("cache")))
+
+        #expect(report.downloaded == 1)
+        #expect(Date().timeIntervalSince(started) >= 1)
+        #expect(server.requests.filter { $0.path == "/never.jpg" }.count == 1)
+    }
+
+    @Test func theServersMaxAgeDecidesFreshnessCappedByTheMaximum() async throws {
+        let (server, directory, export) = try setUp("max-age", routes: [
+            "/short.jpg": .conditional(bytes: try Fixtures.photo("astronaut.jpg"), etag: "\"s\"", headers: [("Cache-Control", "max-age=1")]),
+            "/long.jpg": .conditional(bytes: try Fixtures.photo("coffee.jpg"), etag: "\"l\"", headers: [("Cache-Control", "public, max-age=31536000")]),
+        ])
+        defer { server.shutdown(); try? FileManager.default.removeItem(at: directory) }
+        let cache = directory.appendingPathComponent("cache")
+        let configuration = Fixtures.configuration(exports: [export], cache: cache)   // TTL 7 days, max 30 days
+        _ = try await warm(configuration)
+        let metadata = try Fixtures.loadMetadata(cache)
+        let short = try #require(metadata.entries[server.url("/short.jpg")])
+        let long = try #require(metadata.entries[server.url("/long.jpg")])
+        #expect(abs(short.freshUntil!.timeIntervalSince(short.fetchedAt) - 1) < 0.01)
+        #expect(abs(long.freshUntil!.timeIntervalSince(long.fetchedAt) - 30 * 24 * 3600) < 0.01, "a year capped at 30 days")
+        try await Task.sleep(for: .milliseconds(1200))
+
+        let report = try await warm(configuration)
+
+        #expect(report.notModified == 1 && report.fresh == 1, "only the 1-second one is asked again")
+        #expect(server.requests.filter { $0.path == "/long.jpg" }.count == 1)
+    }
+
+    @Test func aSourceThatFailedForGoodIsNotAskedAgainSoon() async throws {
+        let (server, directory, export) = try setUp("failure-ttl", routes: ["/gone.jpg": .status(404)])
+        defer { server.shutdown(); try? FileManager.default.removeItem(at: directory) }
+        let cache = directory.appendingPathComponent("cache")
+        _ = try await warm(Fixtures.configuration(exports: [export], cache: cache))
+        let report = try await warm(Fixtures.configuration(exports: [export], cache: cache))
+        #expect(server.requests.count == 1)
+        #expect(report.skippedRecentlyFailed == 1 && report.failed == 0)
+        #expect(try Fixtures.loadMetadata(cache).profiles["/gone.jpg"]?.kind == .monogram)
+    }
+}
+
+@Suite struct PipelineFileTests {
+    func parse(_ text: String, environment: [String: String] = [:]) throws -> PipelineSettings {
+        try PipelineFile.parse(text, file: "test.yml", environment: environment)
+    }
+
+    func error(_ text: String) -> PipelineFile.Error? {
+        do { _ = try parse(text); return nil } catch let error as PipelineFile.Error { return error } catch { return nil }
+    }
+
+    @Test func everyShippedPipelineParses() throws {
+        for name in ["prefetch", "warmup", "ci"] {
+            let path = Fixtures.repositoryRoot.appendingPathComponent("pipelines/\(name).yml").path
+            let settings = try PipelineFile.load(path, environment: [:])
+            #expect(!settings.inputs.isEmpty, "\(name) has inputs")
+            #expect(settings.cache != nil)
+        }
+    }
+
+    @Test func valuesAndEnvironment() throws {
+        let settings = try parse("""
+            cache: ${DIR:-/tmp/c}
+            inputs:
+              - a.json
+              - path: ${IN}/m/*.json
+                format: monica
+            budget: 50MB
+            scales: [2, 3]
+            ttl-hours: 1.5
+            allow-private-networks: ${PRIVATE:-false}
+            """, environment: ["IN": "/data", "PRIVATE": "true"])
+        #expect(settings.cache == "/tmp/c")
+        #expect(settings.inputs == [PipelineInput(path: "a.json"), PipelineInput(path: "/data/m/*.json", format: .monica)])
+        #expect(settings.budget == 50_000_000 && settings.scales == [2, 3] && settings.ttlHours == 1.5)
+        #expect(settings.allowPrivateNetworks == true)
+    }
+
+    @Test func aWrongKeyNamesTheKeyAndLine() throws {
+        let found = try #require(error("cache: /tmp/c\ninputs: [a.json]\nbudgett: 10MB\n"))
+        #expect(found.line == 3 && found.key == "budgett")
+        #expect(found.description.hasPrefix("test.yml:3: key \"budgett\": unknown key"))
+    }
+
+    @Test func aWrongTypeNamesTheKeyLineAndWhatWasExpected() throws {
+        let scale = try #require(error("cache: /tmp/c\n\nscales: [3, three]\n"))
+        #expect(scale.line == 3 && scale.key == "scales")
+        #expect(scale.message.contains("expected a list of scales, found \"three\""))
+        let budget = try #require(error("budget: lots\n"))
+        #expect(budget.description == "test.yml:1: key \"budget\": expected a size like 100MB, found \"lots\"")
+        let quality = try #require(error("quality: 101\n"))
+        #expect(quality.message.contains("outside 1…100"))
+        let crop = try #require(error("crop: diagonal\n"))
+        #expect(crop.message == "expected one of centre, attention, found \"diagonal\"")
+        let inputs = try #require(error("inputs:\n  - path: a.json\n    fromat: monica\n"))
+        #expect(inputs.line == 3 && inputs.key == "inputs.fromat")
+    }
+
+    @Test func flagsOverrideTheFile() throws {
+        var file = try parse("cache: /a\ninputs: [x.json]\nbudget: 10MB\nttl-hours: 5\n")
+        var flags = PipelineSettings()
+        flags.budget = 20_000_000
+        file = file.overridden(by: flags)
+        #expect(file.budget == 20_000_000 && file.ttlHours == 5 && file.cache == "/a")
+    }
+}
+
+@Suite struct VerifyTests {
+    @Test func verifyFindsEveryKindOfDamageAndRepairFixesIt() async throws {
+        let server = try FixtureServer(routes: [
+            "/a.jpg": .ok(bytes: try Fixtures.photo("retina.jpg")), "/b.jpg": .ok(bytes: try Fixtures.photo("hubble.jpg")),
+            "/c.jpg": .ok(bytes: try Fixtures.photo("coffee.jpg")),
+        ])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("verify")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = directory.appendingPathComponent("cache")
+        let export = try Fixtures.writeUsersExport(["/a.jpg", "/b.jpg", "/c.jpg"].map { (id: $0, name: "U", url: Optional(server.url($0))) }, in: directory)
+        _ = try await WarmPipeline(configuration: Fixtures.configuration(exports: [export], cache: cache), logger: .test).run()
+        let store = CacheDirectory(root: cache)
+        let verifier = CacheVerifier(directory: store)
+        #expect(try verifier.verify(budgetBytes: 100_000_000, repair: false).problems.isEmpty, "a fresh cache verifies clean")
+
+        let metadata = try store.loadMetadata()
+        let a = metadata.entries[server.url("/a.jpg")]!, b = metadata.entries[server.url("/b.jpg")]!
+        try FileManager.default.removeItem(at: cache.appendingPathComponent(a.files["330"]!.filename))   // deleted
+        var bytes = try Data(contentsOf: cache.appendingPathComponent(b.files["900"]!.filename))
+        bytes[bytes.count / 2] ^= 0xFF                                                                    // modified, same size
+        try bytes.write(to: cache.appendingPathComponent(b.files["900"]!.filename))
+        let orphan = String(repeating: "c", count: 64) + "-330.jpg"
+        try Data("x".utf8).write(to: cache.appendingPathComponent(orphan))                                // orphan
+        try Data("x".utf8).write(to: cache.appendingPathComponent(".tmp-leftover"))                       // leftover
+
+        let found = try verifier.verify(budgetBytes: 100_000_000, repair: false)
+
+        let kinds = Set(found.problems.map(\.kind))
+        #expect(kinds == [.missingFile, .wrongHash, .orphanFile, .temporaryLeftover, .profileDangling])
+        #expect(found.problems.contains { $0.kind == .orphanFile && $0.subject == orphan })
+
+        let repaired = try verifier.verify(budgetBytes: 100_000_000, repair: true)
+        #expect(!repaired.repaired.isEmpty)
+        let after = try verifier.verify(budgetBytes: 100_000_000, repair: false)
+        #expect(after.problems.isEmpty, "\(after.problems)")
+        let kept = try store.loadMetadata()
+        #expect(kept.entries[server.url("/c.jpg")] == metadata.entries[server.url("/c.jpg")], "the good entry is untouched")
+        #expect(kept.entries[server.url("/a.jpg")] == nil && kept.entries[server.url("/b.jpg")] == nil)
+        #expect(try verifier.verify(budgetBytes: 1000, repair: false).problems.map(\.kind) == [.overBudget])
+    }
+}
