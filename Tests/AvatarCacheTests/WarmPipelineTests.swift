@@ -97,6 +97,7 @@ import Testing
         let export = try Fixtures.writeUsersExport(users, in: directory)
         var configuration = Fixtures.configuration(exports: [export], cache: directory.appendingPathComponent("cache"))
         configuration.fetchLimits.timeout = 1.5
+        configuration.fetchLimits.retries = 0   // retries have their own tests
 
         let started = Date()
         let report = try await warm(configuration)
