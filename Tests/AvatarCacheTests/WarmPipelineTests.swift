@@ -234,7 +234,7 @@ import Testing
 
         let report = try await warm(Fixtures.configuration(exports: [export], cache: cache))
 
-        #expect(report.sweptFiles == 2)
+        #expect(report.sweptFiles == 1, "the leftover at the start; the orphan is kept until the end in case it can be re-used")
         let names = try Fixtures.fileNames(in: cache)
         #expect(!names.contains(".tmp-1234") && !names.contains(orphan))
         #expect(names.contains("notes.txt"), "files that are not ours are left alone")

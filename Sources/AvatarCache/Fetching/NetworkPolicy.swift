@@ -18,7 +18,13 @@ public struct NetworkPolicy: Sendable {
     }
 
     /// Parses and checks a URL string; throws `invalidURL` or `blocked`.
+    /// Longest URL accepted, in bytes.
+    public static let maxURLLength = 8192
+
     public func checkedURL(_ string: String) throws -> URL {
+        guard string.utf8.count <= Self.maxURLLength else {
+            throw SourceFailure(.invalidURL, "URL is \(string.utf8.count) bytes, over \(Self.maxURLLength)")
+        }
         guard let url = URL(string: string), let scheme = url.scheme?.lowercased() else {
             throw SourceFailure(.invalidURL, "not a URL")
         }

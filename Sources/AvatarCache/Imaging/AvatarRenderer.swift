@@ -121,6 +121,25 @@ public struct AvatarRenderer: Sendable {
         return RenderedAvatar(format: format, sourceWidth: upright.0, sourceHeight: upright.1, tiers: outputs.reversed())
     }
 
+    /// The width of an encoded square image, read from its header (for files already in
+    /// the cache).
+    static func headerSide(_ data: [UInt8]) throws -> Int {
+        try Vips.initialise()
+        return try data.withUnsafeBytes { bytes in
+            guard let format = ImageFormat.sniff(bytes) else { throw ImagingError.unsupportedFormat("cache file") }
+            let base = bytes.baseAddress, count = bytes.count
+            let image: VipsImageRef
+            switch format {
+            case .jpeg: image = try VipsImageRef.make("jpegload") { cvipsshim_jpegload_buffer(base, count, 1, $0) }
+            case .png: image = try VipsImageRef.make("pngload") { cvipsshim_pngload_buffer(base, count, $0) }
+            case .webp: image = try VipsImageRef.make("webpload") { cvipsshim_webpload_buffer(base, count, 1, $0) }
+            default: throw ImagingError.unsupportedFormat("cache file")
+            }
+            guard image.width == image.height else { throw ImagingError.invalidImage("not square") }
+            return image.width
+        }
+    }
+
     /// The largest power-of-two shrink (JPEG DCT scaling, WebP scaled decode) whose
     /// result still covers `target` on the short side, so no tier is ever upscaled.
     static func shrinkOnLoad(shortSide: Int, target: Int, format: ImageFormat) -> Int {

@@ -82,7 +82,10 @@ public final class WarmPipeline: Sendable {
         metadata.failures = metadata.failures.filter { $0.value.retryAfter > started }
         let journal = AccessJournal(directory: directory)
         journal.merge(into: &metadata)
-        report.sweptFiles = try directory.sweep(keeping: metadata.referencedFiles).count
+        // Only temporary leftovers now: unreferenced cache files may be re-used below
+        // (a run killed before saving, a metadata file moved aside) and are swept at the end.
+        report.sweptFiles = try directory.sweep(keeping: metadata.referencedFiles, leftoversOnly: true).count
+        try directory.markRunStarted()
 
         let gathered = try readExports(into: &report)
         let known = knownContent(metadata, directory: directory)
@@ -101,6 +104,7 @@ public final class WarmPipeline: Sendable {
         let maintenance = CacheMaintenance(directory: directory, logger: logger)
         let pruned = try maintenance.pruneAndSave(metadata, pruner: Pruner(budgetBytes: configuration.budgetBytes, trimRatio: configuration.trimRatio))
         try? journal.clear()
+        try directory.markRunFinished()
         report.evicted = pruned.plan.evicted.count
         report.evictedBytes = pruned.plan.freedBytes
         report.cacheBytes = pruned.cacheBytes
@@ -121,9 +125,11 @@ public final class WarmPipeline: Sendable {
             var firstBad: BadRecord?
             try format.reader(path: path, limits: limits).read { item in
                 switch item {
-                case .profile(let profile):
+                case .profile(var profile):
                     profilesInFile += 1
                     report.profileRecords += 1
+                    // Credentials in a URL are never sent, logged or stored.
+                    if case let .url(url, token) = profile.photo { profile.photo = .url(redactedURL(url), sendMonicaToken: token) }
                     let rank = gathered.profiles[profile.id]?.rank ?? gathered.profiles.count
                     gathered.profiles[profile.id] = (profile, rank)
                     guard let photo = profile.photo else { return }
@@ -160,7 +166,33 @@ public final class WarmPipeline: Sendable {
         for entry in metadata.entries.values where isComplete(entry, sizes: sizes) {
             known[entry.contentSHA256] = RenderedFiles(entry)
         }
+        // Cache files no entry references, grouped by content: when every tier of a photo
+        // is there, a download with that content re-uses them instead of decoding again.
+        let referenced = metadata.referencedFiles
+        var orphans: [String: [Int: String]] = [:]
+        for name in sizes.keys where CacheDirectory.isCacheFileName(name) && !referenced.contains(name)
+            && name.hasSuffix(".\(configuration.outputFormat.fileExtension)") {
+            let stem = name.split(separator: ".")[0].split(separator: "-")
+            if let tier = Int(stem[1]) { orphans[String(stem[0]), default: [:]][tier] = name }
+        }
+        for (hash, files) in orphans where known[hash] == nil {
+            if let recovered = recover(hash: hash, files: files, directory: directory) { known[hash] = recovered }
+        }
         return known
+    }
+
+    /// An orphaned photo's files, read back (size, SHA-256, side from the header), when
+    /// the largest tier is there; smaller tiers missing from disk share the largest file
+    /// only when it is no bigger than they are.
+    private func recover(hash: String, files: [Int: String], directory: CacheDirectory) -> RenderedFiles? {
+        var result: [String: CacheFile] = [:]
+        for tier in configuration.tiers {
+            guard let name = files[tier] ?? files.filter({ $0.key > tier }).min(by: { $0.key < $1.key })?.value,
+                  let data = FileManager.default.contents(atPath: directory.root.appendingPathComponent(name).path),
+                  let side = try? AvatarRenderer.headerSide([UInt8](data)), side <= tier else { return nil }
+            result[String(tier)] = CacheFile(filename: name, width: side, height: side, fileSize: Int64(data.count), sha256: SHA256Hex.of([UInt8](data)))
+        }
+        return RenderedFiles(format: nil, sourceWidth: nil, sourceHeight: nil, files: result, renderedNow: false)
     }
 
     /// A file for every tier asked for, in the format asked for, on disk with the
@@ -357,8 +389,10 @@ public final class WarmPipeline: Sendable {
             return .failure(failure)
         }
         let largest = configuration.tiers.first.map(String.init) ?? ""
+        let isMonogram: Bool
+        if case .monogram = job.work { isMonogram = true } else { isMonogram = false }
         var entry = CacheEntry(
-            kind: rendered.format == nil ? .monogram : .photo,
+            kind: isMonogram ? .monogram : .photo,
             filename: rendered.files[largest]?.filename ?? "",
             lastAccess: accessTime(job.rank, started: started),
             fileSize: rendered.distinctFiles.reduce(0) { $0 + $1.fileSize },

@@ -20,6 +20,21 @@ public struct CacheDirectory: Sendable {
 
     public var metadataURL: URL { root.appendingPathComponent(Self.metadataName) }
 
+    /// Present while a run is writing; a run killed before it finished leaves it, which
+    /// tells `verify` that leftovers and unreferenced files are that run's, not damage.
+    public static let runMarkerName = ".run-in-progress"
+
+    public var hasInterruptedRun: Bool { fileSize(Self.runMarkerName) != nil }
+
+    public func markRunStarted() throws {
+        try writeAtomically(Array("pid \(getpid()) started \(ISO8601.format(Date()))\n".utf8), to: Self.runMarkerName)
+    }
+
+    public func markRunFinished() throws {
+        try remove(Self.runMarkerName)
+        syncDirectory()
+    }
+
     /// Creates the directory (0755) when missing.
     public func create() throws {
         do {
@@ -110,7 +125,7 @@ public struct CacheDirectory: Sendable {
             return date
         }
         guard let version = try? decoder.decode(Version.self, from: data) else {
-            throw StoreError.unreadableMetadata(path: metadataURL.path, reason: "not a JSON object")
+            throw StoreError.unreadableMetadata(path: metadataURL.path, reason: data.isEmpty ? "the file is empty" : "not a JSON object (garbage or truncated)")
         }
         guard version.schemaVersion == CacheMetadata.currentSchemaVersion else {
             throw StoreError.unreadableMetadata(path: metadataURL.path, reason: "schema version \(version.schemaVersion.map(String.init) ?? "missing"), this avatar-cache reads version \(CacheMetadata.currentSchemaVersion)")
@@ -172,14 +187,14 @@ public struct CacheDirectory: Sendable {
         }
     }
 
-    /// Removes temporary leftovers and cache files no entry references. Returns the
-    /// names removed. Files that are not ours (other names) are left alone.
+    /// Removes temporary leftovers and, unless `leftoversOnly`, cache files no entry
+    /// references. Returns the names removed. Files that are not ours are left alone.
     @discardableResult
-    public func sweep(keeping referenced: Set<String>) throws -> [String] {
+    public func sweep(keeping referenced: Set<String>, leftoversOnly: Bool = false) throws -> [String] {
         var removed: [String] = []
         for file in try listFiles() {
             let isLeftover = file.name.hasPrefix(Self.temporaryPrefix)
-            let isOrphan = Self.isCacheFileName(file.name) && !referenced.contains(file.name)
+            let isOrphan = !leftoversOnly && Self.isCacheFileName(file.name) && !referenced.contains(file.name)
             if isLeftover || isOrphan {
                 try remove(file.name)
                 removed.append(file.name)
@@ -208,7 +223,7 @@ public enum StoreError: Error, CustomStringConvertible {
         switch self {
         case let .io(path, reason): return "\(path): \(reason)"
         case let .unreadableMetadata(path, reason):
-            return "\(path) cannot be read: \(reason). Move it aside (the cache files stay valid and a new run rebuilds it), or point --cache at an empty directory."
+            return "\(path) cannot be read: \(reason). Nothing was changed. To recover, move it aside (mv \(path) \(path).bad): the next run rebuilds it, re-using every cache file whose photo it downloads again (matched by content hash), and removes the rest."
         }
     }
 }

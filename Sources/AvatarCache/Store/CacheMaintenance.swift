@@ -20,7 +20,7 @@ public struct CacheMaintenance: Sendable {
         let referenced = metadata.referencedFiles
         // Unreferenced files are about to be deleted: they do not count toward the budget.
         let files = try directory.listFiles().filter {
-            !$0.name.hasPrefix(CacheDirectory.temporaryPrefix)
+            !$0.name.hasPrefix(CacheDirectory.temporaryPrefix) && $0.name != CacheDirectory.runMarkerName
                 && (!CacheDirectory.isCacheFileName($0.name) || referenced.contains($0.name))
         }
         var plan = pruner.plan(metadata, files: files)
@@ -31,7 +31,7 @@ public struct CacheMaintenance: Sendable {
         directory.syncDirectory()
         plan.metadata = metadata
         // The saved metadata's own size changed: measure what is really on disk.
-        let cacheBytes = try directory.listFiles().reduce(0) { $0 + $1.size }
+        let cacheBytes = try directory.listFiles().filter { $0.name != CacheDirectory.runMarkerName }.reduce(0) { $0 + $1.size }
         if !plan.evicted.isEmpty {
             logger.info("pruned", metadata: [
                 "evicted": "\(plan.evicted.count)",

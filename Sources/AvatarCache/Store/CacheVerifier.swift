@@ -30,6 +30,9 @@ public struct CacheVerifier: Sendable {
         public var problems: [Problem]
         /// With --repair: what was done.
         public var repaired: [String]
+        /// Things that are not damage: the leftovers and not-yet-referenced files of a run
+        /// that was killed, which the next run sweeps.
+        public var notices: [String] = []
     }
 
     /// Checks everything; with `repair`, drops broken entries (a profile then falls
@@ -69,12 +72,22 @@ public struct CacheVerifier: Sendable {
             }
         }
         let referenced = metadata.referencedFiles
+        let interrupted = directory.hasInterruptedRun
+        var litter = 0
         for file in listing.sorted(by: { $0.name < $1.name }) {
+            let problem: Problem
             if file.name.hasPrefix(CacheDirectory.temporaryPrefix) {
-                problems.append(Problem(kind: .temporaryLeftover, subject: file.name, detail: "left by an interrupted write"))
+                problem = Problem(kind: .temporaryLeftover, subject: file.name, detail: "left by an interrupted write")
             } else if CacheDirectory.isCacheFileName(file.name), !referenced.contains(file.name) {
-                problems.append(Problem(kind: .orphanFile, subject: file.name, detail: "no entry references it"))
+                problem = Problem(kind: .orphanFile, subject: file.name, detail: "no entry references it")
+            } else {
+                continue
             }
+            if interrupted { litter += 1 } else { problems.append(problem) }
+        }
+        var notices: [String] = []
+        if interrupted {
+            notices.append("the last run was killed before it finished: its \(litter) leftover or not-yet-referenced files are swept by the next run; the saved cache is consistent")
         }
         for (id, profile) in metadata.profiles.sorted(by: { $0.key < $1.key }) {
             for name in profile.cachedImagePath.values where sizes[name] == nil {
@@ -102,7 +115,7 @@ public struct CacheVerifier: Sendable {
             directory.syncDirectory()
         }
         return Result(entries: metadata.entries.count, files: listing.count, cacheBytes: total, budgetBytes: budgetBytes,
-                      problems: problems, repaired: repaired)
+                      problems: problems, repaired: repaired, notices: notices)
     }
 
     private func hashFile(_ name: String) throws -> String {

@@ -43,6 +43,7 @@ struct Verify: AsyncParsableCommand {
         } else {
             for problem in result.problems { print(problem) }
             for action in result.repaired { print("repaired: \(action)") }
+            for notice in result.notices { print("note: \(notice)") }
             print("\(result.entries) entries, \(result.files) files, \(ByteSize.format(result.cacheBytes)) of \(ByteSize.format(result.budgetBytes)): "
                 + (result.problems.isEmpty ? "ok" : "\(result.problems.count) problems" + (repair ? " (repaired)" : "")))
         }
