@@ -10,13 +10,24 @@ struct Pixels {
     var bands: Int
     var data: [UInt8]
 
+    init(width: Int, height: Int, bands: Int, data: [UInt8]) {
+        self.width = width
+        self.height = height
+        self.bands = bands
+        self.data = data
+    }
+
     init(decoding bytes: [UInt8]) throws {
         try Vips.initialise()
         let image: VipsImageRef = try bytes.withUnsafeBytes { raw in
             let format = ImageFormat.sniff(raw)
             return try VipsImageRef.make("load") {
-                format == .png ? cvipsshim_pngload_buffer(raw.baseAddress, raw.count, $0)
-                    : cvipsshim_jpegload_buffer(raw.baseAddress, raw.count, 1, $0)
+                switch format {
+                case .png?: return cvipsshim_pngload_buffer(raw.baseAddress, raw.count, $0)
+                case .webp?: return cvipsshim_webpload_buffer(raw.baseAddress, raw.count, 1, $0)
+                case .gif?: return cvipsshim_gifload_buffer(raw.baseAddress, raw.count, $0)
+                default: return cvipsshim_jpegload_buffer(raw.baseAddress, raw.count, 1, $0)
+                }
             }.copiedToMemory()
         }
         width = image.width
@@ -47,5 +58,28 @@ struct Pixels {
             }
         }
         return Double(total) / Double(width * height * bands)
+    }
+}
+
+extension Pixels {
+    /// The centre square of a JPEG's decoded bands as stored (CMYK stays CMYK), resized
+    /// to `side`: for inspecting inputs.
+    static func rawCentre(ofJPEG bytes: [UInt8], side target: Int) throws -> Pixels {
+        try Vips.initialise()
+        return try bytes.withUnsafeBytes { raw in
+            var image = try VipsImageRef.make("load") { cvipsshim_jpegload_buffer(raw.baseAddress, raw.count, 1, $0) }
+            let side = min(image.width, image.height)
+            let left = (image.width - side) / 2, top = (image.height - side) / 2
+            image = try image.apply("crop") { cvipsshim_extract_area($0, $1, Int32(left), Int32(top), Int32(side), Int32(side)) }
+            image = try image.apply("resize") { cvipsshim_resize($0, $1, Double(target) / Double(side)) }
+            image = try image.apply("cast") { cvipsshim_cast_uchar($0, $1) }.copiedToMemory()
+            var size = 0
+            guard let memory = vips_image_write_to_memory(image.pointer, &size) else {
+                throw ImagingError.library(Vips.takeErrorMessage())
+            }
+            defer { g_free(memory) }
+            return Pixels(width: image.width, height: image.height, bands: image.bands,
+                          data: Array(UnsafeRawBufferPointer(start: memory, count: size)))
+        }
     }
 }
