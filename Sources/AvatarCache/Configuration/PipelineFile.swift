@@ -33,6 +33,7 @@ public enum PipelineFile {
         "decode-threads": "an integer", "max-connections-per-host": "an integer", "max-bytes": "a size like 20MB",
         "max-pixels": "an integer", "timeout": "seconds", "connect-timeout": "seconds", "max-redirects": "an integer",
         "retries": "an integer", "max-retry-wait": "seconds", "allow-private-networks": "true or false",
+        "allow-hosts": "a list of host or host:port",
         "monica-host": "host or host:port", "monica-token-file": "a path", "monica-token-env": "an environment variable name",
         "wait": "seconds", "report": "a path", "metrics-file": "a path", "log-format": "text or json",
         "max-failure-rate": "a number between 0 and 1",
@@ -90,6 +91,7 @@ public enum PipelineFile {
             case "retries": settings.retries = try reader.integer(value, in: 0...10)
             case "max-retry-wait": settings.maxRetryWait = try reader.number(value, in: 0...3600)
             case "allow-private-networks": settings.allowPrivateNetworks = try reader.boolean(value)
+            case "allow-hosts": settings.allowHosts = try reader.strings(value)
             case "monica-host": settings.monicaHost = try reader.string(value)
             case "monica-token-file": settings.monicaTokenFile = try reader.string(value)
             case "monica-token-env": settings.monicaTokenEnv = try reader.string(value)
@@ -196,6 +198,11 @@ public enum PipelineFile {
                 throw Error(file: file, line: PipelineFile.line(node), key: key, message: "expected one of \(choices), found \(describe(node))")
             }
             return value
+        }
+
+        func strings(_ node: Node) throws -> [String] {
+            guard case .sequence(let sequence) = node else { throw fail(node) }
+            return try sequence.map { try string($0) }
         }
 
         func integers(_ node: Node, in range: ClosedRange<Int>) throws -> [Int] {

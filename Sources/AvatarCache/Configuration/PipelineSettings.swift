@@ -33,6 +33,7 @@ public struct PipelineSettings: Sendable, Equatable {
     public var retries: Int?
     public var maxRetryWait: Double?
     public var allowPrivateNetworks: Bool?
+    public var allowHosts: [String]?
     // Monica
     public var monicaHost: String?
     public var monicaTokenFile: String?
@@ -57,7 +58,7 @@ public struct PipelineSettings: Sendable, Equatable {
         take(\.maxTTLHours); take(\.failureTTLHours); take(\.concurrency); take(\.decodeThreads)
         take(\.maxConnectionsPerHost); take(\.maxBytes); take(\.maxPixels); take(\.timeout)
         take(\.connectTimeout); take(\.maxRedirects); take(\.retries); take(\.maxRetryWait)
-        take(\.allowPrivateNetworks); take(\.monicaHost); take(\.monicaTokenFile); take(\.monicaTokenEnv)
+        take(\.allowPrivateNetworks); take(\.allowHosts); take(\.monicaHost); take(\.monicaTokenFile); take(\.monicaTokenEnv)
         take(\.wait); take(\.report); take(\.metricsFile); take(\.logFormat); take(\.maxFailureRate)
         if !overrides.inputs.isEmpty { merged.inputs = overrides.inputs }
         return merged
@@ -100,6 +101,7 @@ public struct PipelineSettings: Sendable, Equatable {
         if let retries { configuration.fetchLimits.retries = retries }
         if let maxRetryWait { configuration.fetchLimits.maxRetryWait = maxRetryWait }
         if let allowPrivateNetworks { configuration.allowPrivateNetworks = allowPrivateNetworks }
+        if let allowHosts { configuration.allowedHosts = allowHosts }
         if let wait { configuration.lockWait = wait }
         configuration.monica = try monicaCredential(environment: environment)
         try configuration.validate()

@@ -65,6 +65,8 @@ public struct WarmConfiguration: Sendable {
     public var maxPixels: Int = 50_000_000
     /// Allow hosts on loopback, private and link-local networks. Default false.
     public var allowPrivateNetworks = false
+    /// Hosts (`host` or `host:port`) allowed whatever they resolve to. Default none.
+    public var allowedHosts: [String] = []
     /// The Monica API token and its host, for `photo` avatars. Default none.
     public var monica: MonicaCredential?
     /// Seconds to wait for another run's lock on the cache; 0 fails at once. Default 0.

@@ -149,7 +149,24 @@ public final class HTTPFetcher: Sendable {
         var retryAfter: Double?
     }
 
+    /// One attempt, bounded as a whole by `timeout`: connect, every redirect and the
+    /// whole body. The client's own read timeout only notices silence, so a server that
+    /// sends one byte a second would otherwise hold the attempt forever.
     private func fetchOnce(_ urlString: String, credential: MonicaCredential?, validators: Validators?) async throws -> FetchResult {
+        let timeout = limits.timeout
+        return try await withThrowingTaskGroup(of: FetchResult.self) { group in
+            group.addTask { try await self.attempt(urlString, credential: credential, validators: validators) }
+            group.addTask {
+                try await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
+                throw Retryable(failure: SourceFailure(.timeout, "no complete answer within \(timeout) s"))
+            }
+            defer { group.cancelAll() }
+            guard let result = try await group.next() else { throw CancellationError() }
+            return result
+        }
+    }
+
+    private func attempt(_ urlString: String, credential: MonicaCredential?, validators: Validators?) async throws -> FetchResult {
         var url = try policy.checkedURL(urlString)
         let deadline = NIODeadline.now() + .milliseconds(Int64(limits.timeout * 1000))
         var redirects = 0

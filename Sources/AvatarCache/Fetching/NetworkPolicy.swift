@@ -12,9 +12,19 @@ import Glibc
 /// could still steer a request to a private address; the README says so.
 public struct NetworkPolicy: Sendable {
     public var allowPrivateNetworks: Bool
+    /// Hosts allowed whatever they resolve to: `host` or `host:port`, matched exactly
+    /// (an intranet photo server, a test fixture). Redirects to other hosts are still checked.
+    public var allowedHosts: Set<String>
 
-    public init(allowPrivateNetworks: Bool) {
+    public init(allowPrivateNetworks: Bool, allowedHosts: Set<String> = []) {
         self.allowPrivateNetworks = allowPrivateNetworks
+        self.allowedHosts = Set(allowedHosts.map { $0.lowercased() })
+    }
+
+    func isExplicitlyAllowed(_ url: URL) -> Bool {
+        guard let host = url.host?.lowercased() else { return false }
+        if allowedHosts.contains(host) { return true }
+        return url.port.map { allowedHosts.contains("\(host):\($0)") } ?? false
     }
 
     /// Parses and checks a URL string; throws `invalidURL` or `blocked`.
@@ -40,7 +50,7 @@ public struct NetworkPolicy: Sendable {
     /// Resolves the URL's host and refuses it when any address is loopback, private,
     /// link-local, CGNAT, multicast or otherwise not public.
     public func checkAddresses(of url: URL) async throws {
-        guard !allowPrivateNetworks, let host = url.host else { return }
+        guard !allowPrivateNetworks, !isExplicitlyAllowed(url), let host = url.host else { return }
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         let addresses = try await Self.resolve(bare)
         if addresses.isEmpty {
@@ -48,7 +58,7 @@ public struct NetworkPolicy: Sendable {
         }
         for address in addresses {
             if let why = Self.nonPublicReason(address) {
-                throw SourceFailure(.blocked, "host \(bare) resolves to \(address.text), \(why) (use --allow-private-networks to allow)")
+                throw SourceFailure(.blocked, "host \(bare) resolves to \(address.text), \(why) (--allow-private-networks or --allow-host allows it)")
             }
         }
     }

@@ -302,7 +302,7 @@ public final class WarmPipeline: Sendable {
     ) async throws {
         guard !jobs.isEmpty, !control.isStopping else { return }
         let fetcher = HTTPFetcher(
-            policy: NetworkPolicy(allowPrivateNetworks: configuration.allowPrivateNetworks),
+            policy: NetworkPolicy(allowPrivateNetworks: configuration.allowPrivateNetworks, allowedHosts: Set(configuration.allowedHosts)),
             limits: configuration.fetchLimits,
             maxConnectionsPerHost: configuration.maxConnectionsPerHost
         )

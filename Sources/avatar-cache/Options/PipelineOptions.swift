@@ -59,6 +59,8 @@ struct PipelineOptions: ParsableArguments {
     var maxRetryWait: Double?
     @Flag(help: "Allow photo hosts on loopback, private and link-local networks (refused by default).")
     var allowPrivateNetworks = false
+    @Option(help: ArgumentHelp("Allow this host (host or host:port, exact) whatever it resolves to; repeatable. Redirects elsewhere are still checked.", valueName: "host"))
+    var allowHost: [String] = []
 
     // Monica
     @Option(help: ArgumentHelp("The only host the Monica token is sent to: host or host:port, matched exactly.", valueName: "host"))
@@ -108,6 +110,7 @@ struct PipelineOptions: ParsableArguments {
         settings.retries = retries
         settings.maxRetryWait = maxRetryWait
         settings.allowPrivateNetworks = allowPrivateNetworks ? true : nil
+        settings.allowHosts = allowHost.isEmpty ? nil : allowHost
         settings.monicaHost = monicaHost
         settings.monicaTokenFile = monicaTokenFile
         settings.monicaTokenEnv = monicaTokenEnv

@@ -21,6 +21,8 @@ final class FixtureServer: @unchecked Sendable {
         indirect case sequence([Reply])
         /// Sends the headers and part of the body, then one byte per interval, forever.
         case trickle(prefix: [UInt8], interval: Double)
+        /// 200 without Content-Length (chunked), `total` bytes starting with `prefix`.
+        case unsized(prefix: [UInt8], total: Int)
     }
 
     struct Request: Sendable {
@@ -104,6 +106,19 @@ final class FixtureServer: @unchecked Sendable {
                 } else {
                     write(status: .ok, bytes: bytes, headers: headers + [("ETag", etag)], context: context)
                 }
+            case let .unsized(prefix, total):
+                let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: HTTPHeaders([("Connection", "close")]))
+                context.write(wrapOutboundOut(.head(head)), promise: nil)
+                var sent = 0
+                let chunk = [UInt8](repeating: 0x42, count: 64 * 1024)
+                while sent < total {
+                    let piece = sent == 0 ? prefix + chunk.prefix(max(0, min(chunk.count, total) - prefix.count)) : Array(chunk.prefix(total - sent))
+                    var buffer = context.channel.allocator.buffer(capacity: piece.count)
+                    buffer.writeBytes(piece)
+                    context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+                    sent += piece.count
+                }
+                context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
             case let .trickle(prefix, interval):
                 var responseHeaders = HTTPHeaders([("Content-Length", String(prefix.count + 1_000_000))])
                 responseHeaders.add(name: "Content-Type", value: "image/jpeg")

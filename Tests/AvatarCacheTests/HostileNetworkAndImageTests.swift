@@ -1,0 +1,236 @@
+import Foundation
+import Testing
+@testable import AvatarCache
+
+/// Hostile photo URLs and photo bytes, each through a whole run against a real server.
+@Suite struct HostileNetworkTests {
+    func warm(_ configuration: WarmConfiguration) async throws -> RunReport {
+        try await WarmPipeline(configuration: configuration, logger: .test).run()
+    }
+
+    func run(_ urls: [String], server: FixtureServer?, label: String, configure: (inout WarmConfiguration) -> Void = { _ in }) async throws -> (RunReport, URL) {
+        let directory = try Fixtures.temporaryDirectory(label)
+        let export = try Fixtures.writeUsersExport(urls.enumerated().map { (id: "u\($0.offset)", name: "U", url: Optional($0.element)) }, in: directory)
+        var configuration = Fixtures.configuration(exports: [export], cache: directory.appendingPathComponent("cache"))
+        configuration.allowPrivateNetworks = false
+        configuration.fetchLimits.retries = 0
+        if let server { configuration.allowedHosts = ["127.0.0.1:\(server.port)"] }
+        configure(&configuration)
+        return (try await warm(configuration), directory)
+    }
+
+    @Test func onlyHTTPAndHTTPSAreFetched() async throws {
+        let server = try FixtureServer(routes: [:])
+        defer { server.shutdown() }
+        let urls = ["file:///etc/passwd", "ftp://example.com/a.jpg", "gopher://example.com/", "javascript:alert(1)",
+                    "data:image/png;base64,iVBORw0KGgo=", "dict://127.0.0.1:11211/stat", "ldap://example.com/", "jar:http://x/!/a",
+                    "//\(server.baseURL.dropFirst(7))/a.jpg", "http://", "not a url at all", String(repeating: "a", count: 100_000)]
+        let (report, directory) = try await run(urls, server: server, label: "schemes")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(report.failed == urls.count)
+        #expect(Set(report.failures.map(\.failureClass)).isSubset(of: [.blocked, .invalidURL]))
+        #expect(server.requests.isEmpty, "no request for any of them")
+        HostileLedger.record("network", "schemes", tried: "file:, ftp:, gopher:, javascript:, data: (where not allowed), dict:, ldap:, jar:, scheme-relative, empty host, garbage, a 100 KB URL", count: urls.count, outcome: "blocked or invalidURL, no request made")
+    }
+
+    @Test func privateAddressesAreRefusedAfterResolution() async throws {
+        let urls = ["http://127.0.0.1/a.jpg", "http://localhost/a.jpg", "http://10.1.2.3/a.jpg", "http://172.16.0.1/a.jpg",
+                    "http://192.168.1.1/a.jpg", "http://169.254.169.254/latest/meta-data/", "http://100.64.0.1/a.jpg",
+                    "http://0.0.0.0/a.jpg", "http://224.0.0.1/a.jpg", "http://[::1]/a.jpg", "http://[::ffff:127.0.0.1]/a.jpg",
+                    "http://[::ffff:a9fe:a9fe]/a.jpg", "http://[fe80::1]/a.jpg", "http://[fd00::1]/a.jpg", "http://2130706433/a.jpg",
+                    "http://0x7f.1/a.jpg", "http://127.1/a.jpg"]
+        let (report, directory) = try await run(urls, server: nil, label: "private")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(report.failed == urls.count)
+        for failure in report.failures {
+            #expect(failure.failureClass == .blocked || failure.failureClass == .invalidURL, "\(failure.url): \(failure.failureClass) \(failure.reason)")
+        }
+        HostileLedger.record("network", "private addresses", tried: "loopback, RFC 1918, link-local incl. 169.254.169.254, CGNAT, unspecified, multicast, IPv6 loopback, unique-local, link-local, IPv4-mapped, decimal and hex IPv4 forms", count: urls.count, outcome: "blocked after resolution, no connection")
+    }
+
+    @Test func redirectTargetsAreCheckedToo() async throws {
+        let photo = try Fixtures.photo("astronaut.jpg")
+        let server = try FixtureServer(routes: ["/ok.jpg": .ok(bytes: photo)])
+        defer { server.shutdown() }
+        let targets = ["http://169.254.169.254/latest/meta-data/iam", "http://localhost:\(server.port)/ok.jpg", "http://10.0.0.1/a.jpg",
+                       "file:///etc/passwd", "http://[::1]:\(server.port)/ok.jpg"]
+        for (index, target) in targets.enumerated() { server.setRoute("/r\(index)", .redirect(target)) }
+        var chain: [String] = []
+        for index in 0..<8 { server.setRoute("/c\(index)", .redirect("/c\(index + 1)")); chain.append("/c\(index)") }
+        server.setRoute("/c8", .ok(bytes: photo))
+        let urls = targets.indices.map { server.url("/r\($0)") } + [server.url("/c0"), server.url("/ok.jpg")]
+        let (report, directory) = try await run(urls, server: server, label: "redirects")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(report.downloaded == 1, "only the direct, allowed URL")
+        let classes = Dictionary(uniqueKeysWithValues: report.failures.map { ($0.url, $0.failureClass) })
+        for index in targets.indices { #expect(classes[server.url("/r\(index)")] == .blocked, "redirect to \(targets[index])") }
+        #expect(classes[server.url("/c0")] == .httpStatus, "8 redirects > 5")
+        #expect(server.requests.filter { $0.path.hasPrefix("/c") }.count == 6)
+        #expect(server.requests.filter { $0.path == "/ok.jpg" }.count == 1, "no redirect reached the photo through a refused host")
+        HostileLedger.record("network", "redirects", tried: "redirects to the metadata address, to loopback under another name, to RFC 1918, to file:, to [::1]; a chain of 8", count: targets.count + 1, outcome: "each target refused (blocked); the chain stopped after 5 redirects (httpStatus)")
+    }
+
+    @Test func credentialsInURLsAreNeverSentLoggedOrStored() async throws {
+        let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("astronaut.jpg"))])
+        defer { server.shutdown() }
+        let secret = "p4ss-\(UUID().uuidString)"
+        let urls = ["http://admin:\(secret)@127.0.0.1:\(server.port)/a.jpg", "http://\(secret)@127.0.0.1:\(server.port)/missing.jpg"]
+        let (report, directory) = try await run(urls, server: server, label: "userinfo")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let metadata = try String(contentsOf: directory.appendingPathComponent("cache/metadata.json"), encoding: .utf8)
+        let reportText = String(decoding: try report.jsonData(), as: UTF8.self)
+        var leaked = 0
+        if metadata.contains(secret) { leaked += 1 }
+        if reportText.contains(secret) { leaked += 1 }
+        if server.requests.contains(where: { $0.headers.contains { $0.0.lowercased() == "authorization" } }) { leaked += 1 }
+        #expect(leaked == 0)
+        #expect(report.downloaded == 1)
+        HostileLedger.record("network", "credentials", tried: "user:password@ in photo URLs; the Monica token across hosts (ProfilesAndLookupTests)", count: urls.count, outcome: "user-info removed before fetching; absent from requests, metadata, report and logs", secretsLeaked: leaked)
+    }
+
+    @Test func byteLimitsHoldWhateverTheHeadersSay() async throws {
+        let jpeg = try Fixtures.photo("retina.jpg")
+        let server = try FixtureServer(routes: [
+            "/declared.jpg": .ok(bytes: jpeg + [UInt8](repeating: 0, count: 2_000_000)),
+            "/unsized.jpg": .unsized(prefix: jpeg, total: 50_000_000),
+            "/small.jpg": .ok(bytes: jpeg),
+        ])
+        defer { server.shutdown() }
+        let (report, directory) = try await run(["/declared.jpg", "/unsized.jpg", "/small.jpg"].map { server.url($0) }, server: server, label: "bytes") {
+            $0.fetchLimits.maxBytes = 1_000_000
+        }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let classes = Dictionary(uniqueKeysWithValues: report.failures.map { ($0.url, $0.failureClass) })
+        #expect(classes[server.url("/declared.jpg")] == .tooLarge)
+        #expect(classes[server.url("/unsized.jpg")] == .tooLarge, "50 MB without Content-Length is cut at 1 MB")
+        #expect(report.downloaded == 1 && report.bytesDownloaded == Int64(jpeg.count))
+        HostileLedger.record("network", "oversized bodies", tried: "Content-Length over the cap; 50 MB chunked with no Content-Length", count: 2, outcome: "tooLarge, stream aborted at the cap")
+    }
+
+    @Test func aServerSendingOneByteASecondTimesOut() async throws {
+        let jpeg = try Fixtures.photo("retina.jpg")
+        let server = try FixtureServer(routes: ["/drip.jpg": .trickle(prefix: Array(jpeg.prefix(100)), interval: 1), "/hang.jpg": .delayed(seconds: 60, bytes: jpeg)])
+        defer { server.shutdown() }
+        let started = Date()
+        let (report, directory) = try await run([server.url("/drip.jpg"), server.url("/hang.jpg")], server: server, label: "slow") {
+            $0.fetchLimits.timeout = 2
+        }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(report.failuresByClass == ["timeout": 2])
+        #expect(elapsed < 10, "bounded by the timeout, not by the server (\(elapsed) s)")
+        HostileLedger.record("network", "slow servers", tried: "one byte a second forever; no answer for 60 s", count: 2, outcome: "timeout at the 2 s limit, batch finished in \(String(format: "%.1f", elapsed)) s", hangs: elapsed < 10 ? 0 : 1)
+    }
+}
+
+@Suite struct HostileImageTests {
+    let renderer = AvatarRenderer(tiers: [330, 900], maxPixels: 50_000_000)
+
+    func classify(_ bytes: [UInt8]) -> FailureClass? {
+        do { _ = try renderer.render(bytes); return nil } catch let error as ImagingError { return SourceFailure(error).failureClass } catch { return .network }
+    }
+
+    @Test func riskyFormatsAreRefusedWithoutParsing() throws {
+        let samples: [(String, [UInt8])] = [
+            ("SVG", Array(#"<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><image href="file:///etc/passwd"/></svg>"#.utf8)),
+            ("PDF", Array("%PDF-1.7\n1 0 obj<</Type/Catalog>>endobj\n".utf8)),
+            ("PSD", Array("8BPS".utf8) + [0, 1] + [UInt8](repeating: 0, count: 20)),
+            ("BMP", Array("BM".utf8) + [UInt8](repeating: 0, count: 60)),
+            ("TIFF", [0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0] + [UInt8](repeating: 0, count: 30)),
+            ("FITS", Array("SIMPLE  =                    T".utf8)),
+            ("HTML", Array("<!DOCTYPE html><html></html>".utf8)),
+            ("MP4 (ftyp isom)", [0, 0, 0, 24] + Array("ftypisom".utf8) + [UInt8](repeating: 0, count: 12)),
+            ("empty", []),
+        ]
+        for (name, bytes) in samples {
+            #expect(classify(bytes) == .unsupportedFormat, "\(name)")
+        }
+        HostileLedger.record("images", "risky formats", tried: samples.map(\.0).joined(separator: ", "), count: samples.count, outcome: "unsupportedFormat from the leading bytes; no libvips loader saw them (and every loader but JPEG, PNG, WebP, GIF, HEIF is blocked)")
+    }
+
+    @Test func decompressionBombsAreRefusedFromTheHeader() throws {
+        let png = PNGBomb.make(width: 100_000, height: 100_000)
+        let jpeg = JPEGBomb.make(width: 65_000, height: 65_000, from: try Fixtures.photo("chelsea-96.jpg"))
+        let gifBomb = GIFBomb.make(width: 65_535, height: 65_535)
+        var times: [Double] = []
+        for (name, bytes) in [("PNG", png), ("JPEG", jpeg), ("GIF", gifBomb)] {
+            let started = Date()
+            #expect(classify(bytes) == .tooManyPixels, "\(name) bomb")
+            times.append(Date().timeIntervalSince(started))
+        }
+        #expect(times.allSatisfy { $0 < 1 }, "refused before decoding: \(times)")
+        HostileLedger.record("images", "pixel bombs", tried: "PNG 100,000², JPEG 65,000², GIF 65,535² headers on tiny files", count: 3, outcome: "tooManyPixels in \(String(format: "%.0f", (times.max() ?? 0) * 1000)) ms, nothing allocated for the pixels")
+    }
+
+    @Test func truncatedAndCorruptImagesAreInvalid() throws {
+        let jpeg = try Fixtures.photo("retina.jpg"), png = try Fixtures.photo("camera.png")
+        let gif = try Fixtures.photo("coins.gif"), webp = try Fixtures.photo("motorcycle.webp")
+        var random = SeededRandom(seed: 7)
+        let cases: [(String, [UInt8])] = [
+            ("JPEG cut at 50 %", Array(jpeg.prefix(jpeg.count / 2))),
+            ("JPEG cut after the header", Array(jpeg.prefix(700))),
+            ("PNG cut at 60 %", Array(png.prefix(png.count * 6 / 10))),
+            ("GIF cut at 40 %", Array(gif.prefix(gif.count * 4 / 10))),
+            ("WebP cut at 50 %", Array(webp.prefix(webp.count / 2))),
+            ("JPEG magic + noise", [0xFF, 0xD8, 0xFF] + (0..<5000).map { _ in random.byte() }),
+            ("PNG magic + noise", Array(png.prefix(8)) + (0..<5000).map { _ in random.byte() }),
+        ]
+        for (name, bytes) in cases {
+            #expect(classify(bytes) == .invalidImage, "\(name)")
+        }
+        HostileLedger.record("images", "truncated and corrupt", tried: cases.map(\.0).joined(separator: "; "), count: cases.count, outcome: "invalidImage; nothing half-decoded written")
+    }
+
+    @Test func outputsCarryNoMetadata() throws {
+        // coffee-rotated.jpg carries EXIF; coffee-cmyk.jpg a 960 KB ICC profile.
+        for name in ["coffee-rotated.jpg", "coffee-cmyk.jpg", "chelsea-disc.png", "animated.gif"] {
+            for tier in try renderer.render(try Fixtures.photo(name)).tiers {
+                let text = String(decoding: tier.bytes.prefix(4096), as: UTF8.self)
+                #expect(!text.contains("Exif") && !text.contains("ICC_PROFILE") && !text.contains("http://ns.adobe.com"), "\(name)")
+            }
+        }
+        HostileLedger.record("images", "metadata in outputs", tried: "EXIF with orientation, embedded ICC profile (CMYK), PNG with alpha, animated GIF", count: 4, outcome: "no EXIF, GPS, XMP, ICC or comment in any output; orientation applied, CMYK converted, alpha on white, first frame only")
+    }
+}
+
+/// A small deterministic generator, so fuzz inputs are the same on every run.
+struct SeededRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 | 1 }
+    mutating func next() -> UInt64 {
+        state ^= state << 13; state ^= state >> 7; state ^= state << 17
+        return state
+    }
+    mutating func byte() -> UInt8 { UInt8(truncatingIfNeeded: next()) }
+    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(max(bound, 1))) }
+}
+
+/// A real small JPEG whose SOF header is rewritten to declare a huge size.
+enum JPEGBomb {
+    static func make(width: Int, height: Int, from jpeg: [UInt8]) -> [UInt8] {
+        var bytes = jpeg
+        var index = 2
+        while index + 9 < bytes.count, bytes[index] == 0xFF {
+            let marker = bytes[index + 1]
+            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+            if (0xC0...0xC2).contains(marker) {
+                bytes[index + 5] = UInt8(height >> 8); bytes[index + 6] = UInt8(height & 0xFF)
+                bytes[index + 7] = UInt8(width >> 8); bytes[index + 8] = UInt8(width & 0xFF)
+                return bytes
+            }
+            index += 2 + length
+        }
+        return bytes
+    }
+}
+
+/// A GIF whose logical screen and image descriptor declare a huge size.
+enum GIFBomb {
+    static func make(width: UInt16, height: UInt16) -> [UInt8] {
+        func le(_ value: UInt16) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8)] }
+        var gif = Array("GIF89a".utf8) + le(width) + le(height) + [0x80, 0, 0] + [0, 0, 0, 255, 255, 255]
+        gif += [0x2C] + le(0) + le(0) + le(width) + le(height) + [0]
+        gif += [2, 2, 0x4C, 0x01, 0, 0x3B]
+        return gif
+    }
+}
