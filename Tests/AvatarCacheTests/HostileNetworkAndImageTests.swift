@@ -85,7 +85,7 @@ import Testing
         if server.requests.contains(where: { $0.headers.contains { $0.0.lowercased() == "authorization" } }) { leaked += 1 }
         #expect(leaked == 0)
         #expect(report.downloaded == 1)
-        HostileLedger.record("network", "credentials", tried: "user:password@ in photo URLs; the Monica token across hosts (ProfilesAndLookupTests)", count: urls.count, outcome: "user-info removed before fetching; absent from requests, metadata, report and logs", secretsLeaked: leaked)
+        HostileLedger.record("network", "credentials", tried: "user:password@ and user@ in photo URLs", count: urls.count, outcome: "user-info removed before fetching; absent from requests, metadata, report and logs", secretsLeaked: leaked)
     }
 
     @Test func byteLimitsHoldWhateverTheHeadersSay() async throws {

@@ -62,6 +62,8 @@ import Testing
         let metadata = try String(contentsOf: cache.appendingPathComponent("metadata.json"), encoding: .utf8)
         #expect(!metadata.contains(token))
         #expect(!String(decoding: try report.jsonData(), as: UTF8.self).contains(token))
+        let leaks = other.requests.filter { authorization($0) != nil }.count + (metadata.contains(token) ? 1 : 0)
+        HostileLedger.record("network", "Monica token", tried: "photo URLs on the Monica host, on another host, redirected within the host and across hosts; gravatar URLs on the Monica host", count: 6, outcome: "Bearer token only on hops to the exact Monica host and only for photo avatars; never in metadata or the report", secretsLeaked: leaks)
     }
 
     @Test func monicaHostMatchingIsExact() {

@@ -25,6 +25,8 @@ public struct CacheMaintenance: Sendable {
         }
         var plan = pruner.plan(metadata, files: files)
         metadata = plan.metadata
+        // Users whose photo was evicted now show their monogram, or nothing.
+        metadata.refreshProfiles()
         metadata.updatedAt = Date()
         try directory.saveMetadata(metadata)
         try directory.sweep(keeping: metadata.referencedFiles)

@@ -74,6 +74,7 @@ public struct CacheVerifier: Sendable {
         let referenced = metadata.referencedFiles
         let interrupted = directory.hasInterruptedRun
         var litter = 0
+        var litterBytes: Int64 = 0
         for file in listing.sorted(by: { $0.name < $1.name }) {
             let problem: Problem
             if file.name.hasPrefix(CacheDirectory.temporaryPrefix) {
@@ -83,7 +84,12 @@ public struct CacheVerifier: Sendable {
             } else {
                 continue
             }
-            if interrupted { litter += 1 } else { problems.append(problem) }
+            if interrupted {
+                litter += 1
+                litterBytes += file.size
+            } else {
+                problems.append(problem)
+            }
         }
         var notices: [String] = []
         if interrupted {
@@ -96,7 +102,8 @@ public struct CacheVerifier: Sendable {
             }
         }
         let total = listing.reduce(Int64(0)) { $0 + $1.size }
-        if total > budgetBytes {
+        // An interrupted run's litter is swept by the next run: it is not the cache.
+        if total - litterBytes > budgetBytes {
             problems.append(Problem(kind: .overBudget, subject: directory.root.path, detail: "\(ByteSize.format(total)) is over the budget of \(ByteSize.format(budgetBytes))"))
         }
 
