@@ -26,7 +26,8 @@ let package = Package(
         // Fixed-argument wrappers for libvips' variadic calls, which Swift cannot make.
         .target(
             name: "CVipsShim",
-            dependencies: ["CVips"]
+            dependencies: ["CVips"],
+            linkerSettings: [.linkedLibrary("jpeg")]
         ),
         .target(
             name: "AvatarCache",

@@ -2,6 +2,10 @@
 // wraps is variadic.
 #include "CVipsShim.h"
 #include <malloc.h>
+#include <string.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <jpeglib.h>
 
 int cvipsshim_jpegload_buffer(const void *buf, size_t len, int shrink, VipsImage **out) {
     return vips_jpegload_buffer((void *) buf, len, out,
@@ -106,6 +110,14 @@ int cvipsshim_draw_circle(VipsImage *image, const double *ink, int inkCount, int
     return vips_draw_circle(image, (double *) ink, inkCount, cx, cy, radius, "fill", TRUE, NULL);
 }
 
+int cvipsshim_bandjoin(VipsImage *a, VipsImage *b, VipsImage **out) {
+    return vips_bandjoin2(a, b, out, NULL);
+}
+
+int cvipsshim_extract_band(VipsImage *in, VipsImage **out, int band) {
+    return vips_extract_band(in, out, band, NULL);
+}
+
 int cvipsshim_composite_over(VipsImage *base, VipsImage *overlay, VipsImage **out, int x, int y) {
     return vips_composite2(base, overlay, out, VIPS_BLEND_MODE_OVER, "x", x, "y", y, NULL);
 }
@@ -114,14 +126,13 @@ int cvipsshim_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int qualit
     return vips_jpegsave_buffer(in, buf, len,
         "Q", quality,
         "strip", TRUE,
-        "optimize_coding", TRUE,
         NULL);
 }
 
 int cvipsshim_pngsave_buffer(VipsImage *in, void **buf, size_t *len) {
     return vips_pngsave_buffer(in, buf, len,
         "strip", TRUE,
-        "compression", 6,
+        "compression", 3,
         NULL);
 }
 
@@ -134,4 +145,90 @@ int cvipsshim_webpsave_buffer(VipsImage *in, void **buf, size_t *len, int qualit
 
 int cvipsshim_set_malloc_arena_max(int arenas) {
     return mallopt(M_ARENA_MAX, arenas);
+}
+
+struct cvipsshim_jpeg_error {
+    struct jpeg_error_mgr manager;
+    jmp_buf jump;
+    int warnings;
+    char message[JMSG_LENGTH_MAX];
+};
+
+static void cvipsshim_jpeg_error_exit(j_common_ptr info) {
+    struct cvipsshim_jpeg_error *error = (struct cvipsshim_jpeg_error *) info->err;
+    (*info->err->format_message)(info, error->message);
+    longjmp(error->jump, 1);
+}
+
+static void cvipsshim_jpeg_emit_message(j_common_ptr info, int level) {
+    // Level -1 is a warning: corrupt data, premature end of file. Treated as failure,
+    // as jpegload's fail_on=truncated does, so no half-grey picture is ever cached.
+    if (level < 0) {
+        struct cvipsshim_jpeg_error *error = (struct cvipsshim_jpeg_error *) info->err;
+        if (error->warnings++ == 0) (*info->err->format_message)(info, error->message);
+    }
+}
+
+int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, VipsImage **out) {
+    struct jpeg_decompress_struct info;
+    struct cvipsshim_jpeg_error error;
+    unsigned char *volatile pixels = NULL;
+    info.err = jpeg_std_error(&error.manager);
+    error.manager.error_exit = cvipsshim_jpeg_error_exit;
+    error.manager.emit_message = cvipsshim_jpeg_emit_message;
+    error.warnings = 0;
+    error.message[0] = 0;
+    if (setjmp(error.jump)) {
+        jpeg_destroy_decompress(&info);
+        g_free(pixels);
+        vips_error("jpeg", "%s", error.message);
+        return -1;
+    }
+    jpeg_create_decompress(&info);
+    jpeg_mem_src(&info, (const unsigned char *) buf, (unsigned long) len);
+    jpeg_read_header(&info, TRUE);
+    if (info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK
+        || (info.num_components != 1 && info.num_components != 3)) {
+        jpeg_destroy_decompress(&info);
+        return 1;
+    }
+    unsigned int shortSide = info.image_width < info.image_height ? info.image_width : info.image_height;
+    unsigned int scale = 8;
+    for (unsigned int n = 1; n <= 8; n++) {
+        if ((shortSide * n + 7) / 8 >= (unsigned int) target) { scale = n; break; }
+    }
+    info.scale_num = scale;
+    info.scale_denom = 8;
+    info.out_color_space = JCS_RGB;
+    jpeg_start_decompress(&info);
+    unsigned int width = info.output_width, height = info.output_height;
+    unsigned int side = width < height ? width : height;
+    JDIMENSION left = (width - side) / 2, columns = side;
+    if (width > side) jpeg_crop_scanline(&info, &left, &columns);   // widens to iMCU bounds
+    unsigned int wantedLeft = (width - side) / 2 - left;
+    unsigned int top = (height - side) / 2;
+    if (top > 0) jpeg_skip_scanlines(&info, top);
+    size_t stride = (size_t) info.output_width * 3;
+    pixels = g_malloc((size_t) side * side * 3);
+    unsigned char *row = g_malloc(stride);
+    for (unsigned int y = 0; y < side; y++) {
+        JSAMPROW rows[1] = { row };
+        if (jpeg_read_scanlines(&info, rows, 1) != 1) break;
+        memcpy(pixels + (size_t) y * side * 3, row + (size_t) wantedLeft * 3, (size_t) side * 3);
+    }
+    g_free(row);
+    int warnings = error.warnings;
+    jpeg_abort_decompress(&info);
+    jpeg_destroy_decompress(&info);
+    if (warnings > 0) {
+        g_free(pixels);
+        vips_error("jpeg", "%s", error.message[0] ? error.message : "corrupt JPEG data");
+        return -1;
+    }
+    VipsImage *image = vips_image_new_from_memory_copy(pixels, (size_t) side * side * 3, side, side, 3, VIPS_FORMAT_UCHAR);
+    g_free(pixels);
+    if (!image) return -1;
+    image->Type = VIPS_INTERPRETATION_sRGB;
+    *out = image;
+    return 0;
 }

@@ -79,8 +79,13 @@ public struct AvatarRenderer: Sendable {
         }
         let orientation = header.orientation
         let largestTier = tiers.first ?? 0
-        let shrink = Self.shrinkOnLoad(shortSide: min(width, height), target: largestTier, format: format)
-        var image = shrink == 1 ? header : try load(bytes, format: format, shrink: shrink)
+        var image: VipsImageRef
+        if format == .jpeg, crop == .centre, let square = try decodeJPEGCentre(bytes, target: largestTier, header: header) {
+            image = square
+        } else {
+            let shrink = Self.shrinkOnLoad(shortSide: min(width, height), target: largestTier, format: format)
+            image = shrink == 1 ? header : try load(bytes, format: format, shrink: shrink)
+        }
 
         // Centre crop first: the centre square is the same whatever the orientation,
         // and every later step then works on fewer pixels.
@@ -138,6 +143,24 @@ public struct AvatarRenderer: Sendable {
             guard image.width == image.height else { throw ImagingError.invalidImage("not square") }
             return image.width
         }
+    }
+
+    /// The centre square of an RGB or greyscale JPEG, decoded at the smallest DCT scale
+    /// that covers `target` (libjpeg-turbo N/8), with the header's ICC profile attached
+    /// for the colour conversion. nil for CMYK/YCCK JPEGs, which go through jpegload.
+    private func decodeJPEGCentre(_ bytes: UnsafeRawBufferPointer, target: Int, header: VipsImageRef) throws -> VipsImageRef? {
+        var out: UnsafeMutablePointer<VipsImage>?
+        let status = cvipsshim_jpeg_decode_centre(bytes.baseAddress, bytes.count, Int32(target), &out)
+        if status == 1 { return nil }
+        guard status == 0, let out else { throw ImagingError.invalidImage(Vips.takeErrorMessage()) }
+        let image = VipsImageRef(out)
+        var data: UnsafeRawPointer?
+        var length = 0
+        if header.hasICCProfile, vips_image_get_blob(header.pointer, "icc-profile-data", &data, &length) == 0, let data {
+            vips_image_set_blob_copy(image.pointer, "icc-profile-data", data, length)
+        }
+        if header.orientation > 1 { vips_image_set_int(image.pointer, "orientation", Int32(header.orientation)) }
+        return image
     }
 
     /// The largest power-of-two shrink (JPEG DCT scaling, WebP scaled decode) whose

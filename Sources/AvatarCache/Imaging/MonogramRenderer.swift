@@ -1,4 +1,5 @@
 import CVips
+import Foundation
 import CVipsShim
 
 /// What a monogram shows and in which colours.
@@ -33,6 +34,29 @@ public struct MonogramSpec: Sendable, Hashable {
     }
 }
 
+/// The antialiased disc (alpha) for one size: the same for every colour and initials,
+/// so it is drawn once per size and process (at twice the size, then halved).
+final class DiscMask: @unchecked Sendable {
+    static let shared = DiscMask()
+    private let lock = NSLock()
+    private var masks: [String: VipsImageRef] = [:]
+
+    func mask(side: Int, filled: Bool) throws -> VipsImageRef {
+        let key = "\(side)-\(filled)"
+        if let mask = lock.withLock({ masks[key] }) { return mask }
+        var canvas = try VipsImageRef.make("black") { cvipsshim_black($0, Int32(side * 2), Int32(side * 2), 1) }
+        canvas = try canvas.copiedToMemory()
+        let ink: [Double] = [255]
+        let radius = filled ? side * 2 : side
+        let status = ink.withUnsafeBufferPointer { cvipsshim_draw_circle(canvas.pointer, $0.baseAddress, 1, Int32(side), Int32(side), Int32(radius)) }
+        guard status == 0 else { throw ImagingError.library("draw_circle: \(Vips.takeErrorMessage())") }
+        let halved = try canvas.apply("resize") { cvipsshim_resize($0, $1, 0.5) }
+        let mask = try halved.apply("cast") { cvipsshim_cast_uchar($0, $1) }.copiedToMemory()
+        lock.withLock { masks[key] = mask }
+        return mask
+    }
+}
+
 /// Draws monograms with libvips: the initials at 40 % of the diameter, semibold,
 /// centred on a circle of the colour, transparent outside (PNG, WebP), or on a full
 /// square of the colour when the output is JPEG. Fonts come from fontconfig, so CJK,
@@ -61,17 +85,15 @@ public struct MonogramRenderer: Sendable {
 
     private func render(_ spec: MonogramSpec, side: Int) throws -> [UInt8] {
         let background = Self.rgb(spec.background)
-        // The disc is drawn at twice the size and halved, which antialiases its edge.
-        var canvas = try VipsImageRef.make("black") { cvipsshim_black($0, Int32(side * 2), Int32(side * 2), 4) }
-        canvas = try canvas.copiedToMemory()
-        let ink = [background.0, background.1, background.2, 255]
-        let status = ink.withUnsafeBufferPointer { buffer in
-            outputFormat == .jpeg
-                ? cvipsshim_draw_circle(canvas.pointer, buffer.baseAddress, 4, Int32(side), Int32(side), Int32(side * 2))
-                : cvipsshim_draw_circle(canvas.pointer, buffer.baseAddress, 4, Int32(side), Int32(side), Int32(side))
+        // The colour, with the disc's alpha (or fully opaque for JPEG's square).
+        let mask = try DiscMask.shared.mask(side: side, filled: outputFormat == .jpeg)
+        var colour = [background.0, background.1, background.2]
+        guard let flat = colour.withUnsafeMutableBufferPointer({ vips_image_new_from_image(mask.pointer, $0.baseAddress, 3) }) else {
+            throw ImagingError.library("new_from_image: \(Vips.takeErrorMessage())")
         }
-        guard status == 0 else { throw ImagingError.library("draw_circle: \(Vips.takeErrorMessage())") }
-        canvas = try AvatarRenderer.resizeKeepingAlpha(canvas, to: side)
+        let colourImage = VipsImageRef(flat)
+        var canvas = try colourImage.apply("bandjoin") { cvipsshim_bandjoin($0, mask.pointer, $1) }
+        canvas = try canvas.apply("colourspace") { cvipsshim_colourspace($0, $1, VIPS_INTERPRETATION_sRGB) }
 
         let text = try textImage(spec, side: side)
         let x = (side - text.width) / 2, y = (side - text.height) / 2

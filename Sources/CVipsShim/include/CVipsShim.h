@@ -19,6 +19,14 @@ int cvipsshim_webpload_buffer(const void *buf, size_t len, double scale, VipsIma
 int cvipsshim_gifload_buffer(const void *buf, size_t len, VipsImage **out);
 int cvipsshim_heifload_buffer(const void *buf, size_t len, VipsImage **out);
 
+// Decodes only the centre square of a JPEG, at the smallest libjpeg-turbo DCT scale
+// (N/8, N = 1…8) whose square still has at least `target` pixels a side (or at full
+// size when the image is smaller), straight into a new 8-bit RGB image. libvips'
+// jpegload only scales by 1/2, 1/4 and 1/8 and decodes every column and row.
+// Returns 0 with *out set; 1 when this path does not apply (CMYK, YCCK, unusual
+// component counts: use jpegload); -1 on corrupt or truncated data (vips_error set).
+int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, VipsImage **out);
+
 // Geometry and colour.
 int cvipsshim_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height);
 int cvipsshim_smartcrop_attention(VipsImage *in, VipsImage **out, int width, int height);
@@ -36,6 +44,8 @@ int cvipsshim_resize(VipsImage *in, VipsImage **out, double scale);
 int cvipsshim_text(VipsImage **out, const char *markup, const char *font, int dpi);
 int cvipsshim_black(VipsImage **out, int width, int height, int bands);
 int cvipsshim_draw_circle(VipsImage *image, const double *ink, int inkCount, int cx, int cy, int radius);
+int cvipsshim_bandjoin(VipsImage *a, VipsImage *b, VipsImage **out);
+int cvipsshim_extract_band(VipsImage *in, VipsImage **out, int band);
 int cvipsshim_composite_over(VipsImage *base, VipsImage *overlay, VipsImage **out, int x, int y);
 
 // Savers. Metadata (EXIF, XMP, ICC, comments) is always stripped; the caller frees

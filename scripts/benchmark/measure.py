@@ -1,0 +1,48 @@
+#!/usr/bin/env python3
+"""Runs a command and prints one JSON line: wall seconds, CPU seconds (user + system of
+the whole process tree, from the kernel's accounting of waited-for children) and the
+peak resident memory of the whole tree (sum of RSS of every descendant, sampled every
+20 ms from /proc).
+
+usage: measure.py -- COMMAND...
+"""
+import json, os, resource, subprocess, sys, time
+
+command = sys.argv[sys.argv.index("--") + 1:]
+
+
+def tree_rss(root):
+    children = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(pid))
+        except OSError:
+            pass
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        try:
+            with open(f"/proc/{pid}/statm") as f:
+                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except OSError:
+            pass
+        stack.extend(children.get(pid, []))
+    return total
+
+
+before = resource.getrusage(resource.RUSAGE_CHILDREN)
+start = time.monotonic()
+process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+peak = 0
+while process.poll() is None:
+    peak = max(peak, tree_rss(process.pid))
+    time.sleep(0.02)
+wall = time.monotonic() - start
+after = resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+stderr = process.stderr.read().decode(errors="replace")
+print(json.dumps({"wall": wall, "cpu": cpu, "peakRSS": peak, "status": process.returncode, "stderr": stderr[-2000:]}))
