@@ -91,5 +91,13 @@ struct ByteCount: ExpressibleByArgument {
     var defaultValueDescription: String { ByteSize.format(bytes).replacingOccurrences(of: " ", with: "").replacingOccurrences(of: ".0", with: "") }
 }
 
+/// Prints a value as pretty, key-sorted JSON on stdout (`--json` outputs).
+func printJSON<T: Encodable>(_ value: T) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    encoder.dateEncodingStrategy = .iso8601
+    print(String(decoding: try encoder.encode(value), as: UTF8.self))
+}
+
 extension ExportFormat: ExpressibleByArgument {}
 extension OutputFormat: ExpressibleByArgument {}

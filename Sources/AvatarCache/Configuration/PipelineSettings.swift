@@ -69,16 +69,16 @@ public struct PipelineSettings: Sendable, Equatable {
     public func configuration(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> WarmConfiguration {
         guard let cache, !cache.isEmpty else { throw ConfigurationError(message: "no cache directory: give --cache or the pipeline key \"cache\"") }
         var exports: [String] = []
-        var formats: Set<ExportFormat?> = []
+        var formats: [String: ExportFormat] = [:]
         for input in inputs {
-            let paths = try input.expanded()
-            exports += paths
-            formats.insert(input.format ?? format)
+            for path in try input.expanded() {
+                exports.append(path)
+                if let chosen = input.format ?? format, formats[path] == nil { formats[path] = chosen }
+            }
         }
         guard !exports.isEmpty else { throw ConfigurationError(message: "no export given") }
         var configuration = WarmConfiguration(exports: exports, cacheDirectory: URL(fileURLWithPath: cache))
-        configuration.exportFormats = Dictionary(inputs.flatMap { input in ((try? input.expanded()) ?? []).map { ($0, input.format ?? format) } },
-                                                 uniquingKeysWith: { first, _ in first }).compactMapValues { $0 }
+        configuration.exportFormats = formats
         if let sizes { configuration.pointSizes = sizes }
         if let scales { configuration.scales = scales }
         if let crop { configuration.crop = crop }

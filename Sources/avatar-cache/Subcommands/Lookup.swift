@@ -45,9 +45,7 @@ struct Lookup: AsyncParsableCommand {
             throw ExitCodes.fail(error)
         }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(answer), as: UTF8.self))
+            try printJSON(answer)
         } else if let file = answer.file {
             print(file)
         } else {

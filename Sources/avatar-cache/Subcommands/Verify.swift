@@ -37,9 +37,7 @@ struct Verify: AsyncParsableCommand {
             throw ExitCodes.fail(error)
         }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(result), as: UTF8.self))
+            try printJSON(result)
         } else {
             for problem in result.problems { print(problem) }
             for action in result.repaired { print("repaired: \(action)") }
@@ -73,10 +71,7 @@ struct Stats: AsyncParsableCommand {
             throw ExitCodes.fail(error)
         }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            encoder.dateEncodingStrategy = .iso8601
-            print(String(decoding: try encoder.encode(stats), as: UTF8.self))
+            try printJSON(stats)
             return
         }
         print("entries:        \(stats.entries) (\(stats.photoEntries) photos, \(stats.monogramEntries) monograms), \(stats.profiles) profiles")
