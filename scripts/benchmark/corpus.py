@@ -11,7 +11,9 @@ About one profile in six has no photo.
 
 usage: corpus.py WORKDIR N BASE_URL
 """
-import glob, json, os, struct, subprocess, sys, zipfile, zlib
+import glob, json, os, struct, subprocess, sys, zipfile
+
+from photo_variants import unique
 
 work, count, base_url = sys.argv[1], int(sys.argv[2]), sys.argv[3].rstrip("/")
 bases = os.path.join(work, "bases")
@@ -99,27 +101,6 @@ def build_bases():
         made.append(out)
     open(marker, "w").write("ok\n")
     return sorted(os.path.basename(m) for m in made)
-
-
-def unique(data, ext, tag):
-    tag = tag.encode()
-    if ext == "jpg":
-        return data[:2] + b"\xff\xfe" + struct.pack(">H", len(tag) + 2) + tag + data[2:]
-    if ext == "png":
-        body = b"Comment\x00" + tag
-        chunk = struct.pack(">I", len(body)) + b"tEXt" + body + struct.pack(">I", zlib.crc32(b"tEXt" + body) & 0xFFFFFFFF)
-        return data[:33] + chunk + data[33:]
-    if ext == "gif":
-        flags = data[10]
-        offset = 13 + (3 * (2 ** ((flags & 7) + 1)) if flags & 0x80 else 0)
-        return data[:offset] + b"\x21\xfe" + bytes([len(tag)]) + tag + b"\x00" + data[offset:]
-    if ext == "webp":
-        payload = tag + (b" " if len(tag) % 2 else b"")
-        body = data[8:] + b"ZTAG" + struct.pack("<I", len(payload)) + payload
-        return b"RIFF" + struct.pack("<I", len(body)) + body
-    if ext == "heic":
-        return data + struct.pack(">I", len(tag) + 8) + b"free" + tag
-    raise ValueError(ext)
 
 
 names = build_bases()

@@ -11,8 +11,6 @@ public struct FetchedPhoto: Sendable {
     public var sha256: String
     public var etag: String?
     public var lastModified: String?
-    /// Where the bytes finally came from, after redirects.
-    public var finalURL: String
     /// The freshness lifetime the server stated (Cache-Control max-age, Expires), if any.
     public var freshnessLifetime: TimeInterval?
 }
@@ -243,7 +241,6 @@ public final class HTTPFetcher: Sendable {
                 sha256: hasher.finalize().hexString,
                 etag: response.headers.first(name: "ETag"),
                 lastModified: response.headers.first(name: "Last-Modified"),
-                finalURL: url.absoluteString,
                 freshnessLifetime: Self.freshnessLifetime(response.headers)
             ))
         }

@@ -118,7 +118,7 @@ public struct AvatarRenderer: Sendable {
         var current = image
         for tier in tiers {
             if current.width > tier {
-                current = try resize(current, to: tier)
+                current = try Self.resizeKeepingAlpha(current, to: tier)
             }
             outputs.append(RenderedTier(tier: tier, side: current.width, bytes: try encode(current)))
         }
@@ -208,10 +208,6 @@ public struct AvatarRenderer: Sendable {
             image = try image.apply("cast") { cvipsshim_cast_uchar($0, $1) }
         }
         return image
-    }
-
-    private func resize(_ image: VipsImageRef, to side: Int) throws -> VipsImageRef {
-        try Self.resizeKeepingAlpha(image, to: side)
     }
 
     /// Resizes a square image to `side` pixels. With alpha the pixels are premultiplied

@@ -90,12 +90,18 @@ public final class WarmPipeline: Sendable {
         let gathered = try readExports(into: &report)
         let known = knownContent(metadata, directory: directory)
         let photoJobs = plan(gathered, metadata: &metadata, started: started, report: &report, known: known)
-        try await process(photoJobs, stage: "photos", known: known, metadata: &metadata, started: started, report: &report)
-        updateProfiles(gathered, metadata: &metadata, started: started)
-        let monogramJobs = planMonograms(metadata: &metadata, gathered: gathered, started: started, known: known)
-        try await process(monogramJobs, stage: "monograms", known: known, metadata: &metadata, started: started, report: &report)
-        metadata.refreshProfiles()
-        tally(gathered, metadata: metadata, report: &report)
+        // One HTTP client, decode pool and writer for both stages, made when a job needs them.
+        var workers: Workers?
+        do {
+            try await process(photoJobs, stage: "photos", known: known, workers: &workers, metadata: &metadata, started: started, report: &report)
+            updateProfiles(gathered, metadata: &metadata, started: started)
+            let monogramJobs = planMonograms(metadata: &metadata, gathered: gathered, started: started, known: known)
+            try await process(monogramJobs, stage: "monograms", known: known, workers: &workers, metadata: &metadata, started: started, report: &report)
+        } catch {
+            await workers?.shutdown()
+            throw error
+        }
+        await workers?.shutdown()
         if let reason = control.stopReason {
             report.interrupted = reason
             logger.notice("stopped early: what is done is saved", metadata: ["reason": "\(reason)"])
@@ -108,6 +114,8 @@ public final class WarmPipeline: Sendable {
         report.evicted = pruned.plan.evicted.count
         report.evictedBytes = pruned.plan.freedBytes
         report.cacheBytes = pruned.cacheBytes
+        // What each profile shows once the prune is done (pruneAndSave points them).
+        tally(gathered, metadata: pruned.plan.metadata, report: &report)
         report.durationSeconds = Date().timeIntervalSince(started)
         return report
     }
@@ -296,50 +304,60 @@ public final class WarmPipeline: Sendable {
 
     // MARK: Process
 
+    /// What the job stages share: one HTTP client, one decode pool, one writer.
+    final class Workers: Sendable {
+        let fetcher: HTTPFetcher
+        let pool: DecodeWorkerPool
+        let writer: RenderWriter
+
+        init(_ configuration: WarmConfiguration) {
+            fetcher = HTTPFetcher(
+                policy: NetworkPolicy(allowPrivateNetworks: configuration.allowPrivateNetworks, allowedHosts: Set(configuration.allowedHosts)),
+                limits: configuration.fetchLimits,
+                maxConnectionsPerHost: configuration.maxConnectionsPerHost
+            )
+            pool = DecodeWorkerPool(threads: configuration.decodeThreads)
+            writer = RenderWriter(
+                renderer: AvatarRenderer(tiers: configuration.tiers, outputFormat: configuration.outputFormat, quality: configuration.quality,
+                                         maxPixels: configuration.maxPixels, crop: configuration.crop),
+                monograms: MonogramRenderer(tiers: configuration.tiers, outputFormat: configuration.monogramFormat, quality: configuration.quality),
+                directory: CacheDirectory(root: configuration.cacheDirectory)
+            )
+        }
+
+        func shutdown() async {
+            pool.shutdown()
+            await fetcher.shutdown()
+        }
+    }
+
     private func process(
-        _ jobs: [Job], stage: String, known: [String: RenderedFiles],
+        _ jobs: [Job], stage: String, known: [String: RenderedFiles], workers: inout Workers?,
         metadata: inout CacheMetadata, started: Date, report: inout RunReport
     ) async throws {
         guard !jobs.isEmpty, !control.isStopping else { return }
-        let fetcher = HTTPFetcher(
-            policy: NetworkPolicy(allowPrivateNetworks: configuration.allowPrivateNetworks, allowedHosts: Set(configuration.allowedHosts)),
-            limits: configuration.fetchLimits,
-            maxConnectionsPerHost: configuration.maxConnectionsPerHost
-        )
-        let pool = DecodeWorkerPool(threads: configuration.decodeThreads)
-        let directory = CacheDirectory(root: configuration.cacheDirectory)
-        let writer = RenderWriter(
-            renderer: AvatarRenderer(tiers: configuration.tiers, outputFormat: configuration.outputFormat, quality: configuration.quality,
-                                     maxPixels: configuration.maxPixels, crop: configuration.crop),
-            monograms: MonogramRenderer(tiers: configuration.tiers, outputFormat: configuration.monogramFormat, quality: configuration.quality),
-            directory: directory
-        )
+        let shared = workers ?? Workers(configuration)
+        workers = shared
+        let fetcher = shared.fetcher, pool = shared.pool, writer = shared.writer
         let coordinator = RenderCoordinator(known: known)
-        defer { pool.shutdown() }
-        do {
-            try await withThrowingTaskGroup(of: (Job, Result<Outcome, SourceFailure>).self) { group in
-                var pending = jobs.makeIterator()
-                var done = 0
-                func startNext() {
-                    // Once stopping, nothing new starts; what runs finishes.
-                    guard !control.isStopping, let job = pending.next() else { return }
-                    group.addTask {
-                        (job, try await self.run(job, fetcher: fetcher, coordinator: coordinator, pool: pool, writer: writer, started: started))
-                    }
-                }
-                for _ in 0..<configuration.concurrency { startNext() }
-                while let (job, result) = try await group.next() {
-                    merge(job, result, into: &metadata, started: started, report: &report)
-                    done += 1
-                    onProgress?(RunProgress(done: done, total: jobs.count, stage: stage))
-                    startNext()
+        try await withThrowingTaskGroup(of: (Job, Result<Outcome, SourceFailure>).self) { group in
+            var pending = jobs.makeIterator()
+            var done = 0
+            func startNext() {
+                // Once stopping, nothing new starts; what runs finishes.
+                guard !control.isStopping, let job = pending.next() else { return }
+                group.addTask {
+                    (job, try await self.run(job, fetcher: fetcher, coordinator: coordinator, pool: pool, writer: writer, started: started))
                 }
             }
-        } catch {
-            await fetcher.shutdown()
-            throw error
+            for _ in 0..<configuration.concurrency { startNext() }
+            while let (job, result) = try await group.next() {
+                merge(job, result, into: &metadata, started: started, report: &report)
+                done += 1
+                onProgress?(RunProgress(done: done, total: jobs.count, stage: stage))
+                startNext()
+            }
         }
-        await fetcher.shutdown()
     }
 
     /// One job: get the bytes, then render (or reuse) the files. Failures of the source

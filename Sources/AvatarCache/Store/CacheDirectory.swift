@@ -190,9 +190,11 @@ public struct CacheDirectory: Sendable {
     /// Removes temporary leftovers and, unless `leftoversOnly`, cache files no entry
     /// references. Returns the names removed. Files that are not ours are left alone.
     @discardableResult
-    public func sweep(keeping referenced: Set<String>, leftoversOnly: Bool = false) throws -> [String] {
+    /// `listing`: a listing taken under the same lock, to save listing the directory again.
+    public func sweep(keeping referenced: Set<String>, leftoversOnly: Bool = false,
+                      in listing: [(name: String, size: Int64)]? = nil) throws -> [String] {
         var removed: [String] = []
-        for file in try listFiles() {
+        for file in try listing ?? listFiles() {
             let isLeftover = file.name.hasPrefix(Self.temporaryPrefix)
             let isOrphan = !leftoversOnly && Self.isCacheFileName(file.name) && !referenced.contains(file.name)
             if isLeftover || isOrphan {

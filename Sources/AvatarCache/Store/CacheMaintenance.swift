@@ -18,8 +18,9 @@ public struct CacheMaintenance: Sendable {
     public func pruneAndSave(_ metadata: CacheMetadata, pruner: Pruner) throws -> (plan: Pruner.Plan, cacheBytes: Int64) {
         var metadata = metadata
         let referenced = metadata.referencedFiles
+        let listing = try directory.listFiles()
         // Unreferenced files are about to be deleted: they do not count toward the budget.
-        let files = try directory.listFiles().filter {
+        let files = listing.filter {
             !$0.name.hasPrefix(CacheDirectory.temporaryPrefix) && $0.name != CacheDirectory.runMarkerName
                 && (!CacheDirectory.isCacheFileName($0.name) || referenced.contains($0.name))
         }
@@ -29,11 +30,14 @@ public struct CacheMaintenance: Sendable {
         metadata.refreshProfiles()
         metadata.updatedAt = Date()
         try directory.saveMetadata(metadata)
-        try directory.sweep(keeping: metadata.referencedFiles)
+        let removed = Set(try directory.sweep(keeping: metadata.referencedFiles, in: listing))
         directory.syncDirectory()
         plan.metadata = metadata
-        // The saved metadata's own size changed: measure what is really on disk.
-        let cacheBytes = try directory.listFiles().filter { $0.name != CacheDirectory.runMarkerName }.reduce(0) { $0 + $1.size }
+        // What stays on disk, with the new metadata file's own size.
+        let kept = listing.filter {
+            !removed.contains($0.name) && $0.name != CacheDirectory.runMarkerName && $0.name != CacheDirectory.metadataName
+        }
+        let cacheBytes = kept.reduce(0) { $0 + $1.size } + (directory.fileSize(CacheDirectory.metadataName) ?? 0)
         if !plan.evicted.isEmpty {
             logger.info("pruned", metadata: [
                 "evicted": "\(plan.evicted.count)",
