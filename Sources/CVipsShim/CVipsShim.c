@@ -169,6 +169,11 @@ static void cvipsshim_jpeg_emit_message(j_common_ptr info, int level) {
     }
 }
 
+static void cvipsshim_free_pixels(VipsImage *image, void *pixels) {
+    (void) image;
+    g_free(pixels);
+}
+
 int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, VipsImage **out) {
     struct jpeg_decompress_struct info;
     struct cvipsshim_jpeg_error error;
@@ -187,11 +192,15 @@ int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, VipsIm
     jpeg_create_decompress(&info);
     jpeg_mem_src(&info, (const unsigned char *) buf, (unsigned long) len);
     jpeg_read_header(&info, TRUE);
-    if (info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK
-        || (info.num_components != 1 && info.num_components != 3)) {
+    // libjpeg converts YCCK to CMYK itself; Adobe (Photoshop) CMYK is stored inverted,
+    // as jpegload knows.
+    int cmyk = info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK;
+    if (cmyk ? info.num_components != 4 : (info.num_components != 1 && info.num_components != 3)) {
         jpeg_destroy_decompress(&info);
         return 1;
     }
+    int bands = cmyk ? 4 : 3;
+    int invert = cmyk && info.saw_Adobe_marker;
     unsigned int shortSide = info.image_width < info.image_height ? info.image_width : info.image_height;
     unsigned int scale = 8;
     for (unsigned int n = 1; n <= 8; n++) {
@@ -199,7 +208,7 @@ int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, VipsIm
     }
     info.scale_num = scale;
     info.scale_denom = 8;
-    info.out_color_space = JCS_RGB;
+    info.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
     jpeg_start_decompress(&info);
     unsigned int width = info.output_width, height = info.output_height;
     unsigned int side = width < height ? width : height;
@@ -208,13 +217,15 @@ int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, VipsIm
     unsigned int wantedLeft = (width - side) / 2 - left;
     unsigned int top = (height - side) / 2;
     if (top > 0) jpeg_skip_scanlines(&info, top);
-    size_t stride = (size_t) info.output_width * 3;
-    pixels = g_malloc((size_t) side * side * 3);
+    size_t stride = (size_t) info.output_width * bands, line = (size_t) side * bands;
+    pixels = g_malloc(line * side);
     unsigned char *row = g_malloc(stride);
     for (unsigned int y = 0; y < side; y++) {
         JSAMPROW rows[1] = { row };
         if (jpeg_read_scanlines(&info, rows, 1) != 1) break;
-        memcpy(pixels + (size_t) y * side * 3, row + (size_t) wantedLeft * 3, (size_t) side * 3);
+        unsigned char *target = pixels + (size_t) y * line;
+        memcpy(target, row + (size_t) wantedLeft * bands, line);
+        if (invert) for (size_t x = 0; x < line; x++) target[x] = 255 - target[x];
     }
     g_free(row);
     int warnings = error.warnings;
@@ -225,10 +236,11 @@ int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, VipsIm
         vips_error("jpeg", "%s", error.message[0] ? error.message : "corrupt JPEG data");
         return -1;
     }
-    VipsImage *image = vips_image_new_from_memory_copy(pixels, (size_t) side * side * 3, side, side, 3, VIPS_FORMAT_UCHAR);
-    g_free(pixels);
-    if (!image) return -1;
-    image->Type = VIPS_INTERPRETATION_sRGB;
+    // The image takes the pixels over and frees them when it closes: no second copy.
+    VipsImage *image = vips_image_new_from_memory(pixels, line * side, side, side, bands, VIPS_FORMAT_UCHAR);
+    if (!image) { g_free(pixels); return -1; }
+    g_signal_connect(image, "postclose", G_CALLBACK(cvipsshim_free_pixels), pixels);
+    image->Type = cmyk ? VIPS_INTERPRETATION_CMYK : VIPS_INTERPRETATION_sRGB;
     *out = image;
     return 0;
 }

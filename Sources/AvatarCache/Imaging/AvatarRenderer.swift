@@ -116,9 +116,12 @@ public struct AvatarRenderer: Sendable {
 
         var outputs: [RenderedTier] = []
         var current = image
-        for tier in tiers {
+        for (index, tier) in tiers.enumerated() {
             if current.width > tier {
                 current = try Self.resizeKeepingAlpha(current, to: tier)
+                // Into memory before encoding when a smaller tier is resized from this
+                // one: a lazy image would be resampled again for it.
+                if index + 1 < tiers.count { current = try current.copiedToMemory() }
             }
             outputs.append(RenderedTier(tier: tier, side: current.width, bytes: try encode(current)))
         }
@@ -147,7 +150,8 @@ public struct AvatarRenderer: Sendable {
 
     /// The centre square of an RGB or greyscale JPEG, decoded at the smallest DCT scale
     /// that covers `target` (libjpeg-turbo N/8), with the header's ICC profile attached
-    /// for the colour conversion. nil for CMYK/YCCK JPEGs, which go through jpegload.
+    /// for the colour conversion (CMYK and YCCK come out as CMYK). nil when the JPEG has
+    /// an unusual component count, which goes through jpegload.
     private func decodeJPEGCentre(_ bytes: UnsafeRawBufferPointer, target: Int, header: VipsImageRef) throws -> VipsImageRef? {
         var out: UnsafeMutablePointer<VipsImage>?
         let status = cvipsshim_jpeg_decode_centre(bytes.baseAddress, bytes.count, Int32(target), &out)
@@ -220,7 +224,7 @@ public struct AvatarRenderer: Sendable {
         let premultiplied = try image.apply("premultiply") { cvipsshim_premultiply($0, $1) }
         let resized = try premultiplied.apply("resize") { cvipsshim_resize($0, $1, scale) }
         let straight = try resized.apply("unpremultiply") { cvipsshim_unpremultiply($0, $1) }
-        return try straight.apply("cast") { cvipsshim_cast_uchar($0, $1) }.copiedToMemory()
+        return try straight.apply("cast") { cvipsshim_cast_uchar($0, $1) }
     }
 
     private func encode(_ image: VipsImageRef) throws -> [UInt8] {

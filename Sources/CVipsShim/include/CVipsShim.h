@@ -21,10 +21,11 @@ int cvipsshim_heifload_buffer(const void *buf, size_t len, VipsImage **out);
 
 // Decodes only the centre square of a JPEG, at the smallest libjpeg-turbo DCT scale
 // (N/8, N = 1…8) whose square still has at least `target` pixels a side (or at full
-// size when the image is smaller), straight into a new 8-bit RGB image. libvips'
-// jpegload only scales by 1/2, 1/4 and 1/8 and decodes every column and row.
-// Returns 0 with *out set; 1 when this path does not apply (CMYK, YCCK, unusual
-// component counts: use jpegload); -1 on corrupt or truncated data (vips_error set).
+// size when the image is smaller), straight into a new 8-bit RGB image (CMYK for
+// CMYK and YCCK JPEGs, Adobe inversion undone). libvips' jpegload only scales by 1/2,
+// 1/4 and 1/8 and decodes every column and row.
+// Returns 0 with *out set; 1 when this path does not apply (unusual component
+// counts: use jpegload); -1 on corrupt or truncated data (vips_error set).
 int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, VipsImage **out);
 
 // Geometry and colour.
