@@ -11,12 +11,31 @@ public struct NexusUsersReader: ExportReader {
         self.limits = limits
     }
 
-    struct Record: Decodable {
+    struct Record: Decodable, FastJSONRecord {
         var id: FlexibleID
         var displayName: String?
         var email: String?
         var profileImageUrl: String?
         var avatarColorHex: String?
+
+        static func read(_ reader: inout JSONBytesReader) -> Record? {
+            var id: FlexibleID?
+            var record = Record(id: FlexibleID(value: ""))
+            let ok = reader.object { reader, key in
+                switch key {
+                case "id": id = FlexibleID.read(&reader); return id != nil
+                case "displayName": guard let value = reader.optionalString() else { return false }; record.displayName = value
+                case "email": guard let value = reader.optionalString() else { return false }; record.email = value
+                case "profileImageUrl": guard let value = reader.optionalString() else { return false }; record.profileImageUrl = value
+                case "avatarColorHex": guard let value = reader.optionalString() else { return false }; record.avatarColorHex = value
+                default: return reader.skipValue()
+                }
+                return true
+            }
+            guard ok, let id else { return nil }
+            record.id = id
+            return record
+        }
     }
 
     public func read(_ body: (ExportItem) throws -> Void) throws {

@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+@testable import AvatarCache
+
+/// The hand-written pieces of the metadata store: timestamps and cache file names.
+struct StoreFormatTests {
+    @Test func timestampsRoundTripAndMatchFoundation() {
+        let reference = ISO8601DateFormatter()
+        reference.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        var generator = SystemRandomNumberGenerator()
+        // Dates from 1900 to 2400, leap days and the millisecond edge included.
+        let fixed: [Double] = [0, -1, 951_782_400, 4_107_542_399.999, -2_208_988_800, 1_700_000_000.5, 13_569_465_600]
+        let random = (0..<2000).map { _ in Double(Int64.random(in: -2_208_988_800_000...13_569_465_600_000, using: &generator)) / 1000 }
+        for seconds in fixed + random {
+            let date = Date(timeIntervalSince1970: seconds)
+            let text = ISO8601.format(date)
+            #expect(text == reference.string(from: date), "\(seconds)")
+            let truncated = (seconds * 1000).rounded() / 1000
+            let parsed = ISO8601.parse(text)?.timeIntervalSince1970 ?? .nan
+            #expect(abs(parsed - truncated) < 0.0005, "\(text) read back as \(parsed)")
+        }
+    }
+
+    @Test func timestampsWithOffsetsAndWithoutFractions() {
+        let cases: [(String, Double?)] = [
+            ("2026-11-21T23:45:04Z", 1_795_304_704),
+            ("2026-11-21T23:45:04.5Z", 1_795_304_704.5),
+            ("2026-11-22T00:45:04+01:00", 1_795_304_704),
+            ("2026-11-21T18:15:04-05:30", 1_795_304_704),
+            ("2024-02-29T12:00:00Z", 1_709_208_000),
+            ("2026-13-01T00:00:00Z", nil),
+            ("2026-11-21 23:45:04", nil),
+            ("yesterday", nil),
+            ("", nil),
+        ]
+        // Not a day: the hand-written reader refuses it (Foundation's, behind it, rolls
+        // it over to 1 March).
+        #expect("2023-02-29T12:00:00Z".utf8.withContiguousStorageIfAvailable { ISO8601.parseFast($0) } == .some(nil))
+        for (text, expected) in cases {
+            let parsed = ISO8601.parse(text)?.timeIntervalSince1970
+            #expect(parsed == expected, "\(text) read as \(String(describing: parsed))")
+        }
+    }
+
+    @Test func cacheFileNames() {
+        let hash = String(repeating: "0123456789abcdef", count: 4)
+        #expect(CacheDirectory.isCacheFileName("\(hash)-900.jpg"))
+        #expect(CacheDirectory.isCacheFileName("\(hash)-330.webp"))
+        #expect(CacheDirectory.isCacheFileName("\(hash)-48.png"))
+        #expect(!CacheDirectory.isCacheFileName("\(hash.uppercased())-900.jpg"))
+        #expect(!CacheDirectory.isCacheFileName("\(hash)-.jpg"))
+        #expect(!CacheDirectory.isCacheFileName("\(hash)-900.gif"))
+        #expect(!CacheDirectory.isCacheFileName("\(hash)-9a0.jpg"))
+        #expect(!CacheDirectory.isCacheFileName("\(hash.dropLast())-900.jpg"))
+        #expect(!CacheDirectory.isCacheFileName("\(hash)0-900.jpg"))
+        #expect(!CacheDirectory.isCacheFileName("metadata.json"))
+        #expect(!CacheDirectory.isCacheFileName(".tmp-\(hash)-900.jpg"))
+        #expect(!CacheDirectory.isCacheFileName("\(hash)-900.jpg.tmp"))
+    }
+}
+
+/// metadata.json by hand: the same bytes JSONEncoder writes, read back to the same value.
+struct MetadataCodecTests {
+    /// A metadata with every optional field both present and absent, and strings that
+    /// need escaping.
+    static func sample(entries count: Int = 50) -> CacheMetadata {
+        var metadata = CacheMetadata(updatedAt: Date(timeIntervalSince1970: 1_795_304_704.029))
+        let awkward = ["plain", "quote \" backslash \\ slash /", "tab\tnewline\ncr\r", "bell \u{7} nul \u{0} us \u{1f} del \u{7f}",
+                       "Émile Müller 김민준 👩‍💻", "\u{2028}\u{2029}", ""]
+        for index in 0..<count {
+            let hash = String(format: "%064x", index * 7919)
+            let name = "\(hash)-900.jpg"
+            let full = index % 2 == 0
+            let files = ["900": CacheFile(filename: name, width: 900, height: 900, fileSize: Int64(1000 + index), sha256: full ? hash : nil),
+                         "330": CacheFile(filename: "\(hash)-330.jpg", width: 330, height: 330, fileSize: 77, sha256: hash)]
+            let key = index % 5 == 0 ? "https://example.com/a/\(index)?q=\(awkward[index % awkward.count])" : "https://example.com/p/\(index).jpg"
+            metadata.entries[key] = CacheEntry(
+                kind: index % 3 == 0 ? .monogram : .photo, filename: name,
+                lastAccess: Date(timeIntervalSince1970: 1_795_304_704 + Double(index) * 0.001), fileSize: Int64(2000 + index),
+                contentSHA256: hash, sourceBytes: full ? 123_456 : nil, sourceFormat: full ? .jpeg : nil,
+                sourceWidth: full ? 4000 : nil, sourceHeight: full ? 3000 : nil,
+                fetchedAt: Date(timeIntervalSince1970: 1_795_300_000), freshUntil: full ? Date(timeIntervalSince1970: 1_795_900_000) : nil,
+                etag: full ? "\"etag-\(index)\"" : nil, lastModified: full ? "Sat, 21 Nov 2026 23:44:20 GMT" : nil, files: files)
+            metadata.profiles["user-\(index)-\(awkward[index % awkward.count])"] = CachedProfile(
+                displayName: awkward[(index + 1) % awkward.count], cachedInitials: full ? "AL" : "", glyph: full ? nil : .person,
+                avatarColorHex: "#AF52DE", textColorHex: "#000000", photoSource: full ? key : nil,
+                monogramSource: "monogram:v1:AL:#AF52DE:#000000", kind: .photo, cachedImagePath: full ? ["900": name, "330": "\(hash)-330.jpg"] : [:],
+                cachedImageLastAccess: full ? Date(timeIntervalSince1970: 1_795_304_704.5) : nil,
+                lastSeen: Date(timeIntervalSince1970: -86_400.25))
+        }
+        metadata.failures["https://example.com/missing \(awkward[3])"] = FailureRecord(
+            failureClass: .notFound, reason: "HTTP 404 \"Not Found\"", failedAt: Date(timeIntervalSince1970: 1_795_304_000),
+            retryAfter: Date(timeIntervalSince1970: 1_795_390_400))
+        return metadata
+    }
+
+    static func foundationBytes(_ metadata: CacheMetadata) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(ISO8601.format(date))
+        }
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return [UInt8](try encoder.encode(metadata))
+    }
+
+    @Test func writesWhatJSONEncoderWrites() throws {
+        let metadata = Self.sample()
+        let ours = MetadataCodec.encode(metadata)
+        let foundation = try Self.foundationBytes(metadata)
+        if ours != foundation {
+            let at = (0..<min(ours.count, foundation.count)).first { ours[$0] != foundation[$0] } ?? min(ours.count, foundation.count)
+            Issue.record("differs at byte \(at): ours …\(String(decoding: ours[max(0, at - 40)..<min(ours.count, at + 40)], as: UTF8.self))… foundation …\(String(decoding: foundation[max(0, at - 40)..<min(foundation.count, at + 40)], as: UTF8.self))…")
+        }
+        #expect(ours.count == foundation.count)
+    }
+
+    @Test func readsBackWhatItWrote() throws {
+        let metadata = Self.sample()
+        let bytes = MetadataCodec.encode(metadata)
+        let read = try #require(bytes.withUnsafeBytes { MetadataCodec.decode($0) })
+        #expect(read == metadata)
+        // And what JSONDecoder reads from the same bytes is the same value.
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { try ISO8601.parse($0.singleValueContainer().decode(String.self))! }
+        #expect(try decoder.decode(CacheMetadata.self, from: Data(bytes)) == metadata)
+    }
+
+    @Test func readsOtherLayoutsAndRefusesWhatItCannotRead() throws {
+        let metadata = Self.sample(entries: 6)
+        // Pretty-printed, keys in another order, \u escapes, an unknown key: still read.
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(ISO8601.format(date))
+        }
+        encoder.outputFormatting = [.prettyPrinted]
+        var text = String(decoding: try encoder.encode(metadata), as: UTF8.self)
+        text = text.replacingOccurrences(of: "\"generator\"", with: "\"futureField\" : [1, 2.5e3, {\"x\": null}, true, \"\\u00e9\"],\n  \"generator\"")
+        text = text.replacingOccurrences(of: "Émile", with: "\\u00c9mile").replacingOccurrences(of: "👩", with: "\\ud83d\\udc69")
+        let read = try #require(Array(text.utf8).withUnsafeBytes { MetadataCodec.decode($0) })
+        #expect(read == metadata)
+        // Damaged or foreign: nil, so the caller's JSONDecoder explains.
+        let good = MetadataCodec.encode(metadata)
+        let cases: [(String, [UInt8])] = [
+            ("truncated", Array(good.dropLast(10))),
+            ("trailing garbage", good + Array(" x".utf8)),
+            ("another schema", Array(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"schemaVersion\":1", with: "\"schemaVersion\":2").utf8)),
+            ("a size as text", Array(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"fileSize\":2000", with: "\"fileSize\":\"2000\"").utf8)),
+            ("unknown kind", Array(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"kind\":\"photo\"", with: "\"kind\":\"video\"").utf8)),
+            ("bad escape", Array(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\\\"", with: "\\q").utf8)),
+            ("empty", []),
+            ("invalid UTF-8", Array(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "Émile", with: "\u{1}").utf8).map { $0 == 1 ? 0xFF : $0 }),
+        ]
+        for (name, bytes) in cases {
+            #expect(bytes.withUnsafeBytes { MetadataCodec.decode($0) } == nil, "\(name)")
+        }
+    }
+}
