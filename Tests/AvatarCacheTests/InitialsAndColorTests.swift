@@ -22,6 +22,19 @@ import Testing
         #expect(Initials.from(displayName: name) == expected)
     }
 
+    @Test func theASCIIShortcutFollowsTheSameRules() {
+        // Every ASCII name the shortcut takes gives what the grapheme rules give.
+        let alphabet = Array("aZ9.- \t\r\n\u{0B}\u{0C}\u{1C}\u{1F}_'")
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<12 {
+            for _ in 0..<300 {
+                let name = String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
+                #expect(Initials.fromASCII(name) == Initials.fromGraphemes(name), "\(name.debugDescription)")
+            }
+        }
+        #expect(Initials.fromASCII("Zoë Lee") == nil, "not ASCII: the grapheme rules decide")
+    }
+
     @Test func uppercasingDoesNotDependOnTheLocale() {
         // Turkish rules would give "İ"; Unicode's default mapping gives "I".
         #expect(Initials.from(displayName: "ilker irmak") == "II")

@@ -36,6 +36,22 @@ import Testing
         #expect(Set(plan.metadata.entries.keys) == ["u0", "u1"])
     }
 
+    @Test func tiersSharingOneFileAreFreedWithTheirEntry() {
+        // Sources smaller than the smallest tier: both tiers name one file. Ten of them,
+        // 30 bytes each = 300, budget 200, trim to 160: four evicted leave 180, five 150.
+        var entries: [String: CacheEntry] = [:]
+        var files: [(name: String, size: Int64)] = []
+        for index in 0..<10 {
+            let name = "t\(index)-900.jpg"
+            entries["u\(index)"] = entry("t\(index)", accessed: TimeInterval(index), files: ["330": (name, 30), "900": (name, 30)])
+            files.append((name, 30))
+        }
+        let plan = Pruner(budgetBytes: 200, trimRatio: 0.8).plan(CacheMetadata(entries: entries), files: files)
+        #expect(plan.evicted == ["u0", "u1", "u2", "u3", "u4"])
+        #expect(Set(plan.filesToDelete) == Set((0..<5).map { "t\($0)-900.jpg" }))
+        #expect(plan.bytesBefore - plan.freedBytes == 150)
+    }
+
     @Test func aFileStillUsedByAnotherEntryIsNeverDeleted() {
         // Two URLs with the same content share one file; the older one is evicted.
         let shared = ["330": ("s-330.jpg", Int64(60))]

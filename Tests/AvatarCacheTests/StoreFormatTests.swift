@@ -115,6 +115,18 @@ struct MetadataCodecTests {
         #expect(ours.count == foundation.count)
     }
 
+    @Test func streamsTheSameBytesInPieces() throws {
+        let metadata = Self.sample(entries: 3000)
+        var pieces: [[UInt8]] = []
+        #expect(MetadataCodec.encode(metadata) { pieces.append(Array($0)); return true })
+        #expect(pieces.count > 2, "a 3,000-entry metadata is several 1 MB pieces")
+        #expect(pieces.flatMap { $0 } == MetadataCodec.encode(metadata))
+        // A sink that fails (disk full) fails the whole write.
+        var calls = 0
+        #expect(!MetadataCodec.encode(metadata) { _ in calls += 1; return false })
+        #expect(calls == 1, "nothing is offered after a failure")
+    }
+
     @Test func readsBackWhatItWrote() throws {
         let metadata = Self.sample()
         let bytes = MetadataCodec.encode(metadata)

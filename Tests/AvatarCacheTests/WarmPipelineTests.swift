@@ -166,7 +166,11 @@ import Testing
         // Second run, later: two other photos, and a budget the whole cache exceeds.
         let newer = ["logo.png", "coins.gif"]
         let second = try Fixtures.writeUsersExport(newer.map { (id: $0, name: $0, url: Optional(server.url("/photos/\($0)"))) }, in: directory, name: "second.json")
-        let before = try CacheDirectory(root: cache).listFiles().reduce(Int64(0)) { $0 + $1.size }
+        // The budget counts the cache's files, not its bookkeeping (metadata.json, .lock).
+        func budgeted() throws -> Int64 {
+            try CacheDirectory(root: cache).listFiles().filter { !CacheDirectory.isBookkeeping($0.name) }.reduce(Int64(0)) { $0 + $1.size }
+        }
+        let before = try budgeted()
         var configuration = Fixtures.configuration(exports: [second], cache: cache)
         configuration.budgetBytes = 250_000
         try await Task.sleep(for: .milliseconds(1100))
@@ -174,7 +178,7 @@ import Testing
         let report = try await warm(configuration)
 
         #expect(before > 250_000, "the setup must put the cache over budget (\(before))")
-        let after = try CacheDirectory(root: cache).listFiles().reduce(Int64(0)) { $0 + $1.size }
+        let after = try budgeted()
         #expect(after <= 200_000, "cache is \(after) bytes, budget 250,000 × 0.8")
         #expect(report.cacheBytes == after)
         #expect(report.evicted >= 1)

@@ -48,7 +48,7 @@ public struct NexusUsersReader: ExportReader {
                     try body(.bad(bad("\"id\" is empty")))
                     return
                 }
-                let url = user.profileImageUrl?.trimmingCharacters(in: .whitespacesAndNewlines)
+                let url = user.profileImageUrl?.trimmedWhitespace
                 try body(.profile(Profile(
                     id: user.id.value,
                     displayName: user.displayName ?? "",

@@ -12,6 +12,10 @@ public enum Initials {
     public static let unknown = "??"
 
     public static func from(displayName: String) -> String {
+        fromASCII(displayName) ?? fromGraphemes(displayName)
+    }
+
+    static func fromGraphemes(_ displayName: String) -> String {
         let words = displayName.split(whereSeparator: { $0.isWhitespace || $0.isNewline })
         guard let first = words.first else { return unknown }
         if words.count >= 2, let a = first.first, let b = words[1].first {
@@ -32,6 +36,31 @@ public enum Initials {
         case (_?, nil): return from(displayName: firstName ?? "")
         case (nil, _?): return from(displayName: lastName ?? "")
         case (nil, nil): return unknown
+        }
+    }
+
+    /// The same rules for an all-ASCII name, on its bytes (an export of 100,000 users
+    /// asks this 100,000 times): every ASCII byte is a grapheme of its own, except CR LF,
+    /// which is white space either way. nil for any other name.
+    static func fromASCII(_ name: String) -> String? {
+        var name = name
+        return name.withUTF8 { bytes -> String? in
+            var first: [UInt8] = [], firstLength = 0, second: UInt8?, words = 0, inWord = false
+            for byte in bytes {
+                guard byte < 0x80 else { return nil }
+                let space = byte == 0x20 || (0x09...0x0D).contains(byte)
+                if space { inWord = false; continue }
+                if !inWord {
+                    inWord = true
+                    words += 1
+                    if words == 2 { second = byte; break }
+                }
+                if words == 1, firstLength < 2 { first.append(byte); firstLength += 1 }
+            }
+            func upper(_ byte: UInt8) -> UInt8 { (97...122).contains(byte) ? byte - 32 : byte }
+            guard let a = first.first else { return unknown }
+            let b = second ?? (first.count >= 2 ? first[1] : a)
+            return String(decoding: [upper(a), upper(b)], as: UTF8.self)
         }
     }
 

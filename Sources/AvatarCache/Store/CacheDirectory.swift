@@ -24,6 +24,13 @@ public struct CacheDirectory: Sendable {
     /// tells `verify` that leftovers and unreferenced files are that run's, not damage.
     public static let runMarkerName = ".run-in-progress"
 
+    /// Files that are the cache's bookkeeping, not its contents: they do not count toward
+    /// the budget (at 100,000 profiles metadata.json alone is over 100 MB, and evicting
+    /// photos would not make it smaller).
+    public static func isBookkeeping(_ name: String) -> Bool {
+        name == metadataName || name == CacheLock.fileName || name == runMarkerName
+    }
+
     public var hasInterruptedRun: Bool { fileSize(Self.runMarkerName) != nil }
 
     public func markRunStarted() throws {
@@ -75,6 +82,13 @@ public struct CacheDirectory: Sendable {
 
     /// Writes `bytes` to `name` atomically (mode 0644).
     public func writeAtomically(_ bytes: UnsafeRawBufferPointer, to name: String) throws {
+        try writeAtomically(to: name) { write in write(bytes) }
+    }
+
+    /// Writes what `produce` hands its `write` function, piece by piece, to `name`
+    /// atomically (temporary file, fsync, rename). `write` returns false once a write has
+    /// failed; `produce` returns false to abandon the file.
+    public func writeAtomically(to name: String, _ produce: (_ write: (UnsafeRawBufferPointer) -> Bool) -> Bool) throws {
         precondition(!name.contains("/"), "cache names never contain a path separator")
         let temporary = root.appendingPathComponent("\(Self.temporaryPrefix)\(UUID().uuidString)")
         let final = root.appendingPathComponent(name)
@@ -84,23 +98,25 @@ public struct CacheDirectory: Sendable {
         defer {
             if !ok { unlink(temporary.path) }
         }
-        var offset = 0
-        while offset < bytes.count {
-            let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                let reason = Self.errnoText()
-                close(fd)
-                throw StoreError.io(path: final.path, reason: reason)
+        var failure: String?
+        let produced = produce { bytes in
+            guard failure == nil else { return false }
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = Self.errnoText()
+                    return false
+                }
+                offset += written
             }
-            offset += written
+            return true
         }
-        if fsync(fd) != 0 {
-            let reason = Self.errnoText()
-            close(fd)
-            throw StoreError.io(path: final.path, reason: reason)
-        }
+        if failure == nil, !produced { failure = "the contents could not be produced" }
+        if failure == nil, fsync(fd) != 0 { failure = Self.errnoText() }
         close(fd)
+        if let failure { throw StoreError.io(path: final.path, reason: failure) }
         guard rename(temporary.path, final.path) == 0 else {
             throw StoreError.io(path: final.path, reason: Self.errnoText())
         }
@@ -155,7 +171,8 @@ public struct CacheDirectory: Sendable {
 
     /// Writes `metadata.json` atomically.
     public func saveMetadata(_ metadata: CacheMetadata) throws {
-        try writeAtomically(MetadataCodec.encode(metadata), to: Self.metadataName)
+        // Streamed in 1 MB pieces: at 100,000 profiles the file is over 100 MB.
+        try writeAtomically(to: Self.metadataName) { write in MetadataCodec.encode(metadata, to: write) }
         syncDirectory()
     }
 

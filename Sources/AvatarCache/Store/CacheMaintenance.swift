@@ -21,7 +21,7 @@ public struct CacheMaintenance: Sendable {
         let listing = try directory.listFiles()
         // Unreferenced files are about to be deleted: they do not count toward the budget.
         let files = listing.filter {
-            !$0.name.hasPrefix(CacheDirectory.temporaryPrefix) && $0.name != CacheDirectory.runMarkerName
+            !$0.name.hasPrefix(CacheDirectory.temporaryPrefix) && !CacheDirectory.isBookkeeping($0.name)
                 && (!CacheDirectory.isCacheFileName($0.name) || referenced.contains($0.name))
         }
         var plan = pruner.plan(metadata, files: files)
@@ -33,11 +33,9 @@ public struct CacheMaintenance: Sendable {
         let removed = Set(try directory.sweep(keeping: metadata.referencedFiles, in: listing))
         directory.syncDirectory()
         plan.metadata = metadata
-        // What stays on disk, with the new metadata file's own size.
-        let kept = listing.filter {
-            !removed.contains($0.name) && $0.name != CacheDirectory.runMarkerName && $0.name != CacheDirectory.metadataName
-        }
-        let cacheBytes = kept.reduce(0) { $0 + $1.size } + (directory.fileSize(CacheDirectory.metadataName) ?? 0)
+        // What stays on disk and counts toward the budget.
+        let kept = listing.filter { !removed.contains($0.name) && !CacheDirectory.isBookkeeping($0.name) }
+        let cacheBytes = kept.reduce(0) { $0 + $1.size }
         if !plan.evicted.isEmpty {
             logger.info("pruned", metadata: [
                 "evicted": "\(plan.evicted.count)",

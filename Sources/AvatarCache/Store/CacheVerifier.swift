@@ -101,7 +101,7 @@ public struct CacheVerifier: Sendable {
                 break
             }
         }
-        let total = listing.reduce(Int64(0)) { $0 + $1.size }
+        let total = listing.filter { !CacheDirectory.isBookkeeping($0.name) }.reduce(Int64(0)) { $0 + $1.size }
         // An interrupted run's litter is swept by the next run: it is not the cache.
         if total - litterBytes > budgetBytes {
             problems.append(Problem(kind: .overBudget, subject: directory.root.path, detail: "\(ByteSize.format(total)) is over the budget of \(ByteSize.format(budgetBytes))"))
@@ -161,7 +161,7 @@ public struct CacheStatistics: Codable, Sendable {
                 byTier[tier, default: 0] += file.fileSize
             }
         }
-        let total = listing.reduce(Int64(0)) { $0 + $1.size }
+        let total = listing.filter { !CacheDirectory.isBookkeeping($0.name) }.reduce(Int64(0)) { $0 + $1.size }
         let accesses = metadata.entries.values.map(\.lastAccess)
         return CacheStatistics(
             entries: metadata.entries.count,

@@ -8,8 +8,28 @@ import Foundation
 /// `.withoutEscapingSlashes` (so its output and ours are byte for byte the same).
 struct JSONBytesWriter {
     var bytes: [UInt8] = []
+    /// Where full buffers go (see `flushIfFull`); nil keeps everything in `bytes`.
+    private let sink: ((UnsafeRawBufferPointer) -> Bool)?
+    /// The sink refused a piece: what follows is dropped.
+    private(set) var failed = false
+    private static let pieceSize = 1 << 20
 
-    init(capacity: Int = 1 << 16) { bytes.reserveCapacity(capacity) }
+    init(capacity: Int = 1 << 16, sink: ((UnsafeRawBufferPointer) -> Bool)? = nil) {
+        self.sink = sink
+        bytes.reserveCapacity(sink == nil ? capacity : Self.pieceSize + (1 << 16))
+    }
+
+    /// Hands the buffer to the sink once it holds a piece's worth.
+    mutating func flushIfFull() {
+        if sink != nil, bytes.count >= Self.pieceSize { flush() }
+    }
+
+    /// Hands whatever is buffered to the sink.
+    mutating func flush() {
+        guard let sink else { return }
+        if !failed { failed = !bytes.withUnsafeBytes(sink) }
+        bytes.removeAll(keepingCapacity: true)
+    }
 
     mutating func raw(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }

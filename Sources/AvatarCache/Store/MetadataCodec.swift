@@ -13,6 +13,21 @@ enum MetadataCodec {
 
     static func encode(_ metadata: CacheMetadata) -> [UInt8] {
         var writer = JSONBytesWriter(capacity: 1024 + metadata.entries.count * 900 + metadata.profiles.count * 450)
+        write(metadata, into: &writer)
+        return writer.bytes
+    }
+
+    /// Encodes piece by piece into `sink`; false when the sink refused a piece.
+    static func encode(_ metadata: CacheMetadata, to sink: (UnsafeRawBufferPointer) -> Bool) -> Bool {
+        withoutActuallyEscaping(sink) { sink in
+            var writer = JSONBytesWriter(sink: sink)
+            write(metadata, into: &writer)
+            writer.flush()
+            return !writer.failed
+        }
+    }
+
+    private static func write(_ metadata: CacheMetadata, into writer: inout JSONBytesWriter) {
         var first = true
         writer.raw("{")
         writer.key("entries", first: &first)
@@ -28,7 +43,6 @@ enum MetadataCodec {
         writer.key("updatedAt", first: &first)
         writer.date(metadata.updatedAt)
         writer.raw("}")
-        return writer.bytes
     }
 
     /// Byte order of the UTF-8, as JSONEncoder's `.sortedKeys` orders them.
@@ -70,6 +84,7 @@ enum MetadataCodec {
             for (key, index) in order {
                 writer.key(key, first: &first)
                 value(dictionary.values[index], &writer)
+                writer.flushIfFull()
             }
         }
         writer.raw("}")

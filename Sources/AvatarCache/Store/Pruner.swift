@@ -37,9 +37,12 @@ public struct Pruner: Sendable {
         var sizes: [String: Int64] = [:]
         sizes.reserveCapacity(files.count)
         for file in files { sizes[file.name] = file.size }
+        // Entries using each file, counted once per entry: tiers of a source smaller than
+        // the smallest tier share one file (counting them per tier kept such files alive,
+        // and the prune went on evicting everything).
         var references: [String: Int] = [:]
         for entry in metadata.entries.values {
-            for file in entry.files.values { references[file.filename, default: 0] += 1 }
+            for file in entry.distinctFilenames { references[file, default: 0] += 1 }
         }
         // Oldest access first; the URL breaks ties so the order is the same every run.
         let oldestFirst = metadata.entries.sorted {
@@ -50,7 +53,7 @@ public struct Pruner: Sendable {
             if remaining <= target { break }
             plan.metadata.entries[url] = nil
             plan.evicted.append(url)
-            for file in Set(entry.files.values.map(\.filename)) {
+            for file in entry.distinctFilenames {
                 references[file, default: 1] -= 1
                 if references[file] == 0 {
                     plan.filesToDelete.append(file)
@@ -61,4 +64,9 @@ public struct Pruner: Sendable {
         plan.freedBytes = total - remaining
         return plan
     }
+}
+
+extension CacheEntry {
+    /// The entry's files, each once (tiers may share a file).
+    var distinctFilenames: Set<String> { Set(files.values.map(\.filename)) }
 }
