@@ -96,11 +96,19 @@ import Testing
 
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout.contains("evicted 1 entries"))
-        let total = try CacheDirectory(root: cache).listFiles().reduce(Int64(0)) { $0 + $1.size }
+        let total = try CacheDirectory(root: cache).listFiles().filter { !CacheDirectory.isBookkeeping($0.name) }.reduce(Int64(0)) { $0 + $1.size }
         #expect(total <= 200_000)
         let metadata = try CacheDirectory(root: cache).loadMetadata()
         let kept = metadata.entries.filter { $0.value.kind == .photo }.map(\.key)
         #expect(kept == [server.url("/a.jpg")])
+
+        // Nothing to do: metadata.json is not rewritten (same file, same bytes).
+        let metadataPath = cache.appendingPathComponent(CacheDirectory.metadataName).path
+        let inode = { try (FileManager.default.attributesOfItem(atPath: metadataPath)[.systemFileNumber] as? NSNumber)?.intValue }
+        let (inodeBefore, bytesBefore) = (try inode(), try Data(contentsOf: URL(fileURLWithPath: metadataPath)))
+        let again = try run(["prune", "--cache", cache.path, "--budget", "250KB"])
+        #expect(again.status == 0 && again.stdout.contains("evicted 0 entries"), "\(again.stdout) \(again.stderr)")
+        #expect(try inode() == inodeBefore && (try Data(contentsOf: URL(fileURLWithPath: metadataPath))) == bytesBefore)
     }
 }
 

@@ -82,13 +82,19 @@ public final class WarmPipeline: Sendable {
         metadata.failures = metadata.failures.filter { $0.value.retryAfter > started }
         let journal = AccessJournal(directory: directory)
         journal.merge(into: &metadata)
-        // Only temporary leftovers now: unreferenced cache files may be re-used below
+        // One listing for the run (the directory is ours while the lock is held): only
+        // temporary leftovers are swept now; unreferenced cache files may be re-used below
         // (a run killed before saving, a metadata file moved aside) and are swept at the end.
-        report.sweptFiles = try directory.sweep(keeping: metadata.referencedFiles, leftoversOnly: true).count
+        let referenced = metadata.referencedFiles
+        var listing = try directory.listFiles()
+        let swept = Set(try directory.sweep(keeping: referenced, leftoversOnly: true, in: listing))
+        report.sweptFiles = swept.count
+        if !swept.isEmpty { listing.removeAll { swept.contains($0.name) } }
+        var sizes = Dictionary(listing.map { ($0.name, $0.size) }, uniquingKeysWith: { a, _ in a })
         try directory.markRunStarted()
 
         let gathered = try readExports(into: &report)
-        let known = knownContent(metadata, directory: directory)
+        let known = knownContent(metadata, sizes: sizes, referenced: referenced, directory: directory)
         let photoJobs = plan(gathered, metadata: &metadata, started: started, report: &report, known: known)
         // One HTTP client, decode pool and writer for both stages, made when a job needs them.
         var workers: Workers?
@@ -108,7 +114,12 @@ public final class WarmPipeline: Sendable {
         }
 
         let maintenance = CacheMaintenance(directory: directory, logger: logger)
-        let pruned = try maintenance.pruneAndSave(metadata, pruner: Pruner(budgetBytes: configuration.budgetBytes, trimRatio: configuration.trimRatio))
+        // Sizes known without a stat: the listing above and the files this run wrote.
+        for entry in metadata.entries.values where entry.fetchedAt >= started {
+            for file in entry.files.values { sizes[file.filename] = file.fileSize }
+        }
+        let pruned = try maintenance.pruneAndSave(metadata, pruner: Pruner(budgetBytes: configuration.budgetBytes, trimRatio: configuration.trimRatio),
+                                                  knownSizes: sizes)
         try? journal.clear()
         try directory.markRunFinished()
         report.evicted = pruned.plan.evicted.count
@@ -168,15 +179,14 @@ public final class WarmPipeline: Sendable {
 
     /// Content already on disk, complete for the tiers and format asked for: reused, never
     /// decoded again.
-    private func knownContent(_ metadata: CacheMetadata, directory: CacheDirectory) -> [String: RenderedFiles] {
+    private func knownContent(_ metadata: CacheMetadata, sizes: [String: Int64], referenced: Set<String>,
+                              directory: CacheDirectory) -> [String: RenderedFiles] {
         var known: [String: RenderedFiles] = [:]
-        let sizes = (try? directory.listFiles()).map { Dictionary($0.map { ($0.name, $0.size) }, uniquingKeysWith: { a, _ in a }) } ?? [:]
         for entry in metadata.entries.values where isComplete(entry, sizes: sizes) {
             known[entry.contentSHA256] = RenderedFiles(entry)
         }
         // Cache files no entry references, grouped by content: when every tier of a photo
         // is there, a download with that content re-uses them instead of decoding again.
-        let referenced = metadata.referencedFiles
         var orphans: [String: [Int: String]] = [:]
         for name in sizes.keys where CacheDirectory.isCacheFileName(name) && !referenced.contains(name)
             && name.hasSuffix(".\(configuration.outputFormat.fileExtension)") {
@@ -284,20 +294,23 @@ public final class WarmPipeline: Sendable {
     private func planMonograms(metadata: inout CacheMetadata, gathered: Gathered, started: Date, known: [String: RenderedFiles]) -> [Job] {
         var jobs: [Job] = []
         var planned = Set<String>()
-        for (id, item) in gathered.profiles.sorted(by: { $0.value.rank < $1.value.rank }) {
-            guard let profile = metadata.profiles[id] else { continue }
+        // Ranks are 0..<count, one per profile: placed, not sorted.
+        var byRank = [String?](repeating: nil, count: gathered.profiles.count)
+        for (id, item) in gathered.profiles where byRank.indices.contains(item.rank) { byRank[item.rank] = id }
+        for (rank, id) in byRank.enumerated() {
+            guard let id, let profile = metadata.profiles[id] else { continue }
             if let photo = profile.photoSource, metadata.entries[photo] != nil { continue }
             let key = profile.monogramSource
             if let entry = metadata.entries[key], known[entry.contentSHA256] != nil {
-                if entry.lastAccess < accessTime(item.rank, started: started) {
-                    metadata.entries[key]?.lastAccess = accessTime(item.rank, started: started)
+                if entry.lastAccess < accessTime(rank, started: started) {
+                    metadata.entries[key]?.lastAccess = accessTime(rank, started: started)
                 }
                 continue
             }
             guard planned.insert(key).inserted else { continue }
             let spec = MonogramSpec(initials: profile.cachedInitials, glyph: profile.glyph,
                                     background: profile.avatarColorHex, foreground: profile.textColorHex)
-            jobs.append(Job(key: key, work: .monogram(spec), rank: item.rank, previous: nil))
+            jobs.append(Job(key: key, work: .monogram(spec), rank: rank, previous: nil))
         }
         return jobs
     }

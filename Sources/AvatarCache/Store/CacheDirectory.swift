@@ -178,7 +178,10 @@ public struct CacheDirectory: Sendable {
 
     /// Regular files in the directory with their sizes (readdir and fstatat on the open
     /// directory: a prune of 100,000 entries lists 200,000 files).
-    public func listFiles() throws -> [(name: String, size: Int64)] {
+    ///
+    /// `knownSizes` are sizes the caller already has (a listing made earlier in the same
+    /// locked run, and the files it wrote since): those names are not stat'ed again.
+    public func listFiles(knownSizes: [String: Int64] = [:]) throws -> [(name: String, size: Int64)] {
         guard let directory = opendir(root.path) else {
             throw StoreError.io(path: root.path, reason: Self.errnoText())
         }
@@ -196,6 +199,10 @@ public struct CacheDirectory: Sendable {
             guard type == UInt8(DT_REG) || type == UInt8(DT_UNKNOWN) else { continue }
             let name = withUnsafePointer(to: &entry.pointee.d_name) {
                 String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+            }
+            if type == UInt8(DT_REG), let size = knownSizes[name] {
+                files.append((name, size))
+                continue
             }
             guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
             files.append((name, Int64(info.st_size)))

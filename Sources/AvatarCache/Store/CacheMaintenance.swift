@@ -15,10 +15,17 @@ public struct CacheMaintenance: Sendable {
     /// entry references any more (evicted, replaced, or left by an interrupted run).
     /// Deleting after saving means a kill in between leaves orphans, never a metadata
     /// entry whose file is gone.
-    public func pruneAndSave(_ metadata: CacheMetadata, pruner: Pruner) throws -> (plan: Pruner.Plan, cacheBytes: Int64) {
+    ///
+    /// With `saveUnchanged` false (a `prune` that found nothing to do), metadata.json is
+    /// left as it is when nothing in it changed: at 100,000 profiles rewriting it is most
+    /// of a prune's time.
+    /// `knownSizes` passes on sizes the caller knows (see `CacheDirectory.listFiles`).
+    public func pruneAndSave(_ metadata: CacheMetadata, pruner: Pruner, saveUnchanged: Bool = true,
+                             knownSizes: [String: Int64] = [:]) throws -> (plan: Pruner.Plan, cacheBytes: Int64) {
+        let original = metadata
         var metadata = metadata
         let referenced = metadata.referencedFiles
-        let listing = try directory.listFiles()
+        let listing = try directory.listFiles(knownSizes: knownSizes)
         // Unreferenced files are about to be deleted: they do not count toward the budget.
         let files = listing.filter {
             !$0.name.hasPrefix(CacheDirectory.temporaryPrefix) && !CacheDirectory.isBookkeeping($0.name)
@@ -28,9 +35,12 @@ public struct CacheMaintenance: Sendable {
         metadata = plan.metadata
         // Users whose photo was evicted now show their monogram, or nothing.
         metadata.refreshProfiles()
-        metadata.updatedAt = Date()
-        try directory.saveMetadata(metadata)
-        let removed = Set(try directory.sweep(keeping: metadata.referencedFiles, in: listing))
+        if saveUnchanged || !plan.evicted.isEmpty || metadata != original {
+            metadata.updatedAt = Date()
+            try directory.saveMetadata(metadata)
+        }
+        // Eviction is the only change to the entries here: without it, the same files.
+        let removed = Set(try directory.sweep(keeping: plan.evicted.isEmpty ? referenced : metadata.referencedFiles, in: listing))
         directory.syncDirectory()
         plan.metadata = metadata
         // What stays on disk and counts toward the budget.

@@ -31,9 +31,9 @@ struct Prune: AsyncParsableCommand {
             defer { lock.release() }
             var metadata = try directory.loadMetadata()
             let journal = AccessJournal(directory: directory)
-            journal.merge(into: &metadata)
+            let accesses = journal.merge(into: &metadata)
             let (plan, cacheBytes) = try CacheMaintenance(directory: directory, logger: logger)
-                .pruneAndSave(metadata, pruner: Pruner(budgetBytes: budget.bytes, trimRatio: trimRatio))
+                .pruneAndSave(metadata, pruner: Pruner(budgetBytes: budget.bytes, trimRatio: trimRatio), saveUnchanged: accesses > 0)
             try? journal.clear()
             print("evicted \(plan.evicted.count) entries (\(ByteSize.format(plan.freedBytes))); cache \(ByteSize.format(cacheBytes)) of \(ByteSize.format(budget.bytes))")
         } catch {
