@@ -147,6 +147,14 @@ int cvipsshim_set_malloc_arena_max(int arenas) {
     return mallopt(M_ARENA_MAX, arenas);
 }
 
+int cvipsshim_set_mmap_threshold(int bytes) {
+    return mallopt(M_MMAP_THRESHOLD, bytes);
+}
+
+int cvipsshim_malloc_trim(void) {
+    return malloc_trim(0);
+}
+
 struct cvipsshim_jpeg_error {
     struct jpeg_error_mgr manager;
     jmp_buf jump;

@@ -25,6 +25,10 @@ struct AvatarCacheCommand: AsyncParsableCommand {
         if ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil {
             Vips.limitMallocArenas(2)
         }
+        // Large decode buffers mapped and returned when freed (MALLOC_MMAP_THRESHOLD_ wins).
+        if ProcessInfo.processInfo.environment["MALLOC_MMAP_THRESHOLD_"] == nil {
+            Vips.mapLargeAllocations(from: 1 << 20)
+        }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {

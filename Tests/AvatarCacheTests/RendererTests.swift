@@ -1,3 +1,4 @@
+import CVipsShim
 import Foundation
 import Testing
 @testable import AvatarCache
@@ -194,5 +195,62 @@ enum PNGBomb {
             for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
         }
         return ~crc
+    }
+}
+
+@Suite struct DecodeMemoryGateTests {
+    @Test func decodesOverTheBudgetWaitForOthers() throws {
+        let gate = DecodeMemoryGate(budgetBytes: 100)
+        let firstHolding = DispatchSemaphore(value: 0), releaseFirst = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        final class Events: @unchecked Sendable {
+            private let lock = NSLock()
+            private var list: [String] = []
+            func note(_ event: String) { lock.withLock { list.append(event) } }
+            var all: [String] { lock.withLock { list } }
+        }
+        let events = Events()
+        let note = events.note
+        done.enter()
+        Thread {
+            gate.withReservation(80) {
+                note("first in")
+                firstHolding.signal()
+                releaseFirst.wait()
+                note("first out")
+            }
+            done.leave()
+        }.start()
+        firstHolding.wait()
+        done.enter()
+        Thread {
+            gate.withReservation(50) { note("second in") }
+            done.leave()
+        }.start()
+        // The second (80 + 50 > 100) must not start while the first holds its 80.
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(events.all == ["first in"])
+        #expect(gate.reserved == 80)
+        releaseFirst.signal()
+        #expect(done.wait(timeout: .now() + 5) == .success)
+        #expect(events.all == ["first in", "first out", "second in"])
+        #expect(gate.reserved == 0)
+        // Larger than the whole budget: runs, alone.
+        #expect(gate.withReservation(1_000) { gate.reserved } == 1_000)
+    }
+
+    @Test func estimatesFromTheHeader() throws {
+        try Vips.initialise()
+        let png = try Fixtures.photo("camera.png")
+        let size = try png.withUnsafeBytes { bytes in
+            try VipsImageRef.make("pngload") { cvipsshim_pngload_buffer(bytes.baseAddress, bytes.count, $0) }
+        }
+        #expect(AvatarRenderer.decodeMemory(size, format: .png, target: 900) == Int64(size.width * size.height * 4))
+        let jpeg = try Fixtures.photo("astronaut.jpg")
+        let header = try jpeg.withUnsafeBytes { bytes in
+            try VipsImageRef.make("jpegload") { cvipsshim_jpegload_buffer(bytes.baseAddress, bytes.count, 1, $0) }
+        }
+        // A baseline JPEG holds only its scaled centre square.
+        #expect(AvatarRenderer.decodeMemory(header, format: .jpeg, target: 330) < Int64(header.width * header.height * 3))
     }
 }

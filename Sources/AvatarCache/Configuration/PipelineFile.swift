@@ -31,7 +31,7 @@ public enum PipelineFile {
         "budget": "a size like 100MB", "trim-ratio": "a number in (0, 1]", "ttl-hours": "a number of hours",
         "max-ttl-hours": "a number of hours", "failure-ttl-hours": "a number of hours", "concurrency": "an integer",
         "decode-threads": "an integer", "max-connections-per-host": "an integer", "max-bytes": "a size like 20MB",
-        "max-pixels": "an integer", "timeout": "seconds", "connect-timeout": "seconds", "max-redirects": "an integer",
+        "max-pixels": "an integer", "max-decode-memory": "a size like 100MB", "timeout": "seconds", "connect-timeout": "seconds", "max-redirects": "an integer",
         "retries": "an integer", "max-retry-wait": "seconds", "allow-private-networks": "true or false",
         "allow-hosts": "a list of host or host:port",
         "monica-host": "host or host:port", "monica-token-file": "a path", "monica-token-env": "an environment variable name",
@@ -85,6 +85,7 @@ public enum PipelineFile {
             case "max-connections-per-host": settings.maxConnectionsPerHost = try reader.integer(value, in: 1...1024)
             case "max-bytes": settings.maxBytes = try reader.size(value)
             case "max-pixels": settings.maxPixels = try reader.integer(value, in: 1...1_000_000_000)
+            case "max-decode-memory": settings.maxDecodeMemory = try reader.size(value)
             case "timeout": settings.timeout = try reader.number(value, in: 0.001...86_400)
             case "connect-timeout": settings.connectTimeout = try reader.number(value, in: 0.001...86_400)
             case "max-redirects": settings.maxRedirects = try reader.integer(value, in: 0...50)

@@ -63,6 +63,9 @@ public struct WarmConfiguration: Sendable {
     public var fetchLimits = FetchLimits()
     /// Largest image accepted, in pixels, read from the header before decoding. Default 50,000,000.
     public var maxPixels: Int = 50_000_000
+    /// Memory the decodes in progress may hold together (estimated from each header);
+    /// a decode over it waits for the others. Default 100 MB.
+    public var maxDecodeMemory: Int64 = 100_000_000
     /// Allow hosts on loopback, private and link-local networks. Default false.
     public var allowPrivateNetworks = false
     /// Hosts (`host` or `host:port`) allowed whatever they resolve to. Default none.
@@ -98,6 +101,7 @@ public struct WarmConfiguration: Sendable {
         if fetchLimits.maxBytes <= 0 { try fail("--max-bytes must be more than 0") }
         if fetchLimits.maxRedirects < 0 { try fail("--max-redirects must not be negative") }
         if maxPixels <= 0 { try fail("--max-pixels must be more than 0") }
+        if maxDecodeMemory <= 0 { try fail("--max-decode-memory must be more than 0") }
     }
 }
 

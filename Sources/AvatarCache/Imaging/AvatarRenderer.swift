@@ -49,9 +49,13 @@ public struct AvatarRenderer: Sendable {
     public var quality: Int
     public var maxPixels: Int
     public var crop: CropMode
+    /// Shared by the decode threads; nil decodes without waiting.
+    public var memoryGate: DecodeMemoryGate?
 
-    public init(tiers: [Int], outputFormat: OutputFormat = .jpeg, quality: Int = 82, maxPixels: Int, crop: CropMode = .centre) {
+    public init(tiers: [Int], outputFormat: OutputFormat = .jpeg, quality: Int = 82, maxPixels: Int, crop: CropMode = .centre,
+                memoryGate: DecodeMemoryGate? = nil) {
         self.crop = crop
+        self.memoryGate = memoryGate
         self.tiers = Array(Set(tiers)).sorted(by: >)
         self.outputFormat = outputFormat
         self.quality = quality
@@ -77,6 +81,39 @@ public struct AvatarRenderer: Sendable {
               !width.multipliedReportingOverflow(by: height).overflow else {
             throw ImagingError.tooManyPixels(width: width, height: height, limit: maxPixels)
         }
+        guard let memoryGate else { return try decode(bytes, format: format, header: header) }
+        let need = Self.decodeMemory(header, format: format, target: tiers.first ?? 0)
+        // After a large decode, its freed buffers go back to the system, or the heap
+        // keeps them (and the next large one lands elsewhere).
+        defer { if need >= Self.trimAfterBytes { _ = cvipsshim_malloc_trim() } }
+        return try memoryGate.withReservation(need) {
+            try decode(bytes, format: format, header: header)
+        }
+    }
+
+    static let trimAfterBytes: Int64 = 16_000_000
+
+    /// What a decode holds at its peak, roughly: a progressive JPEG keeps 2 bytes per
+    /// coefficient of the whole image until its last scan; other decodes hold the pixels
+    /// they make (a JPEG at its DCT scale, other formats at full size with alpha).
+    static func decodeMemory(_ header: VipsImageRef, format: ImageFormat, target: Int) -> Int64 {
+        let width = Int64(header.width), height = Int64(header.height), bands = Int64(max(1, header.bands))
+        switch format {
+        case .jpeg:
+            var multiscan: Int32 = 0
+            if vips_image_get_typeof(header.pointer, "jpeg-multiscan") != 0 {
+                _ = vips_image_get_int(header.pointer, "jpeg-multiscan", &multiscan)
+            }
+            if multiscan != 0 { return width * height * bands * 2 }
+            let side = min(width, height), scaled = max(Int64(target), side / 8)
+            return min(side, scaled) * min(side, scaled) * bands
+        default:
+            return width * height * 4
+        }
+    }
+
+    private func decode(_ bytes: UnsafeRawBufferPointer, format: ImageFormat, header: VipsImageRef) throws -> RenderedAvatar {
+        let width = header.width, height = header.height
         let orientation = header.orientation
         let largestTier = tiers.first ?? 0
         var image: VipsImageRef

@@ -332,7 +332,8 @@ public final class WarmPipeline: Sendable {
             pool = DecodeWorkerPool(threads: configuration.decodeThreads)
             writer = RenderWriter(
                 renderer: AvatarRenderer(tiers: configuration.tiers, outputFormat: configuration.outputFormat, quality: configuration.quality,
-                                         maxPixels: configuration.maxPixels, crop: configuration.crop),
+                                         maxPixels: configuration.maxPixels, crop: configuration.crop,
+                                         memoryGate: DecodeMemoryGate(budgetBytes: configuration.maxDecodeMemory)),
                 monograms: MonogramRenderer(tiers: configuration.tiers, outputFormat: configuration.monogramFormat, quality: configuration.quality),
                 directory: CacheDirectory(root: configuration.cacheDirectory)
             )
@@ -353,6 +354,9 @@ public final class WarmPipeline: Sendable {
         workers = shared
         let fetcher = shared.fetcher, pool = shared.pool, writer = shared.writer
         let coordinator = RenderCoordinator(known: known)
+        // Downloaded bodies waiting for a decode thread: beyond a couple per thread they
+        // only hold memory, so no new download starts while that many wait.
+        let backlog = Backlog(limit: max(2, 2 * pool.threadCount))
         try await withThrowingTaskGroup(of: (Job, Result<Outcome, SourceFailure>).self) { group in
             var pending = jobs.makeIterator()
             var done = 0
@@ -360,7 +364,8 @@ public final class WarmPipeline: Sendable {
                 // Once stopping, nothing new starts; what runs finishes.
                 guard !control.isStopping, let job = pending.next() else { return }
                 group.addTask {
-                    (job, try await self.run(job, fetcher: fetcher, coordinator: coordinator, pool: pool, writer: writer, started: started))
+                    (job, try await self.run(job, fetcher: fetcher, coordinator: coordinator, pool: pool, writer: writer,
+                                             backlog: backlog, started: started))
                 }
             }
             for _ in 0..<configuration.concurrency { startNext() }
@@ -377,13 +382,15 @@ public final class WarmPipeline: Sendable {
     /// are returned; failures of the cache itself are thrown and end the run.
     private func run(
         _ job: Job, fetcher: HTTPFetcher, coordinator: RenderCoordinator,
-        pool: DecodeWorkerPool, writer: RenderWriter, started: Date
+        pool: DecodeWorkerPool, writer: RenderWriter, backlog: Backlog, started: Date
     ) async throws -> Result<Outcome, SourceFailure> {
+        var holdsBody = false
         var photo: FetchedPhoto?
         let contentSHA256: String
         let render: @Sendable () async throws -> RenderedFiles
         switch job.work {
         case let .download(url, sendMonicaToken):
+            await backlog.waitForRoom()
             let validators = job.previous.map { Validators(etag: $0.etag, lastModified: $0.lastModified) }
             do {
                 switch try await fetcher.fetch(url, credential: sendMonicaToken ? configuration.monica : nil,
@@ -399,6 +406,8 @@ public final class WarmPipeline: Sendable {
                     entry.lastModified = lastModified ?? entry.lastModified
                     return .success(Outcome(entry: entry, bytesDownloaded: 0, rendered: RenderedFiles(entry), notModified: true))
                 case .fetched(let fetched):
+                    await backlog.add()
+                    holdsBody = true
                     photo = fetched
                     contentSHA256 = fetched.sha256
                     render = { try await pool.run { try writer.renderPhoto(fetched.bytes, contentSHA256: fetched.sha256) } }
@@ -417,8 +426,13 @@ public final class WarmPipeline: Sendable {
         do {
             rendered = try await coordinator.files(for: contentSHA256, render: render)
         } catch let failure as SourceFailure {
+            if holdsBody { await backlog.remove() }
             return .failure(failure)
+        } catch {
+            if holdsBody { await backlog.remove() }
+            throw error
         }
+        if holdsBody { await backlog.remove() }
         let largest = configuration.tiers.first.map(String.init) ?? ""
         let isMonogram: Bool
         if case .monogram = job.work { isMonogram = true } else { isMonogram = false }
@@ -505,3 +519,26 @@ enum SHA256Hex {
 }
 
 import Crypto
+
+/// Counts downloaded bodies not yet decoded; `waitForRoom` holds a new download back
+/// while `limit` of them wait (memory: each is a whole photo).
+actor Backlog {
+    let limit: Int
+    private var held = 0
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    init(limit: Int) { self.limit = limit }
+
+    func waitForRoom() async {
+        while held >= limit {
+            await withCheckedContinuation { waiters.append($0) }
+        }
+    }
+
+    func add() { held += 1 }
+
+    func remove() {
+        held -= 1
+        if !waiters.isEmpty { waiters.removeFirst().resume() }
+    }
+}

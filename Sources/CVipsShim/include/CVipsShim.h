@@ -59,4 +59,11 @@ int cvipsshim_webpsave_buffer(VipsImage *in, void **buf, size_t *len, int qualit
 // arenas, which otherwise multiply with decoding threads and fragment memory.
 int cvipsshim_set_malloc_arena_max(int arenas);
 
+// mallopt(M_MMAP_THRESHOLD): allocations from this size up are mapped, and given back
+// to the system when freed (fixing it also stops glibc raising it on its own).
+int cvipsshim_set_mmap_threshold(int bytes);
+
+// malloc_trim(0): gives free pages in every arena back to the system.
+int cvipsshim_malloc_trim(void);
+
 #endif

@@ -47,6 +47,8 @@ struct PipelineOptions: ParsableArguments {
     var maxBytes: ByteCount?
     @Option(help: ArgumentHelp("Largest image, width × height, read from the header before decoding. Default: 50000000.", valueName: "n"))
     var maxPixels: Int?
+    @Option(help: ArgumentHelp("Memory the decodes in progress may hold together, estimated from each header; a decode over it waits. Default: 100MB.", valueName: "size"))
+    var maxDecodeMemory: ByteCount?
     @Option(help: ArgumentHelp("Whole download, connect to last byte, in seconds. Default: 30.", valueName: "seconds"))
     var timeout: Double?
     @Option(help: ArgumentHelp("Connect timeout in seconds. Default: 10.", valueName: "seconds"))
@@ -104,6 +106,7 @@ struct PipelineOptions: ParsableArguments {
         settings.maxConnectionsPerHost = maxConnectionsPerHost
         settings.maxBytes = maxBytes?.bytes
         settings.maxPixels = maxPixels
+        settings.maxDecodeMemory = maxDecodeMemory?.bytes
         settings.timeout = timeout
         settings.connectTimeout = connectTimeout
         settings.maxRedirects = maxRedirects
