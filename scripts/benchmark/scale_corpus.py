@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Builds the scale corpus for scripts/bench-scale: an N-profile export in which five
-profiles in six have their own small photo (a 96 px JPEG derived from scikit-image's
-astronaut, with a per-profile comment so every photo is distinct content), served from
+"""Builds the scale corpus for scripts/bench-scale: an N-profile export in which every
+profile has its own small photo (a 96 px JPEG derived from scikit-image's astronaut, with
+a per-profile comment so every photo is distinct content: N cache entries), served from
 WORKDIR/www/tiny. Small photos keep the first (warming) run short; the figures measured
 on this corpus are the re-run and the prune, which never decode.
 
@@ -24,13 +24,12 @@ last = ["Lee", "Okafor", "Silva", "Nguyen", "Kowalski", "Haddad", "Tanaka", "Mü
 users = []
 for i in range(count):
     user = {"id": f"user-{i:07d}", "displayName": f"{first[i % 14]} {last[(i // 3) % 10]}", "email": f"user{i}@example.com"}
-    if i % 6 != 5:
-        name = f"t{i:07d}.jpg"
-        path = os.path.join(tiny, name)
-        if not os.path.exists(path):
-            with open(path, "wb") as out:
-                out.write(unique(original, "jpg", f"avatar-cache scale profile {i}"))
-        user["profileImageUrl"] = f"{base_url}/tiny/{name}"
+    name = f"t{i:07d}.jpg"
+    path = os.path.join(tiny, name)
+    if not os.path.exists(path):
+        with open(path, "wb") as out:
+            out.write(unique(original, "jpg", f"avatar-cache scale profile {i}"))
+    user["profileImageUrl"] = f"{base_url}/tiny/{name}"
     users.append(user)
 with open(os.path.join(work, f"scale-{count}.json"), "w") as out:
     json.dump({"users": users}, out, ensure_ascii=False)
