@@ -146,6 +146,9 @@ public struct CacheEntry: Codable, Sendable, Equatable {
     public var lastModified: String?
     /// Tier in pixels ("330", "900") -> its file.
     public var files: [String: CacheFile]
+
+    /// The entry's files, each once (tiers may share a file).
+    var distinctFilenames: Set<String> { Set(files.values.map(\.filename)) }
 }
 
 /// One cache file of an entry.

@@ -49,7 +49,7 @@ public struct CacheVerifier: Sendable {
 
         for (key, entry) in metadata.entries.sorted(by: { $0.key < $1.key }) {
             let subject = redactedURL(key)
-            for file in Set(entry.files.values.map(\.filename)).sorted() {
+            for file in entry.distinctFilenames.sorted() {
                 guard let recorded = entry.files.values.first(where: { $0.filename == file }) else { continue }
                 guard let size = sizes[file] else {
                     problems.append(Problem(kind: .missingFile, subject: subject, detail: "\(file) does not exist"))

@@ -65,8 +65,3 @@ public struct Pruner: Sendable {
         return plan
     }
 }
-
-extension CacheEntry {
-    /// The entry's files, each once (tiers may share a file).
-    var distinctFilenames: Set<String> { Set(files.values.map(\.filename)) }
-}
