@@ -33,6 +33,10 @@ import Testing
             }
         }
         #expect(Initials.fromASCII("Zoë Lee") == nil, "not ASCII: the grapheme rules decide")
+        // A combining mark right after the second word's first letter belongs to it.
+        for name in ["Ann L\u{0301}ee", "Ann Lee Zoë", "A\u{0301}nn Lee", "Ann Lee\u{00A0}Kim"] {
+            #expect(Initials.from(displayName: name) == Initials.fromGraphemes(name), "\(name.debugDescription)")
+        }
     }
 
     @Test func uppercasingDoesNotDependOnTheLocale() {

@@ -17,6 +17,7 @@ struct JSONRecordDecoding<Record: Decodable> {
             throw ExportError(file: path, reason: "cannot open: \(error.localizedDescription)")
         }
         let decoder = JSONDecoder()
+        let fast = Record.self as? FastJSONRecord.Type
         for record in stream {
             func bad(_ reason: String) -> BadRecord {
                 BadRecord(file: path, index: record.index, line: record.line, reason: reason)
@@ -28,7 +29,7 @@ struct JSONRecordDecoding<Record: Decodable> {
                 }
                 try body(.failure(bad(error.description)), bad)
             case .success(let bytes):
-                if let fast = Record.self as? FastJSONRecord.Type,
+                if let fast,
                    let record = bytes.withUnsafeBytes({ buffer -> Record? in
                        var reader = JSONBytesReader(buffer)
                        guard let value = fast.read(&reader), reader.atEnd else { return nil }

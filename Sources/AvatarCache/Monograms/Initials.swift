@@ -45,21 +45,24 @@ public enum Initials {
     static func fromASCII(_ name: String) -> String? {
         var name = name
         return name.withUTF8 { bytes -> String? in
-            var first: [UInt8] = [], firstLength = 0, second: UInt8?, words = 0, inWord = false
+            // The first two graphemes of the first word, and the first of the second.
+            var first: UInt8?, firstSecond: UInt8?, second: UInt8?, words = 0, inWord = false
             for byte in bytes {
                 guard byte < 0x80 else { return nil }
-                let space = byte == 0x20 || (0x09...0x0D).contains(byte)
-                if space { inWord = false; continue }
-                if !inWord {
-                    inWord = true
-                    words += 1
-                    if words == 2 { second = byte; break }
+                // The byte after the second word's first one is ASCII too: that grapheme
+                // is one byte (a combining mark would have made it longer).
+                if second != nil { break }
+                if byte == 0x20 || (0x09...0x0D).contains(byte) { inWord = false; continue }
+                if !inWord { inWord = true; words += 1 }
+                if words == 1 {
+                    if first == nil { first = byte } else if firstSecond == nil { firstSecond = byte }
+                } else {
+                    second = byte
                 }
-                if words == 1, firstLength < 2 { first.append(byte); firstLength += 1 }
             }
             func upper(_ byte: UInt8) -> UInt8 { (97...122).contains(byte) ? byte - 32 : byte }
-            guard let a = first.first else { return unknown }
-            let b = second ?? (first.count >= 2 ? first[1] : a)
+            guard let a = first else { return unknown }
+            let b = second ?? firstSecond ?? a
             return String(decoding: [upper(a), upper(b)], as: UTF8.self)
         }
     }

@@ -268,7 +268,12 @@ struct JSONBytesReader {
             index += 1
         }
         guard index > first else { return nil }
-        if index < end, [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(base[index]) { return nil }
+        if index < end {
+            switch base[index] {
+            case UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): return nil
+            default: break
+            }
+        }
         position = index
         return negative ? -value : value
     }
