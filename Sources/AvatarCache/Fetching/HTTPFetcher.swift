@@ -321,24 +321,3 @@ enum HTTPDate {
         lock.withLock { formatters.lazy.compactMap { $0.date(from: text) }.first }
     }
 }
-
-extension Sequence where Element == UInt8 {
-    /// Lowercase hexadecimal.
-    var hexString: String {
-        var text = ""
-        text.reserveCapacity(64)
-        for byte in self {
-            text.append(Character(Unicode.Scalar(UInt8(ascii: "0") &+ (byte >> 4) &+ (byte >> 4 > 9 ? 39 : 0))))
-            text.append(Character(Unicode.Scalar(UInt8(ascii: "0") &+ (byte & 15) &+ (byte & 15 > 9 ? 39 : 0))))
-        }
-        return text
-    }
-}
-
-extension Digest {
-    var hexString: String { Array(self).hexString }
-}
-
-public enum AvatarCacheVersion {
-    public static let string = "0.1.0"
-}

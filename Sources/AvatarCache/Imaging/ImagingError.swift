@@ -19,3 +19,14 @@ public enum ImagingError: Error, Equatable, CustomStringConvertible, Sendable {
         }
     }
 }
+
+extension SourceFailure {
+    /// The class of a source whose image could not be used.
+    init(_ error: ImagingError) {
+        switch error {
+        case .unsupportedFormat: self.init(.unsupportedFormat, error.description)
+        case .tooManyPixels: self.init(.tooManyPixels, error.description)
+        case .invalidImage, .library: self.init(.invalidImage, error.description)
+        }
+    }
+}

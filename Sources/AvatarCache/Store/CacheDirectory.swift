@@ -3,7 +3,8 @@ import Foundation
 import Glibc
 #endif
 
-/// The cache directory on disk: its files, written atomically, and `metadata.json`.
+/// The cache directory on disk: its files, written atomically. The index
+/// (`CacheIndex`) and `metadata.json` (`MetadataDocument`) live in it too.
 ///
 /// Every write goes to a temporary name (`.tmp-…`) in the same directory, is flushed
 /// with fsync, then renamed over its final name, and the directory itself is synced:
@@ -24,11 +25,11 @@ public struct CacheDirectory: Sendable {
     /// tells `verify` that leftovers and unreferenced files are that run's, not damage.
     public static let runMarkerName = ".run-in-progress"
 
-    /// Files that are the cache's bookkeeping, not its contents: they do not count toward
-    /// the budget (at 100,000 profiles metadata.json alone is over 100 MB, and evicting
-    /// photos would not make it smaller).
+    /// Files that are the cache's bookkeeping, not its contents (the index, metadata.json,
+    /// the lock): they do not count toward the budget, which evicting photos could not
+    /// keep them under.
     public static func isBookkeeping(_ name: String) -> Bool {
-        name == metadataName || name == CacheLock.fileName || name == runMarkerName
+        name == metadataName || name == CacheLock.fileName || name == runMarkerName || CacheIndex.isIndexFile(name)
     }
 
     public var hasInterruptedRun: Bool { fileSize(Self.runMarkerName) != nil }
@@ -135,47 +136,6 @@ public struct CacheDirectory: Sendable {
         close(fd)
     }
 
-    /// Reads `metadata.json`; an empty metadata when the file does not exist yet.
-    public func loadMetadata() throws -> CacheMetadata {
-        let data: Data
-        do {
-            data = try Data(contentsOf: metadataURL)
-        } catch CocoaError.fileReadNoSuchFile {
-            return CacheMetadata()
-        } catch {
-            throw StoreError.io(path: metadataURL.path, reason: Self.reason(error))
-        }
-        if let metadata = data.withUnsafeBytes({ MetadataCodec.decode($0) }) { return metadata }
-        // Not the form this version writes (or damaged): JSONDecoder reads it, or says why not.
-        struct Version: Decodable { var schemaVersion: Int? }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { decoder in
-            let text = try decoder.singleValueContainer().decode(String.self)
-            guard let date = ISO8601.parse(text) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an ISO 8601 date: \(text)"))
-            }
-            return date
-        }
-        guard let version = try? decoder.decode(Version.self, from: data) else {
-            throw StoreError.unreadableMetadata(path: metadataURL.path, reason: data.isEmpty ? "the file is empty" : "not a JSON object (garbage or truncated)")
-        }
-        guard version.schemaVersion == CacheMetadata.currentSchemaVersion else {
-            throw StoreError.unreadableMetadata(path: metadataURL.path, reason: "schema version \(version.schemaVersion.map(String.init) ?? "missing"), this avatar-cache reads version \(CacheMetadata.currentSchemaVersion)")
-        }
-        do {
-            return try decoder.decode(CacheMetadata.self, from: data)
-        } catch let error as DecodingError {
-            throw StoreError.unreadableMetadata(path: metadataURL.path, reason: error.readable)
-        }
-    }
-
-    /// Writes `metadata.json` atomically.
-    public func saveMetadata(_ metadata: CacheMetadata) throws {
-        // Streamed in 1 MB pieces: at 100,000 profiles the file is over 100 MB.
-        try writeAtomically(to: Self.metadataName) { write in MetadataCodec.encode(metadata, to: write) }
-        syncDirectory()
-    }
-
     /// Regular files in the directory with their sizes (readdir and fstatat on the open
     /// directory: a prune of 100,000 entries lists 200,000 files).
     ///
@@ -257,12 +217,21 @@ public struct CacheDirectory: Sendable {
 public enum StoreError: Error, CustomStringConvertible {
     case io(path: String, reason: String)
     case unreadableMetadata(path: String, reason: String)
+    /// The index could not be opened, read or written (SQLite's own message).
+    case index(path: String, reason: String)
+    /// Neither an index nor a metadata.json: not a cache (or a first run killed before
+    /// it began).
+    case notACache(path: String)
 
     public var description: String {
         switch self {
         case let .io(path, reason): return "\(path): \(reason)"
         case let .unreadableMetadata(path, reason):
             return "\(path) cannot be read: \(reason). Nothing was changed. To recover, move it aside (mv \(path) \(path).bad): the next run rebuilds it, re-using every cache file whose photo it downloads again (matched by content hash), and removes the rest."
+        case let .index(path, reason):
+            return "\(path): \(reason). Nothing was changed. If the index is damaged, move it aside (mv \(path) \(path).bad): the next run rebuilds it from metadata.json and the exports, re-using the cache files."
+        case let .notACache(path):
+            return "\(path) is not an avatar-cache cache (it has no \(CacheIndex.fileName) and no \(CacheDirectory.metadataName))"
         }
     }
 }

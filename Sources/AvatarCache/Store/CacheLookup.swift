@@ -1,14 +1,24 @@
 import Foundation
+import GRDB
 
 /// "What do I draw for this user?" — the notification-banner lookup of the PRD's FR-3.
-/// Reads `metadata.json` (never half-written: it is replaced by rename), picks the
-/// tier for the view size, and records the access in the journal.
-public struct CacheLookup: Sendable {
+/// A query on the index (a few rows, whatever the cache's size), the tier for the view
+/// size, and the access recorded in the index so the prune keeps what is looked up.
+///
+/// Keep one open for many lookups (a notification service): each is then a few
+/// hundred microseconds. It reads while a warm-up writes.
+public final class CacheLookup: Sendable {
     public let directory: CacheDirectory
+    let index: CacheIndex
 
-    public init(directory: CacheDirectory) {
+    /// Opens the cache's index. A cache written before the index is imported first,
+    /// under the cache lock (waiting up to `lockWait` seconds for a running warm-up).
+    public init(directory: CacheDirectory, lockWait: TimeInterval = 30) throws {
         self.directory = directory
+        index = try CacheIndex.openExisting(directory, lockWait: lockWait)
     }
+
+    deinit { index.close() }
 
     public struct Answer: Codable, Sendable, Equatable {
         public var userId: String?
@@ -41,41 +51,38 @@ public struct CacheLookup: Sendable {
         return sorted.first { $0 >= needed } ?? sorted.last
     }
 
-    public func lookup(userID: String? = nil, url: String? = nil, viewPoints: Double, scale: Int) throws -> Answer {
-        let metadata = try directory.loadMetadata()
-        var answer: Answer
-        var files: [String: CacheFile] = [:]
-        var entryKey: String?
-        if let userID {
-            guard let profile = metadata.profiles[userID] else { throw NotFound(what: "user \"\(userID)\"") }
-            answer = Answer(userId: userID, url: profile.photoSource.flatMap { $0.hasPrefix("http") ? $0 : nil },
-                            displayName: profile.displayName, initials: profile.cachedInitials, glyph: profile.glyph,
-                            color: profile.avatarColorHex, textColor: profile.textColorHex, kind: profile.kind)
-            switch profile.kind {
-            case .photo: entryKey = profile.photoSource
-            case .monogram: entryKey = profile.monogramSource
-            case .none: entryKey = nil
+    public func lookup(userID: String? = nil, url: String? = nil, viewPoints: Double, scale: Int, recordAccess: Bool = true) throws -> Answer {
+        let (answer, key) = try index.read { db -> (Answer, String?) in
+            var answer: Answer
+            let shown: (key: String?, entry: CacheEntry?)
+            if let userID {
+                guard let profile = try ProfileRecords.profile(db, id: userID) else { throw NotFound(what: "user \"\(userID)\"") }
+                let current = try ProfileRecords.shown(db, profile)
+                answer = Answer(userId: userID, url: profile.photoSource.flatMap { $0.hasPrefix("http") ? $0 : nil },
+                                displayName: profile.displayName, initials: profile.initials, glyph: profile.glyph,
+                                color: profile.color, textColor: profile.textColor, kind: current.kind)
+                shown = (current.key, current.entry)
+            } else if let url {
+                guard let entry = try EntryRecords.entry(db, key: url) else { throw NotFound(what: "URL \(redactedURL(url))") }
+                let owner = try ProfileRecords.owner(db, ofSource: url)
+                answer = Answer(userId: owner?.id, url: url, displayName: owner?.displayName, initials: owner?.initials,
+                                glyph: owner?.glyph, color: owner?.color, textColor: owner?.textColor, kind: .photo)
+                shown = (url, entry)
+            } else {
+                throw NotFound(what: "nothing asked")
             }
-        } else if let url {
-            guard metadata.entries[url] != nil else { throw NotFound(what: "URL \(redactedURL(url))") }
-            let owner = metadata.profiles.first { $0.value.photoSource == url }
-            answer = Answer(userId: owner?.key, url: url, displayName: owner?.value.displayName, initials: owner?.value.cachedInitials,
-                            glyph: owner?.value.glyph, color: owner?.value.avatarColorHex, textColor: owner?.value.textColorHex, kind: .photo)
-            entryKey = url
-        } else {
-            throw NotFound(what: "nothing asked")
-        }
-        if let key = entryKey, let entry = metadata.entries[key] {
-            files = entry.files
-            if let tier = Self.tier(forViewPoints: viewPoints, scale: scale, available: files.keys.compactMap { Int($0) }),
-               let file = files[String(tier)] {
+            if let entry = shown.entry,
+               let tier = Self.tier(forViewPoints: viewPoints, scale: scale, available: entry.files.keys.compactMap { Int($0) }),
+               let file = entry.files[String(tier)] {
                 answer.tier = tier
                 answer.side = file.width
                 answer.file = directory.root.appendingPathComponent(file.filename).path
             }
-            try? AccessJournal(directory: directory).record(key)
-        } else {
-            answer.kind = .none
+            return (answer, shown.key)
+        }
+        if recordAccess, let key {
+            // An access for the prune; a lookup still answers when it cannot be recorded.
+            _ = try? index.write { try EntryRecords.touch($0, key: key, at: Date()) }
         }
         return answer
     }

@@ -1,57 +1,81 @@
 import Foundation
 import Logging
 
-/// Prune and save, shared by `warm` (at the end of every run) and `prune`.
-public struct CacheMaintenance: Sendable {
+/// The maintenance sequence, written once and used by `warm`, `prune` and `verify`:
+///
+///     lock -> open the index (importing an older cache) -> … the caller's work …
+///       -> prune (one transaction) -> write metadata.json from the index
+///       -> delete the files nothing references any more -> unlock
+///
+/// Files are deleted last: a kill at any instant leaves an index and a metadata.json that
+/// name only files on disk (at worst a few orphans, which the next run sweeps).
+public final class CacheSession {
     public let directory: CacheDirectory
+    public let index: CacheIndex
     let logger: Logger
+    private let lock: CacheLock
+    /// Files made unreferenced by the caller's work (a source's photo replaced), deleted
+    /// by `finish` once metadata.json no longer names them.
+    var pendingDeletes = Set<String>()
 
-    public init(directory: CacheDirectory, logger: Logger) {
+    private init(directory: CacheDirectory, index: CacheIndex, lock: CacheLock, logger: Logger) {
         self.directory = directory
+        self.index = index
+        self.lock = lock
         self.logger = logger
     }
 
-    /// Evicts to budget, saves the metadata atomically, then deletes every cache file no
-    /// entry references any more (evicted, replaced, or left by an interrupted run).
-    /// Deleting after saving means a kill in between leaves orphans, never a metadata
-    /// entry whose file is gone.
-    ///
-    /// With `saveUnchanged` false (a `prune` that found nothing to do), metadata.json is
-    /// left as it is when nothing in it changed: at 100,000 profiles rewriting it is most
-    /// of a prune's time.
-    /// `knownSizes` passes on sizes the caller knows (see `CacheDirectory.listFiles`).
-    public func pruneAndSave(_ metadata: CacheMetadata, pruner: Pruner, saveUnchanged: Bool = true,
-                             knownSizes: [String: Int64] = [:]) throws -> (plan: Pruner.Plan, cacheBytes: Int64) {
-        let original = metadata
-        var metadata = metadata
-        let referenced = metadata.referencedFiles
-        let listing = try directory.listFiles(knownSizes: knownSizes)
-        // Unreferenced files are about to be deleted: they do not count toward the budget.
-        let files = listing.filter {
-            !$0.name.hasPrefix(CacheDirectory.temporaryPrefix) && !CacheDirectory.isBookkeeping($0.name)
-                && (!CacheDirectory.isCacheFileName($0.name) || referenced.contains($0.name))
+    /// Takes the lock (waiting up to `wait` seconds) and opens the index; with `create`, a
+    /// new cache is made when there is none.
+    public static func open(_ directory: CacheDirectory, wait: TimeInterval, create: Bool, logger: Logger) throws -> CacheSession {
+        if create { try directory.create() } else {
+            guard FileManager.default.fileExists(atPath: directory.root.path) else {
+                throw StoreError.io(path: directory.root.path, reason: "no such cache directory")
+            }
         }
-        var plan = pruner.plan(metadata, files: files)
-        metadata = plan.metadata
-        // Users whose photo was evicted now show their monogram, or nothing.
-        metadata.refreshProfiles()
-        if saveUnchanged || !plan.evicted.isEmpty || metadata != original {
-            metadata.updatedAt = Date()
-            try directory.saveMetadata(metadata)
+        let lock = try CacheLock.acquire(in: directory, wait: wait)
+        do {
+            let index = try CacheIndex.open(directory, create: create)
+            return CacheSession(directory: directory, index: index, lock: lock, logger: logger)
+        } catch {
+            lock.release()
+            throw error
         }
-        // Eviction is the only change to the entries here: without it, the same files.
-        let removed = Set(try directory.sweep(keeping: plan.evicted.isEmpty ? referenced : metadata.referencedFiles, in: listing))
-        directory.syncDirectory()
-        plan.metadata = metadata
-        // What stays on disk and counts toward the budget.
-        let kept = listing.filter { !removed.contains($0.name) && !CacheDirectory.isBookkeeping($0.name) }
-        let cacheBytes = kept.reduce(0) { $0 + $1.size }
+    }
+
+    public struct Outcome: Sendable {
+        public var plan: Pruner.Plan
+        /// Bytes of the cache's files after the prune.
+        public var cacheBytes: Int64
+        /// Files deleted from disk.
+        public var deletedFiles: Int
+    }
+
+    /// Prunes to budget, rewrites metadata.json when entries changed (`entriesChanged`, an
+    /// eviction, or no document yet), then deletes what nothing references: evicted and
+    /// replaced files, and `orphans` (cache files found unreferenced) still unreferenced.
+    public func finish(pruner: Pruner, entriesChanged: Bool, orphans: Set<String> = []) throws -> Outcome {
+        let plan = try index.write { try pruner.prune($0) }
+        if entriesChanged || !plan.evicted.isEmpty || directory.fileSize(CacheDirectory.metadataName) == nil {
+            try index.read { try MetadataDocument.write(from: $0, to: directory) }
+        }
+        let candidates = pendingDeletes.union(plan.filesToDelete).union(orphans)
+        let deletable = try index.read { db in try candidates.filter { try !EntryRecords.isReferenced(db, filename: $0) } }
+        for name in deletable.sorted() { try directory.remove(name) }
+        pendingDeletes.removeAll()
+        if !deletable.isEmpty { directory.syncDirectory() }
         if !plan.evicted.isEmpty {
             logger.info("pruned", metadata: [
                 "evicted": "\(plan.evicted.count)",
-                "bytesBefore": "\(plan.bytesBefore)", "bytesAfter": "\(cacheBytes)",
+                "bytesBefore": "\(plan.bytesBefore)", "bytesAfter": "\(plan.bytesAfter)",
             ])
         }
-        return (plan, cacheBytes)
+        return Outcome(plan: plan, cacheBytes: plan.bytesAfter, deletedFiles: deletable.count)
+    }
+
+    /// Releases the lock (the index stays readable by others).
+    public func close() {
+        index.close()
+        lock.release()
     }
 }

@@ -1,9 +1,13 @@
 import Foundation
 
-/// The contents of `metadata.json` at the cache root. The README documents the format.
+/// A whole cache in memory: entries, profiles (with what each shows) and failures.
+///
+/// Schema 1 of `metadata.json`, written before the index existed, held exactly this, and
+/// is read into it to be imported (`LegacyMetadataImport`). `CacheIndex.snapshot()` reads
+/// an index into it whole, for tests and small tools; the pipeline never does.
 public struct CacheMetadata: Codable, Sendable, Equatable {
-    /// Bumped on any change a previous version could misread.
-    public static let currentSchemaVersion = 1
+    /// The schema of `metadata.json` that held everything.
+    public static let legacySchemaVersion = 1
 
     public var schemaVersion: Int
     public var generator: String
@@ -31,7 +35,7 @@ public struct CacheMetadata: Codable, Sendable, Equatable {
     }
 
     public init(entries: [String: CacheEntry] = [:], profiles: [String: CachedProfile] = [:], updatedAt: Date = Date()) {
-        schemaVersion = Self.currentSchemaVersion
+        schemaVersion = Self.legacySchemaVersion
         generator = "avatar-cache \(AvatarCacheVersion.string)"
         self.updatedAt = updatedAt
         self.entries = entries

@@ -1,8 +1,9 @@
 import Foundation
+import GRDB
 
 /// Checks a cache for CI (`verify`) and mends what can be mended (`--repair`): every
-/// entry's files exist with the recorded size and SHA-256, no unreferenced cache file,
-/// no temporary leftover, within budget.
+/// entry's files exist with the recorded size and SHA-256, metadata.json names only files
+/// that exist, no unreferenced cache file, no temporary leftover, within budget.
 public struct CacheVerifier: Sendable {
     public let directory: CacheDirectory
 
@@ -12,7 +13,7 @@ public struct CacheVerifier: Sendable {
 
     public struct Problem: Codable, Sendable, Equatable, CustomStringConvertible {
         public enum Kind: String, Codable, Sendable {
-            case missingFile, wrongSize, wrongHash, orphanFile, temporaryLeftover, overBudget, profileDangling
+            case missingFile, wrongSize, wrongHash, orphanFile, temporaryLeftover, overBudget, documentDangling, documentUnreadable
         }
         public var kind: Kind
         /// The entry key (URL, sha256:…, monogram:…), user id or file name concerned.
@@ -36,45 +37,48 @@ public struct CacheVerifier: Sendable {
     }
 
     /// Checks everything; with `repair`, drops broken entries (a profile then falls
-    /// back to its monogram) and removes orphans and leftovers, leaving good entries as
-    /// they are. Call under the cache lock.
-    public func verify(budgetBytes: Int64, repair: Bool) throws -> Result {
-        var metadata = try directory.loadMetadata()
+    /// back to its monogram), rewrites metadata.json from the index and removes orphans
+    /// and leftovers, leaving good entries as they are. Call inside a `CacheSession`.
+    public func verify(_ session: CacheSession, budgetBytes: Int64, repair: Bool) throws -> Result {
+        let index = session.index
         let listing = try directory.listFiles()
         var sizes: [String: Int64] = [:]
         for file in listing { sizes[file.name] = file.size }
         var problems: [Problem] = []
         var broken = Set<String>()
         var hashes: [String: String] = [:]
+        var entries = 0
 
-        for (key, entry) in metadata.entries.sorted(by: { $0.key < $1.key }) {
-            let subject = redactedURL(key)
-            for file in entry.distinctFilenames.sorted() {
-                guard let recorded = entry.files.values.first(where: { $0.filename == file }) else { continue }
-                guard let size = sizes[file] else {
-                    problems.append(Problem(kind: .missingFile, subject: subject, detail: "\(file) does not exist"))
-                    broken.insert(key)
-                    continue
-                }
-                if size != recorded.fileSize {
-                    problems.append(Problem(kind: .wrongSize, subject: subject, detail: "\(file) is \(size) bytes, recorded \(recorded.fileSize)"))
-                    broken.insert(key)
-                    continue
-                }
-                if let expected = recorded.sha256 {
-                    let actual = try hashes[file] ?? hashFile(file)
-                    hashes[file] = actual
-                    if actual != expected {
-                        problems.append(Problem(kind: .wrongHash, subject: subject, detail: "\(file) has SHA-256 \(actual.prefix(12))…, recorded \(expected.prefix(12))…"))
+        try index.read { db in
+            try EntryRecords.forEach(db) { key, entry in
+                entries += 1
+                let subject = redactedURL(key)
+                for file in entry.distinctFilenames.sorted() {
+                    guard let recorded = entry.files.values.first(where: { $0.filename == file }) else { continue }
+                    guard let size = sizes[file] else {
+                        problems.append(Problem(kind: .missingFile, subject: subject, detail: "\(file) does not exist"))
                         broken.insert(key)
+                        continue
+                    }
+                    if size != recorded.fileSize {
+                        problems.append(Problem(kind: .wrongSize, subject: subject, detail: "\(file) is \(size) bytes, recorded \(recorded.fileSize)"))
+                        broken.insert(key)
+                        continue
+                    }
+                    if let expected = recorded.sha256 {
+                        let actual = try hashes[file] ?? hashFile(file)
+                        hashes[file] = actual
+                        if actual != expected {
+                            problems.append(Problem(kind: .wrongHash, subject: subject, detail: "\(file) has SHA-256 \(actual.prefix(12))…, recorded \(expected.prefix(12))…"))
+                            broken.insert(key)
+                        }
                     }
                 }
             }
         }
-        let referenced = metadata.referencedFiles
+        let referenced = try index.read { try EntryRecords.allFileNames($0) }
         let interrupted = directory.hasInterruptedRun
         var litter = 0
-        var litterBytes: Int64 = 0
         for file in listing.sorted(by: { $0.name < $1.name }) {
             let problem: Problem
             if file.name.hasPrefix(CacheDirectory.temporaryPrefix) {
@@ -84,44 +88,49 @@ public struct CacheVerifier: Sendable {
             } else {
                 continue
             }
-            if interrupted {
-                litter += 1
-                litterBytes += file.size
-            } else {
-                problems.append(problem)
+            if interrupted { litter += 1 } else { problems.append(problem) }
+        }
+        // The apps' document: every file it names must exist.
+        if sizes[CacheDirectory.metadataName] != nil {
+            do {
+                let document = try MetadataDocument.read(directory)
+                outer: for (key, entry) in document.entries.sorted(by: { $0.key < $1.key }) {
+                    for name in entry.distinctFilenames.sorted() where sizes[name] == nil {
+                        problems.append(Problem(kind: .documentDangling, subject: redactedURL(key), detail: "metadata.json names \(name), which does not exist"))
+                        continue outer
+                    }
+                }
+            } catch {
+                problems.append(Problem(kind: .documentUnreadable, subject: CacheDirectory.metadataName, detail: "\(error)"))
             }
+        } else if !interrupted && entries > 0 {
+            problems.append(Problem(kind: .documentUnreadable, subject: CacheDirectory.metadataName, detail: "missing"))
         }
         var notices: [String] = []
         if interrupted {
             notices.append("the last run was killed before it finished: its \(litter) leftover or not-yet-referenced files are swept by the next run; the saved cache is consistent")
         }
-        for (id, profile) in metadata.profiles.sorted(by: { $0.key < $1.key }) {
-            for name in profile.cachedImagePath.values where sizes[name] == nil {
-                problems.append(Problem(kind: .profileDangling, subject: "user \(id)", detail: "shows \(name), which does not exist"))
-                break
-            }
-        }
-        let total = listing.filter { !CacheDirectory.isBookkeeping($0.name) }.reduce(Int64(0)) { $0 + $1.size }
-        // An interrupted run's litter is swept by the next run: it is not the cache.
-        if total - litterBytes > budgetBytes {
+        let total = try index.read { try EntryRecords.cacheBytes($0) }
+        if total > budgetBytes {
             problems.append(Problem(kind: .overBudget, subject: directory.root.path, detail: "\(ByteSize.format(total)) is over the budget of \(ByteSize.format(budgetBytes))"))
         }
 
         var repaired: [String] = []
         if repair && !problems.isEmpty {
-            for key in broken.sorted() {
-                metadata.entries[key] = nil
-                repaired.append("dropped entry \(redactedURL(key))")
+            let freed = try index.write { db in
+                try broken.sorted().flatMap { key in try EntryRecords.delete(db, key: key).map(\.filename) }
             }
-            metadata.refreshProfiles()
-            metadata.updatedAt = Date()
-            try directory.saveMetadata(metadata)
-            for name in try directory.sweep(keeping: metadata.referencedFiles) {
-                repaired.append("removed \(name)")
-            }
-            directory.syncDirectory()
+            for key in broken.sorted() { repaired.append("dropped entry \(redactedURL(key))") }
+            session.pendingDeletes.formUnion(freed)
+            let orphans = Set(listing.map(\.name).filter {
+                $0.hasPrefix(CacheDirectory.temporaryPrefix) || (CacheDirectory.isCacheFileName($0) && !referenced.contains($0))
+            })
+            let outcome = try session.finish(pruner: Pruner(budgetBytes: budgetBytes), entriesChanged: true, orphans: orphans)
+            if outcome.deletedFiles > 0 { repaired.append("removed \(outcome.deletedFiles) unreferenced or leftover files") }
+            if !outcome.plan.evicted.isEmpty { repaired.append("evicted \(outcome.plan.evicted.count) least recently used entries to fit the budget") }
+            repaired.append("rewrote \(CacheDirectory.metadataName) from the index")
         }
-        return Result(entries: metadata.entries.count, files: listing.count, cacheBytes: total, budgetBytes: budgetBytes,
+        return Result(entries: entries, files: listing.count, cacheBytes: total, budgetBytes: budgetBytes,
                       problems: problems, repaired: repaired, notices: notices)
     }
 
@@ -134,7 +143,7 @@ public struct CacheVerifier: Sendable {
     }
 }
 
-/// Figures about a cache, for `stats`.
+/// Figures about a cache, for `stats`: queries on the index, nothing read whole.
 public struct CacheStatistics: Codable, Sendable {
     public var entries: Int
     public var photoEntries: Int
@@ -152,24 +161,24 @@ public struct CacheStatistics: Codable, Sendable {
     public var failingSources: Int
 
     public static func of(_ directory: CacheDirectory, budgetBytes: Int64) throws -> CacheStatistics {
-        let metadata = try directory.loadMetadata()
-        let listing = try directory.listFiles()
-        var byTier: [String: Int64] = [:]
-        var counted = Set<String>()
-        for entry in metadata.entries.values {
-            for (tier, file) in entry.files.sorted(by: { (Int($0.key) ?? 0) > (Int($1.key) ?? 0) }) where counted.insert(file.filename).inserted {
-                byTier[tier, default: 0] += file.fileSize
-            }
+        let index = try CacheIndex.openExisting(directory)
+        defer { index.close() }
+        return try index.read { db in
+            var byTier: [String: Int64] = [:]
+            let tiers = try Row.fetchCursor(db, sql: "SELECT MAX(tier), MAX(fileSize) FROM entryFile GROUP BY filename")
+            while let row = try tiers.next() { byTier[String(row[0] as Int), default: 0] += row[1] as Int64 }
+            let kinds = try Row.fetchAll(db, sql: "SELECT kind, COUNT(*) FROM entry GROUP BY kind")
+            let count = { (kind: AvatarKind) in kinds.first { ($0[0] as String) == kind.rawValue }.map { $0[1] as Int } ?? 0 }
+            let access = try Row.fetchOne(db, sql: "SELECT MIN(lastAccess), MAX(lastAccess) FROM entry")
+            let files = try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT filename) FROM entryFile") ?? 0
+            let total = try EntryRecords.cacheBytes(db)
+            return CacheStatistics(
+                entries: try EntryRecords.count(db), photoEntries: count(.photo), monogramEntries: count(.monogram),
+                profiles: try ProfileRecords.count(db), files: files, cacheBytes: total, budgetBytes: budgetBytes,
+                budgetUse: budgetBytes > 0 ? Double(total) / Double(budgetBytes) : 0, bytesByTier: byTier,
+                oldestAccess: (access?[0] as Double?).map(Date.init(indexValue:)),
+                newestAccess: (access?[1] as Double?).map(Date.init(indexValue:)),
+                failingSources: try FailureRecords.count(db))
         }
-        let total = listing.filter { !CacheDirectory.isBookkeeping($0.name) }.reduce(Int64(0)) { $0 + $1.size }
-        let accesses = metadata.entries.values.map(\.lastAccess)
-        return CacheStatistics(
-            entries: metadata.entries.count,
-            photoEntries: metadata.entries.values.filter { $0.kind == .photo }.count,
-            monogramEntries: metadata.entries.values.filter { $0.kind == .monogram }.count,
-            profiles: metadata.profiles.count, files: listing.count, cacheBytes: total, budgetBytes: budgetBytes,
-            budgetUse: budgetBytes > 0 ? Double(total) / Double(budgetBytes) : 0, bytesByTier: byTier,
-            oldestAccess: accesses.min(), newestAccess: accesses.max(), failingSources: metadata.failures.count
-        )
     }
 }

@@ -7,7 +7,7 @@ struct Lookup: AsyncParsableCommand {
         abstract: "Print the file to draw for a user or a photo URL, for a view of a given size.",
         discussion: """
             The tier is the smallest at least max(size × 2, 110) points (seed 000), else the largest. \
-            Counts as an access for the prune (recorded in access.journal, merged by the next run). \
+            Counts as an access for the prune (recorded in the cache's index). \
             Exit code 66 when the user or URL is not in the cache.
             """
     )
@@ -37,9 +37,9 @@ struct Lookup: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let lookup = CacheLookup(directory: CacheDirectory(root: URL(fileURLWithPath: cache)))
         let answer: CacheLookup.Answer
         do {
+            let lookup = try CacheLookup(directory: CacheDirectory(root: URL(fileURLWithPath: cache)))
             answer = try lookup.lookup(userID: user, url: url, viewPoints: size, scale: scale)
         } catch {
             throw ExitCodes.fail(error)

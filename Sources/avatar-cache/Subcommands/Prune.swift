@@ -23,19 +23,12 @@ struct Prune: AsyncParsableCommand {
         let logger = cacheOptions.makeLogger()
         let directory = CacheDirectory(root: cacheOptions.cacheURL)
         do {
-            guard FileManager.default.fileExists(atPath: directory.root.path) else {
-                throw StoreError.io(path: directory.root.path, reason: "no such cache directory")
-            }
             guard (0.01...1).contains(trimRatio) else { throw ConfigurationError(message: "--trim-ratio must be in (0, 1]") }
-            let lock = try CacheLock.acquire(in: directory, wait: wait)
-            defer { lock.release() }
-            var metadata = try directory.loadMetadata()
-            let journal = AccessJournal(directory: directory)
-            let accesses = journal.merge(into: &metadata)
-            let (plan, cacheBytes) = try CacheMaintenance(directory: directory, logger: logger)
-                .pruneAndSave(metadata, pruner: Pruner(budgetBytes: budget.bytes, trimRatio: trimRatio), saveUnchanged: accesses > 0)
-            try? journal.clear()
-            print("evicted \(plan.evicted.count) entries (\(ByteSize.format(plan.freedBytes))); cache \(ByteSize.format(cacheBytes)) of \(ByteSize.format(budget.bytes))")
+            let session = try CacheSession.open(directory, wait: wait, create: false, logger: logger)
+            defer { session.close() }
+            let outcome = try session.finish(pruner: Pruner(budgetBytes: budget.bytes, trimRatio: trimRatio), entriesChanged: false)
+            let plan = outcome.plan
+            print("evicted \(plan.evicted.count) entries (\(ByteSize.format(plan.freedBytes))); cache \(ByteSize.format(outcome.cacheBytes)) of \(ByteSize.format(budget.bytes))")
         } catch {
             throw ExitCodes.fail(error)
         }

@@ -27,12 +27,9 @@ struct Verify: AsyncParsableCommand {
         let directory = CacheDirectory(root: URL(fileURLWithPath: cache))
         let result: CacheVerifier.Result
         do {
-            guard FileManager.default.fileExists(atPath: directory.metadataURL.path) else {
-                throw StoreError.io(path: directory.metadataURL.path, reason: "no such file: not an avatar-cache cache")
-            }
-            let lock = try CacheLock.acquire(in: directory, wait: wait)
-            defer { lock.release() }
-            result = try CacheVerifier(directory: directory).verify(budgetBytes: budget.bytes, repair: repair)
+            let session = try CacheSession.open(directory, wait: wait, create: false, logger: Logging.make(format: .text, level: .warning, progress: nil))
+            defer { session.close() }
+            result = try CacheVerifier(directory: directory).verify(session, budgetBytes: budget.bytes, repair: repair)
         } catch {
             throw ExitCodes.fail(error)
         }

@@ -31,12 +31,4 @@ public struct SourceFailure: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(failureClass.rawValue): \(reason)" }
-
-    init(_ error: ImagingError) {
-        switch error {
-        case .unsupportedFormat: self.init(.unsupportedFormat, error.description)
-        case .tooManyPixels: self.init(.tooManyPixels, error.description)
-        case .invalidImage, .library: self.init(.invalidImage, error.description)
-        }
-    }
 }

@@ -1,0 +1,166 @@
+import Foundation
+import GRDB
+
+extension WarmPipeline {
+    /// The photo jobs of this run, planned a page of sources at a time from the index in
+    /// priority order: a source cached within its freshness (or inline, named by its
+    /// content) needs no work; one that failed lately is not asked for again before its
+    /// retry time; the rest become jobs.
+    final class PhotoJobFeed {
+        let pipeline: WarmPipeline
+        let state: RunState
+        private var lastRank = -1
+        private var buffer: [Job] = []
+        private var exhausted = false
+        private(set) var fresh = 0
+        private(set) var skippedRecentlyFailed = 0
+        var settled: Int { fresh + skippedRecentlyFailed }
+
+        init(pipeline: WarmPipeline, state: RunState) {
+            self.pipeline = pipeline
+            self.state = state
+        }
+
+        func next() throws -> Job? {
+            while buffer.isEmpty && !exhausted { try refill() }
+            return buffer.isEmpty ? nil : buffer.removeFirst()
+        }
+
+        private func refill() throws {
+            let started = state.started
+            let jobs = try state.index.write { db -> [Job] in
+                let sources = try RunTables.sources(db, after: lastRank, limit: 256)
+                if sources.isEmpty { exhausted = true }
+                var jobs: [Job] = []
+                for source in sources {
+                    lastRank = source.rank
+                    let previous = try EntryRecords.entry(db, key: source.key)
+                    let complete = previous.map { pipeline.isComplete($0, state: state) } ?? false
+                    if let previous, complete {
+                        let inline: Bool
+                        if case .inline = source.photo { inline = true } else { inline = false }
+                        // Inline photos are named by their content: cached means current.
+                        let freshUntil = previous.freshUntil ?? previous.fetchedAt.addingTimeInterval(pipeline.configuration.ttl)
+                        if inline || started < freshUntil {
+                            fresh += 1
+                            continue
+                        }
+                    }
+                    if !complete, try FailureRecords.failure(db, key: source.key) != nil {
+                        // Failed recently: not asked for again before its retry time.
+                        skippedRecentlyFailed += 1
+                        continue
+                    }
+                    let work: Work
+                    switch source.photo {
+                    case let .url(url, sendMonicaToken): work = .download(url, sendMonicaToken: sendMonicaToken)
+                    case .inline(let photo): work = .inline(photo)
+                    }
+                    jobs.append(Job(key: source.key, work: work, rank: source.rank, previous: complete ? previous : nil))
+                }
+                return jobs
+            }
+            buffer.append(contentsOf: jobs)
+        }
+    }
+
+    /// The profiles of this run that show one monogram, and the best rank among them.
+    struct MonogramGroup {
+        var spec: MonogramSpec
+        var rank: Int
+        var profiles: Int
+    }
+
+    /// Monograms for this run's profiles that have no cached photo: one job per distinct
+    /// monogram not already cached (highest priority last, for `popLast`); a cached one
+    /// is marked accessed.
+    func planMonograms(state: RunState, report: inout RunReport) throws -> (jobs: [Job], groups: [String: MonogramGroup]) {
+        var groups: [String: MonogramGroup] = [:]
+        var keys: [MonogramKeyParts: MonogramSpec] = [:]
+        var withoutPhoto = 0
+        let started = state.started
+        return try state.index.write { db in
+            try RunTables.forEachProfile(db) { rank, profile, photoCached in
+                if profile.photoSource == nil { withoutPhoto += 1 }
+                guard !photoCached else { return }
+                let parts = MonogramKeyParts(initials: profile.initials, glyph: profile.glyph, color: profile.color)
+                let spec = keys[parts] ?? profile.monogram
+                keys[parts] = spec
+                let key = spec.key
+                if let group = groups[key] {
+                    groups[key]?.profiles = group.profiles + 1
+                } else {
+                    groups[key] = MonogramGroup(spec: spec, rank: rank, profiles: 1)
+                }
+            }
+            report.profilesWithoutPhoto = withoutPhoto
+            var jobs: [Job] = []
+            for (key, group) in groups.sorted(by: { $0.value.rank > $1.value.rank }) {
+                if let entry = try EntryRecords.entry(db, key: key), isComplete(entry, state: state) {
+                    try EntryRecords.touch(db, key: key, at: accessTime(group.rank, started: started))
+                    continue
+                }
+                jobs.append(Job(key: key, work: .monogram(group.spec), rank: group.rank, previous: nil))
+            }
+            return (jobs, groups)
+        }
+    }
+
+    /// A file for every tier asked for, in the format asked for, on disk with the
+    /// recorded size.
+    func isComplete(_ entry: CacheEntry, state: RunState) -> Bool {
+        let format = entry.kind == .monogram ? configuration.monogramFormat : configuration.outputFormat
+        return configuration.tiers.allSatisfy { tier in
+            guard let file = entry.files[String(tier)] else { return false }
+            return file.filename.hasPrefix(entry.contentSHA256)
+                && file.filename.hasSuffix(".\(format.fileExtension)")
+                && state.size(of: file.filename) == file.fileSize
+        }
+    }
+
+    /// Files already made for this content, complete: from an entry of the index (any
+    /// source with the same bytes) or from orphans found on disk.
+    func knownFiles(forContent contentSHA256: String, state: RunState) -> RenderedFiles? {
+        if let recovered = state.recovered[contentSHA256] { return recovered }
+        let entry = try? state.index.read { db in
+            try EntryRecords.entries(db, contentSHA256: contentSHA256).first { isComplete($0, state: state) }
+        }
+        return entry.flatMap { $0 }.map(RenderedFiles.init)
+    }
+
+    /// Cache files no entry references, grouped by content: when every tier of a photo
+    /// is there, a download with that content re-uses them instead of decoding again.
+    func recoverOrphans(_ orphans: Set<String>, directory: CacheDirectory) -> [String: RenderedFiles] {
+        var byContent: [String: [Int: String]] = [:]
+        for name in orphans where name.hasSuffix(".\(configuration.outputFormat.fileExtension)") {
+            let stem = name.split(separator: ".")[0].split(separator: "-")
+            if let tier = Int(stem[1]) { byContent[String(stem[0]), default: [:]][tier] = name }
+        }
+        var recovered: [String: RenderedFiles] = [:]
+        for (hash, files) in byContent {
+            if let files = recover(files, directory: directory) { recovered[hash] = files }
+        }
+        return recovered
+    }
+
+    /// An orphaned photo's files, read back (size, SHA-256, side from the header), when
+    /// the largest tier is there; smaller tiers missing from disk share the largest file
+    /// only when it is no bigger than they are.
+    private func recover(_ files: [Int: String], directory: CacheDirectory) -> RenderedFiles? {
+        var result: [String: CacheFile] = [:]
+        for tier in configuration.tiers {
+            guard let name = files[tier] ?? files.filter({ $0.key > tier }).min(by: { $0.key < $1.key })?.value,
+                  let data = FileManager.default.contents(atPath: directory.root.appendingPathComponent(name).path),
+                  let side = try? AvatarRenderer.headerSide([UInt8](data)), side <= tier else { return nil }
+            result[String(tier)] = CacheFile(filename: name, width: side, height: side, fileSize: Int64(data.count), sha256: SHA256Hex.of([UInt8](data)))
+        }
+        return RenderedFiles(format: nil, sourceWidth: nil, sourceHeight: nil, files: result, renderedNow: false)
+    }
+}
+
+/// What a monogram's key is made of, before the text colour is worked out.
+struct MonogramKeyParts: Hashable {
+    var initials: String
+    var glyph: MonogramGlyph?
+    var color: String
+}

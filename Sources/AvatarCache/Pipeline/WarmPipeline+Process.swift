@@ -1,0 +1,219 @@
+import Foundation
+import GRDB
+
+extension WarmPipeline {
+    /// What the job stages share: one HTTP client, one decode pool, one writer.
+    final class Workers: Sendable {
+        let fetcher: HTTPFetcher
+        let pool: DecodeWorkerPool
+        let writer: RenderWriter
+
+        init(_ configuration: WarmConfiguration) {
+            fetcher = HTTPFetcher(
+                policy: NetworkPolicy(allowPrivateNetworks: configuration.allowPrivateNetworks, allowedHosts: Set(configuration.allowedHosts)),
+                limits: configuration.fetchLimits,
+                maxConnectionsPerHost: configuration.maxConnectionsPerHost
+            )
+            pool = DecodeWorkerPool(threads: configuration.decodeThreads)
+            writer = RenderWriter(
+                renderer: AvatarRenderer(tiers: configuration.tiers, outputFormat: configuration.outputFormat, quality: configuration.quality,
+                                         maxPixels: configuration.maxPixels, crop: configuration.crop,
+                                         memoryGate: DecodeMemoryGate(budgetBytes: configuration.maxDecodeMemory)),
+                monograms: MonogramRenderer(tiers: configuration.tiers, outputFormat: configuration.monogramFormat, quality: configuration.quality),
+                directory: CacheDirectory(root: configuration.cacheDirectory)
+            )
+        }
+
+        func shutdown() async {
+            pool.shutdown()
+            await fetcher.shutdown()
+        }
+    }
+
+    /// Runs the jobs `next` hands out, `concurrency` at a time, and commits their
+    /// results to the index `mergeBatch` at a time. `settled` counts the sources the
+    /// plan settled without a job (for the progress).
+    func process(
+        stage: String, total: Int, next: () throws -> Job?, settled: () -> Int,
+        state: RunState, workers: inout Workers?, report: inout RunReport
+    ) async throws {
+        guard !control.isStopping, let first = try next() else { return }
+        let shared = workers ?? Workers(configuration)
+        workers = shared
+        let fetcher = shared.fetcher, pool = shared.pool, writer = shared.writer
+        let coordinator = RenderCoordinator(known: { [self] in knownFiles(forContent: $0, state: state) })
+        // Downloaded bodies waiting for a decode thread: beyond a couple per thread they
+        // only hold memory, so no new download starts while that many wait.
+        let backlog = Backlog(limit: max(2, 2 * pool.threadCount))
+        var finished: [(Job, Result<Outcome, SourceFailure>)] = []
+        try await withThrowingTaskGroup(of: (Job, Result<Outcome, SourceFailure>).self) { group in
+            var pendingFirst: Job? = first
+            var done = 0
+            func startNext() throws {
+                // Once stopping, nothing new starts; what runs finishes.
+                guard !control.isStopping, let job = try pendingFirst.take() ?? next() else { return }
+                group.addTask {
+                    (job, try await self.run(job, fetcher: fetcher, coordinator: coordinator, pool: pool, writer: writer,
+                                             backlog: backlog, started: state.started))
+                }
+            }
+            for _ in 0..<configuration.concurrency { try startNext() }
+            while let result = try await group.next() {
+                finished.append(result)
+                if finished.count >= Self.mergeBatch {
+                    try await commit(&finished, state: state, coordinator: coordinator, report: &report)
+                }
+                done += 1
+                onProgress?(RunProgress(done: done + settled(), total: max(total, done + settled()), stage: stage))
+                try startNext()
+            }
+        }
+        try await commit(&finished, state: state, coordinator: coordinator, report: &report)
+    }
+
+    /// One job: get the bytes, then render (or reuse) the files. Failures of the source
+    /// are returned; failures of the cache itself are thrown and end the run.
+    private func run(
+        _ job: Job, fetcher: HTTPFetcher, coordinator: RenderCoordinator,
+        pool: DecodeWorkerPool, writer: RenderWriter, backlog: Backlog, started: Date
+    ) async throws -> Result<Outcome, SourceFailure> {
+        var holdsBody = false
+        var photo: FetchedPhoto?
+        let contentSHA256: String
+        let render: @Sendable () async throws -> RenderedFiles
+        switch job.work {
+        case let .download(url, sendMonicaToken):
+            await backlog.waitForRoom()
+            let validators = job.previous.map { Validators(etag: $0.etag, lastModified: $0.lastModified) }
+            do {
+                switch try await fetcher.fetch(url, credential: sendMonicaToken ? configuration.monica : nil,
+                                               validators: validators?.etag == nil && validators?.lastModified == nil ? nil : validators) {
+                case .notModified(let lifetime, let etag, let lastModified):
+                    // 304: the cached files stay; only the timestamps move.
+                    guard var entry = job.previous else { return .failure(SourceFailure(.httpStatus, "HTTP 304 without a cached copy")) }
+                    let now = Date()
+                    entry.fetchedAt = now
+                    entry.freshUntil = freshUntil(now, serverLifetime: lifetime)
+                    entry.lastAccess = max(entry.lastAccess, accessTime(job.rank, started: started))
+                    entry.etag = etag ?? entry.etag
+                    entry.lastModified = lastModified ?? entry.lastModified
+                    return .success(Outcome(entry: entry, bytesDownloaded: 0, rendered: RenderedFiles(entry), notModified: true))
+                case .fetched(let fetched):
+                    await backlog.add()
+                    holdsBody = true
+                    photo = fetched
+                    contentSHA256 = fetched.sha256
+                    render = { try await pool.run { try writer.renderPhoto(fetched.bytes, contentSHA256: fetched.sha256) } }
+                }
+            } catch {
+                return .failure(HTTPFetcher.classify(error))
+            }
+        case .inline(let inline):
+            contentSHA256 = inline.sha256
+            render = { try await pool.run { try writer.renderPhoto(inline.bytes, contentSHA256: inline.sha256) } }
+        case .monogram(let spec):
+            contentSHA256 = SHA256Hex.of(Array(spec.key.utf8))
+            render = { try await pool.run { try writer.renderMonogram(spec, contentSHA256: contentSHA256) } }
+        }
+        let rendered: RenderedFiles
+        do {
+            rendered = try await coordinator.files(for: contentSHA256, render: render)
+        } catch let failure as SourceFailure {
+            if holdsBody { await backlog.remove() }
+            return .failure(failure)
+        } catch {
+            if holdsBody { await backlog.remove() }
+            throw error
+        }
+        if holdsBody { await backlog.remove() }
+        let largest = configuration.tiers.first.map(String.init) ?? ""
+        var entry = CacheEntry(
+            kind: job.work.isMonogram ? .monogram : .photo,
+            filename: rendered.files[largest]?.filename ?? "",
+            lastAccess: accessTime(job.rank, started: started),
+            fileSize: rendered.distinctFiles.reduce(0) { $0 + $1.fileSize },
+            contentSHA256: contentSHA256,
+            sourceBytes: nil, sourceFormat: rendered.format,
+            sourceWidth: rendered.sourceWidth, sourceHeight: rendered.sourceHeight,
+            fetchedAt: Date(), etag: photo?.etag, lastModified: photo?.lastModified,
+            files: rendered.files
+        )
+        entry.freshUntil = freshUntil(entry.fetchedAt, serverLifetime: photo?.freshnessLifetime)
+        switch job.work {
+        case .download: entry.sourceBytes = photo?.bytes.count
+        case .inline(let inline): entry.sourceBytes = inline.bytes.count
+        case .monogram: break
+        }
+        return .success(Outcome(entry: entry, bytesDownloaded: photo?.bytes.count ?? 0, rendered: rendered))
+    }
+
+    /// Commits finished jobs in one transaction: entries saved (the files they replace
+    /// are deleted at the end of the run), failures recorded, the report counted.
+    private func commit(
+        _ finished: inout [(Job, Result<Outcome, SourceFailure>)], state: RunState,
+        coordinator: RenderCoordinator, report: inout RunReport
+    ) async throws {
+        guard !finished.isEmpty else { return }
+        let batch = finished
+        finished.removeAll(keepingCapacity: true)
+        let started = state.started
+        let replaced = try state.index.write { db -> [String] in
+            var replaced: [String] = []
+            for (job, result) in batch {
+                switch result {
+                case .success(let outcome):
+                    replaced += try EntryRecords.save(db, key: job.key, entry: outcome.entry).map(\.filename)
+                    try FailureRecords.clear(db, key: job.key)
+                case .failure(let failure):
+                    // A failed refresh never deletes a good cached photo.
+                    if job.previous != nil { try EntryRecords.touch(db, key: job.key, at: accessTime(job.rank, started: started)) }
+                    if !job.work.isMonogram {
+                        let wait = failure.failureClass.isTransient ? min(3600, configuration.failureTTL) : configuration.failureTTL
+                        try FailureRecords.save(db, key: job.key, failure: FailureRecord(
+                            failureClass: failure.failureClass, reason: failure.reason, failedAt: Date(), retryAfter: Date().addingTimeInterval(wait)))
+                    }
+                }
+            }
+            return replaced
+        }
+        state.session.pendingDeletes.formUnion(replaced)
+        var committed: [String] = []
+        for (job, result) in batch {
+            switch result {
+            case .success(let outcome):
+                state.add(outcome.entry.files.values)
+                committed.append(outcome.entry.contentSHA256)
+                count(job, outcome, into: &report)
+            case .failure(let failure):
+                let kept = job.previous != nil
+                let source = job.key.hasPrefix("sha256:") ? "inline photo \(job.key)" : job.key
+                report.record(failure, url: source, keptCachedPhoto: kept)
+                logger.warning("source failed", metadata: [
+                    "source": "\(redactedURL(source))", "class": "\(failure.failureClass.rawValue)",
+                    "reason": "\(failure.reason)", "keptCachedPhoto": "\(kept)",
+                ])
+            }
+        }
+        await coordinator.forget(committed)
+    }
+
+    private func count(_ job: Job, _ outcome: Outcome, into report: inout RunReport) {
+        if outcome.notModified {
+            report.notModified += 1
+            return
+        }
+        switch job.work {
+        case .download:
+            report.downloaded += 1
+            report.bytesDownloaded += Int64(outcome.bytesDownloaded)
+        case .inline: report.inlinePhotos += 1
+        case .monogram: report.monogramsRendered += outcome.rendered.renderedNow ? 1 : 0
+        }
+        if outcome.rendered.renderedNow {
+            if !job.work.isMonogram { report.decoded += 1 }
+            report.filesWritten += outcome.rendered.distinctFiles.count
+        } else if !job.work.isMonogram {
+            report.reusedIdentical += 1
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import GRDB
+
+extension WarmPipeline {
+    /// Streams every export into the index, `readBatch` records per transaction: the
+    /// profiles (colour kept once assigned), and this run's profiles and distinct photo
+    /// sources in priority order. Nothing of the exports stays in memory.
+    func readExports(into report: inout RunReport, state: RunState) throws {
+        var limits = ReaderLimits()
+        limits.maxInlineBytes = configuration.fetchLimits.maxBytes
+        var ordinal = 0
+        var batch: [(rank: Int, profile: Profile)] = []
+        batch.reserveCapacity(Self.readBatch)
+        let started = state.started
+        func flush() throws {
+            guard !batch.isEmpty else { return }
+            try state.index.write { db in
+                for (rank, profile) in batch {
+                    _ = try RunTables.addProfile(db, id: profile.id, rank: rank)
+                    try ProfileRecords.save(db, profile, at: started)
+                    if let photo = profile.photo { _ = try RunTables.addSource(db, photo, rank: rank) }
+                }
+            }
+            batch.removeAll(keepingCapacity: true)
+        }
+        for path in configuration.exports {
+            let format = try configuration.exportFormats[path] ?? configuration.format ?? ExportFormat.detect(path: path)
+            var profilesInFile = 0, badInFile = 0
+            var firstBad: BadRecord?
+            try format.reader(path: path, limits: limits).read { item in
+                switch item {
+                case .profile(var profile):
+                    profilesInFile += 1
+                    report.profileRecords += 1
+                    // Credentials in a URL are never sent, logged or stored.
+                    if case let .url(url, token) = profile.photo { profile.photo = .url(redactedURL(url), sendMonicaToken: token) }
+                    batch.append((ordinal, profile))
+                    ordinal += 1
+                    if batch.count == Self.readBatch { try flush() }
+                case .bad(let bad):
+                    badInFile += 1
+                    firstBad = firstBad ?? bad
+                    report.record(bad)
+                    logger.warning("bad record", metadata: ["record": "\(bad)"])
+                }
+            }
+            try flush()
+            if profilesInFile == 0, badInFile > 0, let firstBad {
+                throw ExportError(file: path, reason: "read as \(format.rawValue), no record was usable; the first: record \(firstBad.index) (line \(firstBad.line)): \(firstBad.reason). Is --format right?")
+            }
+        }
+        let counts = try state.index.write { try RunTables.counts($0) }
+        report.sources = counts.sources
+        report.profiles = counts.profiles
+    }
+}

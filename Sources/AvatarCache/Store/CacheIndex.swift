@@ -1,0 +1,210 @@
+import Foundation
+import GRDB
+
+/// The cache's index: one SQLite file (`index.sqlite`, WAL mode) beside the cache files,
+/// holding entries, their tier files, profiles, failures and access times. The only type
+/// that opens it.
+///
+/// Readers (`lookup`, `stats`) read while a warm-up writes; writes are transactions, so a
+/// process killed at any instant leaves the last committed state. The schema lives in
+/// `migrator`, one named migration per version: a cache written by an older version is
+/// upgraded by running the missing ones. A cache written before the index existed (its
+/// `metadata.json` at schema 1 held everything) is imported once, under the lock.
+public final class CacheIndex: Sendable {
+    public static let fileName = "index.sqlite"
+    /// SQLite's companions of the index in WAL mode.
+    static let companionSuffixes = ["-wal", "-shm", "-journal"]
+
+    let pool: DatabasePool
+    public let directory: CacheDirectory
+
+    private init(pool: DatabasePool, directory: CacheDirectory) {
+        self.pool = pool
+        self.directory = directory
+    }
+
+    /// Whether `name` is the index or one of SQLite's companion files.
+    static func isIndexFile(_ name: String) -> Bool {
+        name == fileName || companionSuffixes.contains { name == fileName + $0 }
+    }
+
+    public static func exists(in directory: CacheDirectory) -> Bool {
+        directory.fileSize(fileName) != nil
+    }
+
+    /// Opens the index of `directory`. When there is none yet: with a `metadata.json` of
+    /// schema 1 (written by avatar-cache before the index), its entries, profiles,
+    /// colours, failures and validators are imported; otherwise an empty index is created
+    /// when `create`, else `StoreError.notACache`. Creating or importing needs the cache
+    /// lock; the index is built under a temporary name and renamed, so a kill leaves
+    /// either no index or a complete one.
+    public static func open(_ directory: CacheDirectory, create: Bool) throws -> CacheIndex {
+        if !exists(in: directory) {
+            let legacy = try LegacyMetadataImport.read(directory)
+            guard create || legacy != nil else {
+                throw StoreError.notACache(path: directory.root.path)
+            }
+            try build(directory) { db in
+                if let legacy { try LegacyMetadataImport.importing(legacy, into: db) }
+            }
+            let index = try CacheIndex(pool: openPool(directory.root.appendingPathComponent(fileName).path), directory: directory)
+            // The apps' document in this version's schema from the start.
+            if legacy != nil { try index.read { try MetadataDocument.write(from: $0, to: directory) } }
+            return index
+        }
+        return try CacheIndex(pool: openPool(directory.root.appendingPathComponent(fileName).path), directory: directory)
+    }
+
+    /// Opens the index of an existing cache for reading (lookup, stats) without the lock;
+    /// a cache written before the index is imported first, under the lock (waiting up to
+    /// `lockWait` seconds for a running warm-up).
+    public static func openExisting(_ directory: CacheDirectory, lockWait: TimeInterval = 30) throws -> CacheIndex {
+        if exists(in: directory) { return try open(directory, create: false) }
+        guard FileManager.default.fileExists(atPath: directory.metadataURL.path) else {
+            throw StoreError.notACache(path: directory.root.path)
+        }
+        let lock = try CacheLock.acquire(in: directory, wait: lockWait)
+        defer { lock.release() }
+        return try open(directory, create: false)
+    }
+
+    private static func build(_ directory: CacheDirectory, _ fill: (Database) throws -> Void) throws {
+        let temporary = "\(CacheDirectory.temporaryPrefix)index-\(UUID().uuidString).sqlite"
+        let path = directory.root.appendingPathComponent(temporary).path
+        do {
+            let pool = try openPool(path)
+            try pool.write(fill)
+            try pool.close()
+        } catch {
+            for suffix in [""] + companionSuffixes { try? directory.remove(temporary + suffix) }
+            if case StoreError.io = error { throw error }
+            throw StoreError.unreadableMetadata(path: directory.metadataURL.path, reason: "it could not be imported into a new index: \(error)")
+        }
+        guard rename(path, directory.root.appendingPathComponent(fileName).path) == 0 else {
+            throw StoreError.io(path: path, reason: CacheDirectory.errnoText())
+        }
+        directory.syncDirectory()
+    }
+
+    private static func openPool(_ path: String) throws -> DatabasePool {
+        var configuration = Configuration()
+        configuration.label = "avatar-cache index"
+        // A lookup waits for a warm-up's transaction rather than failing.
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            // Each commit reaches the disk before the files it made unreferenced are deleted.
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        do {
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            try migrator.migrate(pool)
+            return pool
+        } catch let error as DatabaseError {
+            throw StoreError.index(path: path, reason: error.message ?? "\(error)")
+        }
+    }
+
+    /// The schema, one migration per version.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: entries, files, profiles, failures") { db in
+            // Dates are seconds since 1970 (REAL).
+            try db.execute(sql: """
+                CREATE TABLE entry (
+                    key TEXT PRIMARY KEY,
+                    kind TEXT NOT NULL,
+                    contentSHA256 TEXT NOT NULL,
+                    lastAccess REAL NOT NULL,
+                    fetchedAt REAL NOT NULL,
+                    freshUntil REAL,
+                    etag TEXT,
+                    lastModified TEXT,
+                    sourceBytes INTEGER,
+                    sourceFormat TEXT,
+                    sourceWidth INTEGER,
+                    sourceHeight INTEGER
+                );
+                CREATE INDEX entry_by_access ON entry(lastAccess, key);
+                CREATE INDEX entry_by_content ON entry(contentSHA256);
+                CREATE TABLE entryFile (
+                    entryKey TEXT NOT NULL REFERENCES entry(key) ON DELETE CASCADE,
+                    tier INTEGER NOT NULL,
+                    filename TEXT NOT NULL,
+                    width INTEGER NOT NULL,
+                    height INTEGER NOT NULL,
+                    fileSize INTEGER NOT NULL,
+                    sha256 TEXT,
+                    PRIMARY KEY (entryKey, tier)
+                ) WITHOUT ROWID;
+                CREATE INDEX entryFile_by_name ON entryFile(filename);
+                CREATE TABLE profile (
+                    id TEXT PRIMARY KEY,
+                    displayName TEXT NOT NULL,
+                    initials TEXT NOT NULL,
+                    glyph TEXT,
+                    color TEXT NOT NULL,
+                    photoSource TEXT,
+                    updatedAt REAL NOT NULL
+                );
+                CREATE INDEX profile_by_photo ON profile(photoSource);
+                CREATE TABLE failure (
+                    key TEXT PRIMARY KEY,
+                    class TEXT NOT NULL,
+                    reason TEXT NOT NULL,
+                    failedAt REAL NOT NULL,
+                    retryAfter REAL NOT NULL
+                );
+                """)
+        }
+        return migrator
+    }
+
+    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try pool.read(body) } catch let error as DatabaseError { throw wrap(error) }
+    }
+
+    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        do { return try pool.write(body) } catch let error as DatabaseError { throw wrap(error) }
+    }
+
+    private func wrap(_ error: DatabaseError) -> StoreError {
+        .index(path: directory.root.appendingPathComponent(Self.fileName).path, reason: error.message ?? "\(error)")
+    }
+
+    /// Folds the WAL back into the database file (after a large run).
+    public func checkpoint() {
+        _ = try? pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+    }
+
+    public func close() {
+        try? pool.close()
+    }
+}
+
+extension Date {
+    /// How the index stores a date.
+    var indexValue: Double { timeIntervalSince1970 }
+    init(indexValue: Double) { self.init(timeIntervalSince1970: indexValue) }
+}
+
+extension CacheIndex {
+    /// The whole index in memory, each profile pointed at what it shows. For tests and
+    /// small caches: the pipeline reads by query.
+    public func snapshot() throws -> CacheMetadata {
+        try read { db in
+            var metadata = CacheMetadata()
+            try EntryRecords.forEach(db) { key, entry in metadata.entries[key] = entry }
+            try ProfileRecords.forEach(db) { row in
+                metadata.profiles[row.id] = CachedProfile(
+                    displayName: row.displayName, cachedInitials: row.initials, glyph: row.glyph,
+                    avatarColorHex: row.color, textColorHex: row.textColor, photoSource: row.photoSource,
+                    monogramSource: row.monogram.key, kind: .none, cachedImagePath: [:], cachedImageLastAccess: nil,
+                    lastSeen: row.updatedAt)
+            }
+            let failures = try Row.fetchCursor(db, sql: "SELECT key, class, reason, failedAt, retryAfter FROM failure")
+            while let row = try failures.next() { metadata.failures[row[0]] = FailureRecords.record(row, at: 1) }
+            metadata.refreshProfiles()
+            return metadata
+        }
+    }
+}
