@@ -98,7 +98,7 @@ import Testing
         #expect(result.stdout.contains("evicted 1 entries"))
         let total = try CacheDirectory(root: cache).listFiles().filter { !CacheDirectory.isBookkeeping($0.name) }.reduce(Int64(0)) { $0 + $1.size }
         #expect(total <= 200_000)
-        let metadata = try CacheDirectory(root: cache).loadMetadata()
+        let metadata = try Fixtures.loadMetadata(cache)
         let kept = metadata.entries.filter { $0.value.kind == .photo }.map(\.key)
         #expect(kept == [server.url("/a.jpg")])
 

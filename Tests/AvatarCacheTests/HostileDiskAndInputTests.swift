@@ -79,38 +79,60 @@ import Testing
         HostileLedger.record("crashes", "SIGKILL", tried: "a 24-photo run over budget killed at 20 moments spread over its \(String(format: "%.1f", duration)) s (\(killedMidRun) mid-run)", count: 20, outcome: "verify clean after every kill (an interrupted run's leftovers noted, swept by the next run); every following run completed and cleaned up", inconsistentCaches: inconsistent)
     }
 
-    @Test func unreadableMetadataIsAClearErrorAndRecoveryKeepsTheFiles() throws {
+    @Test func aDamagedIndexIsAClearErrorAndRecoveryKeepsTheFiles() throws {
         let server = try corpusServer(4, delay: 0)
         defer { server.shutdown() }
         let directory = try Fixtures.temporaryDirectory("metadata")
         defer { try? FileManager.default.removeItem(at: directory) }
         let export = try Fixtures.writeUsersExport((0..<4).map { (id: "u\($0)", name: "U", url: Optional(server.url("/p\($0)"))) }, in: directory)
         let cache = directory.appendingPathComponent("cache")
-        #expect(try cli(["warm", export, "--cache", cache.path, "--allow-private-networks"]).status == 0)
-        let metadataURL = cache.appendingPathComponent("metadata.json")
-        let good = try Data(contentsOf: metadataURL)
-        let filesBefore = try Fixtures.fileNames(in: cache).filter(CacheDirectory.isCacheFileName)
-        let damages: [(String, Data)] = [
-            ("garbage", Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })),
-            ("truncated", good.prefix(good.count / 2)),
-            ("empty", Data()),
-            ("wrong schema", Data(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"schemaVersion\":1", with: "\"schemaVersion\":99").utf8)),
-        ]
-        for (name, bytes) in damages {
-            try bytes.write(to: metadataURL)
-            let result = try cli(["warm", export, "--cache", cache.path, "--allow-private-networks"])
-            #expect(result.status == 73, "\(name)")
-            #expect(result.stderr.contains(metadataURL.path) && result.stderr.contains("move it aside"), "\(name): \(result.stderr)")
-            #expect(try Fixtures.fileNames(in: cache).filter(CacheDirectory.isCacheFileName) == filesBefore, "\(name): no file touched")
-            #expect(try Data(contentsOf: metadataURL) == bytes, "\(name): the damaged file is left for inspection")
+        let warm = { (report: String) in
+            try self.cli(["warm", export, "--cache", cache.path, "--allow-private-networks", "--report", report])
         }
-        // Recovery as the message says: move it aside; the next run re-uses every file it can match.
-        try FileManager.default.moveItem(at: metadataURL, to: cache.appendingPathComponent("metadata.json.bad"))
-        let report = directory.appendingPathComponent("report.json").path
-        #expect(try cli(["warm", export, "--cache", cache.path, "--allow-private-networks", "--report", report]).status == 0)
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as! [String: Any]
-        #expect(json["decoded"] as? Int == 0 && json["reusedIdentical"] as? Int == 4, "every photo re-used, none decoded again")
-        HostileLedger.record("disk", "unreadable metadata", tried: damages.map(\.0).joined(separator: ", ") + " metadata.json", count: damages.count, outcome: "exit 73 naming the file and the way out, nothing changed; after moving it aside, all 4 photos re-used by content (0 decoded)")
+        let reportPath = directory.appendingPathComponent("report.json").path
+        let report = { try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportPath))) as! [String: Any] }
+        #expect(try warm(reportPath).status == 0)
+        let metadataURL = cache.appendingPathComponent("metadata.json")
+        let indexURL = cache.appendingPathComponent(CacheIndex.fileName)
+        let good = try Data(contentsOf: metadataURL)
+        let goodIndex = try Data(contentsOf: indexURL)
+        let filesBefore = try Fixtures.fileNames(in: cache).filter(CacheDirectory.isCacheFileName)
+        let garbage = Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) })
+
+        // metadata.json is written from the index: damaged, the next run writes it again.
+        let documentDamages: [(String, Data)] = [
+            ("garbage", garbage), ("truncated", good.prefix(good.count / 2)), ("empty", Data()),
+            ("wrong schema", Data(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"schemaVersion\":2", with: "\"schemaVersion\":99").utf8)),
+        ]
+        for (name, bytes) in documentDamages {
+            try bytes.write(to: metadataURL)
+            #expect(try warm(reportPath).status == 0, "\(name)")
+            #expect(try report()["decoded"] as? Int == 0, "\(name)")
+            #expect(try Fixtures.loadDocument(cache).entries.count == 4, "\(name): metadata.json written again")
+        }
+
+        // The index is the truth: damaged, the run stops before changing anything.
+        let indexDamages: [(String, Data)] = [("garbage", garbage), ("truncated", goodIndex.prefix(100))]
+        for (name, bytes) in indexDamages {
+            try bytes.write(to: indexURL)
+            let result = try cli(["warm", export, "--cache", cache.path, "--allow-private-networks"])
+            #expect(result.status == 73, "\(name): \(result.stderr)")
+            #expect(result.stderr.contains(indexURL.path) && result.stderr.contains("move it aside"), "\(name): \(result.stderr)")
+            #expect(try Fixtures.fileNames(in: cache).filter(CacheDirectory.isCacheFileName) == filesBefore, "\(name): no file touched")
+            #expect(try Data(contentsOf: indexURL) == bytes, "\(name): the damaged index is left for inspection")
+        }
+        // Recovery as the message says: move it aside; the next run rebuilds it from
+        // metadata.json (nothing fetched again) ...
+        try FileManager.default.moveItem(at: indexURL, to: cache.appendingPathComponent("index.sqlite.bad"))
+        #expect(try warm(reportPath).status == 0)
+        #expect(try report()["decoded"] as? Int == 0 && report()["fresh"] as? Int == 4, "entries back from metadata.json")
+        // ... and without either, every file is re-used by content.
+        for name in [CacheIndex.fileName, CacheDirectory.metadataName] {
+            try FileManager.default.removeItem(at: cache.appendingPathComponent(name))
+        }
+        #expect(try warm(reportPath).status == 0)
+        #expect(try report()["decoded"] as? Int == 0 && report()["reusedIdentical"] as? Int == 4, "every photo re-used, none decoded again")
+        HostileLedger.record("disk", "damaged index or metadata", tried: documentDamages.map(\.0).joined(separator: ", ") + " metadata.json; " + indexDamages.map(\.0).joined(separator: ", ") + " index.sqlite", count: documentDamages.count + indexDamages.count, outcome: "metadata.json written again from the index (0 decoded); a damaged index: exit 73 naming it and the way out, nothing changed; moved aside, rebuilt from metadata.json (0 fetched), or from the files by content (0 decoded)")
     }
 
     @Test func aFullOrReadOnlyDiskLeavesThePreviousCache() throws {
@@ -135,14 +157,18 @@ import Testing
 
         #expect(full.status == 73)
         #expect(full.stderr.contains("No space left on device"), "\(full.stderr)")
-        #expect(try Fixtures.loadMetadata(cache) == before, "the previous metadata is intact")
+        // What was cached stays cached (a run commits as it goes: some new entries may be there too).
+        let afterFull = try Fixtures.loadMetadata(cache)
+        for (key, entry) in before.entries { #expect(afterFull.entries[key]?.contentSHA256 == entry.contentSHA256, "\(key) kept") }
         #expect(try CacheVerifier(directory: CacheDirectory(root: cache)).verify(budgetBytes: 100_000_000, repair: false).problems.isEmpty)
 
+        let contents = { try Fixtures.fileNames(in: cache).map { ($0, try Data(contentsOf: cache.appendingPathComponent($0))) } }
+        let bytesBefore = try contents()
         #expect(shell("mount -o remount,ro \(mountPoint.path)") == 0)
         let readOnly = try cli(["warm", large, "--cache", cache.path, "--allow-private-networks"])
         #expect(readOnly.status == 73)
         #expect(readOnly.stderr.contains("Read-only file system"), "\(readOnly.stderr)")
-        #expect(try Fixtures.loadMetadata(cache) == before)
+        #expect(try contents().elementsEqual(bytesBefore, by: { $0.0 == $1.0 && $0.1 == $1.1 }), "not a byte changed")
         HostileLedger.record("disk", "full and read-only", tried: "a 700 KB filesystem filled mid-run; the same remounted read-only", count: 2, outcome: "exit 73 with the system's reason (No space left on device, Read-only file system); previous metadata and files intact")
     }
 
@@ -165,7 +191,7 @@ import Testing
         for name in try Fixtures.fileNames(in: cache) {
             let mode = try FileManager.default.attributesOfItem(atPath: cache.appendingPathComponent(name).path)[.posixPermissions] as! Int
             if mode & 0o002 != 0 { loose += 1 }
-            #expect(CacheDirectory.isCacheFileName(name) || [".lock", "metadata.json"].contains(name), "unexpected file \(name)")
+            #expect(CacheDirectory.isCacheFileName(name) || CacheDirectory.isBookkeeping(name), "unexpected file \(name)")
         }
         #expect(loose == 0)
         let mode = try FileManager.default.attributesOfItem(atPath: cache.path)[.posixPermissions] as! Int

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 @testable import AvatarCache
 
@@ -103,14 +104,13 @@ import Testing
         let cache = directory.appendingPathComponent("cache")
         let export = try Fixtures.writeUsersExport([(id: "user-8", name: "Bo", url: nil)], in: directory)
         _ = try await warm(Fixtures.configuration(exports: [export], cache: cache))
-        let store = CacheDirectory(root: cache)
-        var metadata = try store.loadMetadata()
-        metadata.profiles["user-8"]?.avatarColorHex = "#123456"
-        try store.saveMetadata(metadata)
+        let index = try CacheIndex.open(CacheDirectory(root: cache), create: false)
+        try index.write { try $0.execute(sql: "UPDATE profile SET color = '#123456' WHERE id = 'user-8'") }
+        index.close()
 
         _ = try await warm(Fixtures.configuration(exports: [export], cache: cache))
 
-        #expect(try store.loadMetadata().profiles["user-8"]?.avatarColorHex == "#123456")
+        #expect(try Fixtures.loadMetadata(cache).profiles["user-8"]?.avatarColorHex == "#123456")
     }
 
     @Test(arguments: [(15.0, 330), (55.0, 330), (150.0, 900), (200.0, 900), (40.0, 330), (56.0, 900)])
@@ -130,7 +130,8 @@ import Testing
             (id: "broken", name: "Kim Ray", url: server.url("/missing.jpg")),
         ], in: directory)
         _ = try await warm(Fixtures.configuration(exports: [export], cache: cache))
-        let lookup = CacheLookup(directory: CacheDirectory(root: cache))
+        let before = try Fixtures.loadMetadata(cache)
+        let lookup = try CacheLookup(directory: CacheDirectory(root: cache))
 
         let photo = try lookup.lookup(userID: "with-photo", viewPoints: 150, scale: 3)
         #expect(photo.kind == .photo && photo.tier == 900 && photo.side == 900 && photo.initials == "PD")
@@ -145,13 +146,12 @@ import Testing
         #expect(byURL.userId == "with-photo" && byURL.tier == 330)
         #expect(throws: CacheLookup.NotFound.self) { try lookup.lookup(userID: "nobody", viewPoints: 55, scale: 3) }
 
-        // The lookups are in the journal; the next run merges them into lastAccess.
-        let journal = try String(contentsOf: cache.appendingPathComponent(AccessJournal.fileName), encoding: .utf8)
-        #expect(journal.split(separator: "\n").count == 5)
-        var metadata = try Fixtures.loadMetadata(cache)
-        let before = try #require(metadata.entries[server.url("/a.jpg")]?.lastAccess)
-        #expect(AccessJournal(directory: CacheDirectory(root: cache)).merge(into: &metadata) >= 1)
-        #expect(try #require(metadata.entries[server.url("/a.jpg")]?.lastAccess) > before)
+        // Each lookup moved its entry's last access in the index (what the prune reads).
+        let after = try Fixtures.loadMetadata(cache)
+        let monogramKey = try #require(before.profiles["no-photo"]?.monogramSource)
+        for key in [server.url("/a.jpg"), monogramKey] {
+            #expect(try #require(after.entries[key]?.lastAccess) > #require(before.entries[key]?.lastAccess), "\(key)")
+        }
     }
 
     @Test func everySampleExportWarmsIntoACompleteCache() async throws {
@@ -182,7 +182,7 @@ import Testing
         let metadata = try Fixtures.loadMetadata(cache)
         #expect(report.profilesWithNothing == 0)
         #expect(metadata.profiles.count >= 44 + 14 + 7)
-        let lookup = CacheLookup(directory: CacheDirectory(root: cache))
+        let lookup = try CacheLookup(directory: CacheDirectory(root: cache))
         for (id, profile) in metadata.profiles {
             #expect(Set(profile.cachedImagePath.keys) == ["330", "900"], "\(id) has both sizes")
             let answer = try lookup.lookup(userID: id, viewPoints: 55, scale: 3)

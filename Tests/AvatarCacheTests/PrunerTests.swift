@@ -13,56 +13,65 @@ import Testing
         )
     }
 
-    @Test func underBudgetNothingHappens() {
-        let metadata = CacheMetadata(entries: ["u1": entry("a", accessed: 1, files: ["330": ("a-330.jpg", 10)])])
-        let plan = Pruner(budgetBytes: 100).plan(metadata, files: [("a-330.jpg", 10)])
-        #expect(plan.evicted.isEmpty && plan.filesToDelete.isEmpty)
+    /// Stores `entries` in a new index, prunes it, and returns the plan and the keys left.
+    func prune(_ entries: [String: CacheEntry], _ pruner: Pruner) throws -> (plan: Pruner.Plan, remaining: Set<String>) {
+        let directory = try Fixtures.temporaryDirectory("prune")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let index = try CacheIndex.open(CacheDirectory(root: directory), create: true)
+        defer { index.close() }
+        try index.write { db in
+            for (key, entry) in entries { try EntryRecords.save(db, key: key, entry: entry) }
+        }
+        let plan = try index.write { try pruner.prune($0) }
+        return (plan, Set(try index.snapshot().entries.keys))
     }
 
-    @Test func overBudgetEvictsOldestFirstDownTo80Percent() {
+    @Test func underBudgetNothingHappens() throws {
+        let (plan, remaining) = try prune(["u1": entry("a", accessed: 1, files: ["330": ("a-330.jpg", 10)])], Pruner(budgetBytes: 100))
+        #expect(plan.evicted.isEmpty && plan.filesToDelete.isEmpty && plan.bytesBefore == 10)
+        #expect(remaining == ["u1"])
+    }
+
+    @Test func overBudgetEvictsOldestFirstDownTo80Percent() throws {
         // Five entries of 30 bytes each = 150 bytes, budget 100: trim to ≤ 80.
         var entries: [String: CacheEntry] = [:]
-        var files: [(name: String, size: Int64)] = []
         for index in 0..<5 {
             let name = "h\(index)-330.jpg"
             entries["u\(index)"] = entry("h\(index)", accessed: TimeInterval(100 - index * 10), files: ["330": (name, 30)])
-            files.append((name, 30))
         }
-        let plan = Pruner(budgetBytes: 100, trimRatio: 0.8).plan(CacheMetadata(entries: entries), files: files)
+        let (plan, remaining) = try prune(entries, Pruner(budgetBytes: 100, trimRatio: 0.8))
         // Oldest are u4 (60), u3 (70), u2 (80): evicting two leaves 90 > 80, three leaves 60.
         #expect(plan.evicted == ["u4", "u3", "u2"])
         #expect(Set(plan.filesToDelete) == ["h4-330.jpg", "h3-330.jpg", "h2-330.jpg"])
         #expect(plan.bytesBefore - plan.freedBytes == 60)
-        #expect(Set(plan.metadata.entries.keys) == ["u0", "u1"])
+        #expect(remaining == ["u0", "u1"])
     }
 
-    @Test func tiersSharingOneFileAreFreedWithTheirEntry() {
+    @Test func tiersSharingOneFileAreFreedWithTheirEntry() throws {
         // Sources smaller than the smallest tier: both tiers name one file. Ten of them,
         // 30 bytes each = 300, budget 200, trim to 160: four evicted leave 180, five 150.
         var entries: [String: CacheEntry] = [:]
-        var files: [(name: String, size: Int64)] = []
         for index in 0..<10 {
             let name = "t\(index)-900.jpg"
             entries["u\(index)"] = entry("t\(index)", accessed: TimeInterval(index), files: ["330": (name, 30), "900": (name, 30)])
-            files.append((name, 30))
         }
-        let plan = Pruner(budgetBytes: 200, trimRatio: 0.8).plan(CacheMetadata(entries: entries), files: files)
+        let (plan, remaining) = try prune(entries, Pruner(budgetBytes: 200, trimRatio: 0.8))
         #expect(plan.evicted == ["u0", "u1", "u2", "u3", "u4"])
         #expect(Set(plan.filesToDelete) == Set((0..<5).map { "t\($0)-900.jpg" }))
         #expect(plan.bytesBefore - plan.freedBytes == 150)
+        #expect(remaining == Set((5..<10).map { "u\($0)" }))
     }
 
-    @Test func aFileStillUsedByAnotherEntryIsNeverDeleted() {
+    @Test func aFileStillUsedByAnotherEntryIsNeverDeleted() throws {
         // Two URLs with the same content share one file; the older one is evicted.
         let shared = ["330": ("s-330.jpg", Int64(60))]
-        let metadata = CacheMetadata(entries: [
+        let (plan, remaining) = try prune([
             "old": entry("s", accessed: 1, files: shared),
             "new": entry("s", accessed: 5, files: shared),
             "other": entry("o", accessed: 3, files: ["330": ("o-330.jpg", 60)]),
-        ])
-        let plan = Pruner(budgetBytes: 100).plan(metadata, files: [("s-330.jpg", 60), ("o-330.jpg", 60)])
+        ], Pruner(budgetBytes: 100))
         #expect(plan.evicted == ["old", "other"])
         #expect(plan.filesToDelete == ["o-330.jpg"])
-        #expect(plan.metadata.entries["new"] != nil)
+        #expect(remaining == ["new"])
     }
 }

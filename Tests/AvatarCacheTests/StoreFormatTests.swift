@@ -59,13 +59,14 @@ struct StoreFormatTests {
     }
 }
 
-/// metadata.json by hand: the same bytes JSONEncoder writes, read back to the same value.
-struct MetadataCodecTests {
+/// The index and the document written from it: what goes in comes out, and metadata.json
+/// is what JSONEncoder writes of the whole document.
+struct IndexAndDocumentTests {
     /// A metadata with every optional field both present and absent, and strings that
     /// need escaping.
     static func sample(entries count: Int = 50) -> CacheMetadata {
         var metadata = CacheMetadata(updatedAt: Date(timeIntervalSince1970: 1_795_304_704.029))
-        let awkward = ["plain", "quote \" backslash \\ slash /", "tab\tnewline\ncr\r", "bell \u{7} nul \u{0} us \u{1f} del \u{7f}",
+        let awkward = ["plain", "quote \" backslash \\ slash /", "tab\tnewline\ncr\r", "bell \u{7} soh \u{1} us \u{1f} del \u{7f}",
                        "Émile Müller 김민준 👩‍💻", "\u{2028}\u{2029}", ""]
         for index in 0..<count {
             let hash = String(format: "%064x", index * 7919)
@@ -94,78 +95,63 @@ struct MetadataCodecTests {
         return metadata
     }
 
-    static func foundationBytes(_ metadata: CacheMetadata) throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(ISO8601.format(date))
-        }
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return [UInt8](try encoder.encode(metadata))
+    /// A new index holding `metadata`'s entries, profiles and failures.
+    static func index(_ metadata: CacheMetadata) throws -> (CacheIndex, URL) {
+        let directory = try Fixtures.temporaryDirectory("index")
+        let index = try CacheIndex.open(CacheDirectory(root: directory), create: true)
+        try index.write { try LegacyMetadataImport.importing(metadata, into: $0) }
+        return (index, directory)
     }
 
-    @Test func writesWhatJSONEncoderWrites() throws {
-        let metadata = Self.sample()
-        let ours = MetadataCodec.encode(metadata)
-        let foundation = try Self.foundationBytes(metadata)
+    @Test func theDocumentIsWhatJSONEncoderWritesOfTheEntries() throws {
+        let (index, directory) = try Self.index(Self.sample(entries: 2500))
+        defer { index.close(); try? FileManager.default.removeItem(at: directory) }
+        let date = Date(timeIntervalSince1970: 1_795_304_704.029)
+        try index.read { try MetadataDocument.write(from: $0, to: CacheDirectory(root: directory), at: date) }
+
+        let ours = try [UInt8](Data(contentsOf: directory.appendingPathComponent(CacheDirectory.metadataName)))
+        let entries = try index.snapshot().entries
+        #expect(entries.count == 2500)
+        let whole = MetadataDocument(schemaVersion: MetadataDocument.schemaVersion, generator: "avatar-cache \(AvatarCacheVersion.string)",
+                                     updatedAt: date, entries: entries)
+        let foundation = [UInt8](try MetadataDocument.encoder.encode(whole))
         if ours != foundation {
             let at = (0..<min(ours.count, foundation.count)).first { ours[$0] != foundation[$0] } ?? min(ours.count, foundation.count)
             Issue.record("differs at byte \(at): ours …\(String(decoding: ours[max(0, at - 40)..<min(ours.count, at + 40)], as: UTF8.self))… foundation …\(String(decoding: foundation[max(0, at - 40)..<min(foundation.count, at + 40)], as: UTF8.self))…")
         }
         #expect(ours.count == foundation.count)
+        #expect(try MetadataDocument.read(CacheDirectory(root: directory)) == whole)
     }
 
-    @Test func streamsTheSameBytesInPieces() throws {
-        let metadata = Self.sample(entries: 3000)
-        var pieces: [[UInt8]] = []
-        #expect(MetadataCodec.encode(metadata) { pieces.append(Array($0)); return true })
-        #expect(pieces.count > 2, "a 3,000-entry metadata is several 1 MB pieces")
-        #expect(pieces.flatMap { $0 } == MetadataCodec.encode(metadata))
-        // A sink that fails (disk full) fails the whole write.
-        var calls = 0
-        #expect(!MetadataCodec.encode(metadata) { _ in calls += 1; return false })
-        #expect(calls == 1, "nothing is offered after a failure")
-    }
-
-    @Test func readsBackWhatItWrote() throws {
-        let metadata = Self.sample()
-        let bytes = MetadataCodec.encode(metadata)
-        let read = try #require(bytes.withUnsafeBytes { MetadataCodec.decode($0) })
-        #expect(read == metadata)
-        // And what JSONDecoder reads from the same bytes is the same value.
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .custom { try ISO8601.parse($0.singleValueContainer().decode(String.self))! }
-        #expect(try decoder.decode(CacheMetadata.self, from: Data(bytes)) == metadata)
-    }
-
-    @Test func readsOtherLayoutsAndRefusesWhatItCannotRead() throws {
-        let metadata = Self.sample(entries: 6)
-        // Pretty-printed, keys in another order, \u escapes, an unknown key: still read.
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(ISO8601.format(date))
+    @Test func whatGoesIntoTheIndexComesOut() throws {
+        let metadata = Self.sample(entries: 60)
+        let (index, directory) = try Self.index(metadata)
+        defer { index.close(); try? FileManager.default.removeItem(at: directory) }
+        let read = try index.snapshot()
+        // Dates are kept to the microsecond (seconds since 1970 as a double).
+        func rounded(_ date: Date) -> Double { (date.timeIntervalSince1970 * 1_000_000).rounded() }
+        #expect(Set(read.entries.keys) == Set(metadata.entries.keys))
+        for (key, entry) in metadata.entries {
+            var got = try #require(read.entries[key])
+            #expect(rounded(got.lastAccess) == rounded(entry.lastAccess) && rounded(got.fetchedAt) == rounded(entry.fetchedAt))
+            got.lastAccess = entry.lastAccess
+            got.fetchedAt = entry.fetchedAt
+            got.freshUntil = entry.freshUntil
+            // The PRD's filename and fileSize follow from the files: the largest tier, each file once.
+            var expected = entry
+            expected.filename = entry.files["900"]!.filename
+            expected.fileSize = Int64(Set(entry.files.values.map(\.filename)).count == 1 ? entry.files["900"]!.fileSize : entry.files.values.reduce(0) { $0 + $1.fileSize })
+            #expect(got == expected, "\(key)")
         }
-        encoder.outputFormatting = [.prettyPrinted]
-        var text = String(decoding: try encoder.encode(metadata), as: UTF8.self)
-        text = text.replacingOccurrences(of: "\"generator\"", with: "\"futureField\" : [1, 2.5e3, {\"x\": null}, true, \"\\u00e9\"],\n  \"generator\"")
-        text = text.replacingOccurrences(of: "Émile", with: "\\u00c9mile").replacingOccurrences(of: "👩", with: "\\ud83d\\udc69")
-        let read = try #require(Array(text.utf8).withUnsafeBytes { MetadataCodec.decode($0) })
-        #expect(read == metadata)
-        // Damaged or foreign: nil, so the caller's JSONDecoder explains.
-        let good = MetadataCodec.encode(metadata)
-        let cases: [(String, [UInt8])] = [
-            ("truncated", Array(good.dropLast(10))),
-            ("trailing garbage", good + Array(" x".utf8)),
-            ("another schema", Array(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"schemaVersion\":1", with: "\"schemaVersion\":2").utf8)),
-            ("a size as text", Array(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"fileSize\":2000", with: "\"fileSize\":\"2000\"").utf8)),
-            ("unknown kind", Array(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"kind\":\"photo\"", with: "\"kind\":\"video\"").utf8)),
-            ("bad escape", Array(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\\\"", with: "\\q").utf8)),
-            ("empty", []),
-            ("invalid UTF-8", Array(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "Émile", with: "\u{1}").utf8).map { $0 == 1 ? 0xFF : $0 }),
-        ]
-        for (name, bytes) in cases {
-            #expect(bytes.withUnsafeBytes { MetadataCodec.decode($0) } == nil, "\(name)")
+        #expect(Set(read.profiles.keys) == Set(metadata.profiles.keys))
+        for (id, profile) in metadata.profiles {
+            let got = try #require(read.profiles[id])
+            #expect(got.displayName == profile.displayName && got.cachedInitials == profile.cachedInitials && got.glyph == profile.glyph
+                    && got.avatarColorHex == profile.avatarColorHex && got.photoSource == profile.photoSource, "\(id)")
+            // What a profile shows is read from the entries, not stored.
+            #expect(got.kind == (profile.photoSource != nil ? .photo : .none), "\(id)")
         }
+        #expect(read.failures.keys.sorted() == metadata.failures.keys.sorted())
+        #expect(read.failures.values.first?.reason == metadata.failures.values.first?.reason)
     }
 }

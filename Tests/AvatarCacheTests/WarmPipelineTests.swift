@@ -32,7 +32,7 @@ import Testing
         #expect(report.profiles == 9 && report.profilesWithoutPhoto == 1)
         #expect(report.sources == 8 && report.downloaded == 8 && report.decoded == 8 && report.failed == 0)
         let metadata = try Fixtures.loadMetadata(cache)
-        #expect(metadata.schemaVersion == CacheMetadata.currentSchemaVersion)
+        #expect(try Fixtures.loadDocument(cache).schemaVersion == MetadataDocument.schemaVersion)
         let photos = metadata.entries.filter { $0.value.kind == .photo }
         #expect(photos.count == 8)
         #expect(metadata.entries.count == 9, "eight photos and the monogram of the user without one")
@@ -69,7 +69,7 @@ import Testing
         // No temporary file is left, and only cache files, metadata and the lock exist.
         let names = try Fixtures.fileNames(in: cache)
         #expect(!names.contains { $0.hasPrefix(".tmp-") })
-        #expect(names.allSatisfy { CacheDirectory.isCacheFileName($0) || $0 == "metadata.json" || $0 == ".lock" })
+        #expect(names.allSatisfy { CacheDirectory.isCacheFileName($0) || CacheDirectory.isBookkeeping($0) }, "\(names)")
         #expect(Set(names.filter(CacheDirectory.isCacheFileName)) == metadata.referencedFiles)
     }
 

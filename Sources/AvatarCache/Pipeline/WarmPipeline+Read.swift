@@ -30,6 +30,19 @@ extension WarmPipeline {
             try format.reader(path: path, limits: limits).read { item in
                 switch item {
                 case .profile(var profile):
+                    // The index stores text as C strings: a NUL would cut a key short.
+                    if profile.id.utf8.contains(0) {
+                        let bad = BadRecord(file: path, index: report.profileRecords + badInFile, line: 0, reason: "the id contains a NUL character")
+                        badInFile += 1
+                        firstBad = firstBad ?? bad
+                        report.record(bad)
+                        return
+                    }
+                    profile.displayName = profile.displayName.replacingOccurrences(of: "\0", with: "\u{FFFD}")
+                    if let url = profile.photoURL, url.utf8.contains(0) {
+                        report.record(BadRecord(file: path, index: report.profileRecords + badInFile, line: 0, reason: "profile \"\(profile.id)\": the photo URL contains a NUL character"))
+                        profile.photo = nil
+                    }
                     profilesInFile += 1
                     report.profileRecords += 1
                     // Credentials in a URL are never sent, logged or stored.

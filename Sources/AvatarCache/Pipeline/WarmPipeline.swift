@@ -163,7 +163,6 @@ public final class WarmPipeline: Sendable {
             await workers?.shutdown()
             throw error
         }
-        if report.profiles > 100_000 { index.checkpoint() }
         report.durationSeconds = Date().timeIntervalSince(started)
         return report
     }

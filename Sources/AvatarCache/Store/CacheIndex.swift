@@ -28,8 +28,10 @@ public final class CacheIndex: Sendable {
         name == fileName || companionSuffixes.contains { name == fileName + $0 }
     }
 
+    /// Whether the cache has an index (an empty file, which SQLite would take for a new
+    /// database, does not count: the cache is then taken over from metadata.json).
     public static func exists(in directory: CacheDirectory) -> Bool {
-        directory.fileSize(fileName) != nil
+        (directory.fileSize(fileName) ?? 0) > 0
     }
 
     /// Opens the index of `directory`. When there is none yet: with a `metadata.json` of
@@ -171,7 +173,8 @@ public final class CacheIndex: Sendable {
         .index(path: directory.root.appendingPathComponent(Self.fileName).path, reason: error.message ?? "\(error)")
     }
 
-    /// Folds the WAL back into the database file (after a large run).
+    /// Folds the WAL back into the database file and empties it (at the end of a run:
+    /// GRDB closes the writer before its read-only readers, so SQLite itself does not).
     public func checkpoint() {
         _ = try? pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
     }

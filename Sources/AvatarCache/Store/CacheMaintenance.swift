@@ -75,6 +75,7 @@ public final class CacheSession {
 
     /// Releases the lock (the index stays readable by others).
     public func close() {
+        index.checkpoint()
         index.close()
         lock.release()
     }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 
 /// Checks a cache for CI (`verify`) and mends what can be mended (`--repair`): every
 /// entry's files exist with the recorded size and SHA-256, metadata.json names only files
@@ -34,6 +35,13 @@ public struct CacheVerifier: Sendable {
         /// Things that are not damage: the leftovers and not-yet-referenced files of a run
         /// that was killed, which the next run sweeps.
         public var notices: [String] = []
+    }
+
+    /// `verify` in a session of its own (the lock taken without waiting).
+    public func verify(budgetBytes: Int64, repair: Bool) throws -> Result {
+        let session = try CacheSession.open(directory, wait: 0, create: false, logger: Logger(label: "avatar-cache.verify"))
+        defer { session.close() }
+        return try verify(session, budgetBytes: budgetBytes, repair: repair)
     }
 
     /// Checks everything; with `repair`, drops broken entries (a profile then falls
@@ -78,6 +86,7 @@ public struct CacheVerifier: Sendable {
         }
         let referenced = try index.read { try EntryRecords.allFileNames($0) }
         let interrupted = directory.hasInterruptedRun
+        var notices: [String] = []
         var litter = 0
         for file in listing.sorted(by: { $0.name < $1.name }) {
             let problem: Problem
@@ -106,13 +115,18 @@ public struct CacheVerifier: Sendable {
         } else if !interrupted && entries > 0 {
             problems.append(Problem(kind: .documentUnreadable, subject: CacheDirectory.metadataName, detail: "missing"))
         }
-        var notices: [String] = []
         if interrupted {
             notices.append("the last run was killed before it finished: its \(litter) leftover or not-yet-referenced files are swept by the next run; the saved cache is consistent")
         }
         let total = try index.read { try EntryRecords.cacheBytes($0) }
         if total > budgetBytes {
-            problems.append(Problem(kind: .overBudget, subject: directory.root.path, detail: "\(ByteSize.format(total)) is over the budget of \(ByteSize.format(budgetBytes))"))
+            let over = "\(ByteSize.format(total)) is over the budget of \(ByteSize.format(budgetBytes))"
+            if interrupted {
+                // A run commits its photos as they come and prunes at its end.
+                notices.append("\(over): the killed run had not pruned yet; the next run does")
+            } else {
+                problems.append(Problem(kind: .overBudget, subject: directory.root.path, detail: over))
+            }
         }
 
         var repaired: [String] = []

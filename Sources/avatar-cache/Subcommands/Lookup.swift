@@ -30,10 +30,14 @@ struct Lookup: AsyncParsableCommand {
     @Flag(help: "Print JSON: initials, color, textColor, file, kind (photo, monogram or none), tier.")
     var json = false
 
+    @Option(help: ArgumentHelp("Time the library's lookup: answer the same question this many more times in this process and print the median and slowest to stderr (scripts/bench-scale).", valueName: "n"))
+    var repeatCount = 0
+
     func validate() throws {
         guard (user == nil) != (url == nil) else { throw ValidationError("give exactly one of --user and --url") }
         guard size > 0 else { throw ValidationError("--size must be more than 0") }
         guard (1...8).contains(scale) else { throw ValidationError("--scale must be between 1 and 8") }
+        guard (0...1_000_000).contains(repeatCount) else { throw ValidationError("--repeat-count must be between 0 and 1000000") }
     }
 
     func run() async throws {
@@ -41,6 +45,17 @@ struct Lookup: AsyncParsableCommand {
         do {
             let lookup = try CacheLookup(directory: CacheDirectory(root: URL(fileURLWithPath: cache)))
             answer = try lookup.lookup(userID: user, url: url, viewPoints: size, scale: scale)
+            if repeatCount > 0 {
+                var times: [Double] = []
+                for _ in 0..<repeatCount {
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    _ = try lookup.lookup(userID: user, url: url, viewPoints: size, scale: scale)
+                    times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+                }
+                times.sort()
+                FileHandle.standardError.write(Data(String(format: "%d lookups in one process: median %.3f ms, p99 %.3f ms, slowest %.3f ms\n",
+                                                            repeatCount, times[times.count / 2], times[min(times.count - 1, times.count * 99 / 100)], times.last!).utf8))
+            }
         } catch {
             throw ExitCodes.fail(error)
         }

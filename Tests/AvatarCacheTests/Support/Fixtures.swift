@@ -44,8 +44,16 @@ enum Fixtures {
         return configuration
     }
 
+    /// The whole index of a cache, each profile pointed at what it shows.
     static func loadMetadata(_ cache: URL) throws -> CacheMetadata {
-        try CacheDirectory(root: cache).loadMetadata()
+        let index = try CacheIndex.openExisting(CacheDirectory(root: cache))
+        defer { index.close() }
+        return try index.snapshot()
+    }
+
+    /// The cache's metadata.json, the apps' document.
+    static func loadDocument(_ cache: URL) throws -> MetadataDocument {
+        try MetadataDocument.read(CacheDirectory(root: cache))
     }
 
     static func fileNames(in cache: URL) throws -> [String] {
