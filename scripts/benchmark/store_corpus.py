@@ -9,6 +9,7 @@ usage: store_corpus.py WORKDIR N
 import json, os, sys
 
 work, count = sys.argv[1], int(sys.argv[2])
+os.makedirs(work, exist_ok=True)
 path = os.path.join(work, f"store-{count}.json")
 if not os.path.exists(path):
     first = ["Ann", "Bo", "Chen", "Dara", "Émile", "Farah", "Gus", "Hana", "Ivo", "Jun", "Kofi", "Lía", "Mina", "Noor",
