@@ -20,19 +20,6 @@ public struct RenderedTier: Sendable {
     public var bytes: [UInt8]
 }
 
-/// Output encoding of the cache files.
-public enum OutputFormat: String, Sendable, Codable, CaseIterable {
-    case jpeg, png, webp
-
-    public var fileExtension: String {
-        switch self {
-        case .jpeg: return "jpg"
-        case .png: return "png"
-        case .webp: return "webp"
-        }
-    }
-}
-
 /// Decodes a source once and derives every tier from that one decode.
 ///
 /// decode flow: sniff format -> read header (pixel limit) -> load at the largest

@@ -71,27 +71,43 @@ extension WarmPipeline {
         var profiles: Int
     }
 
-    /// Monograms for this run's profiles that have no cached photo: one job per distinct
-    /// monogram not already cached (highest priority last, for `popLast`); a cached one
-    /// is marked accessed.
-    func planMonograms(state: RunState, report: inout RunReport) throws -> (jobs: [Job], groups: [String: MonogramGroup]) {
+    /// The monogram plan: one job per distinct monogram not already cached, highest
+    /// priority last (for `popLast`); the groups of profiles that show each monogram; and
+    /// how many of this run's profiles show their photo.
+    struct MonogramPlan {
+        var jobs: [Job]
+        var groups: [String: MonogramGroup]
+        var profilesShowingPhoto: Int
+    }
+
+    /// Monograms for this run's profiles that have no cached photo; a cached one is
+    /// marked accessed at its best rank.
+    func planMonograms(state: RunState, report: inout RunReport) throws -> MonogramPlan {
         var groups: [String: MonogramGroup] = [:]
-        var keys: [MonogramKeyParts: MonogramSpec] = [:]
-        var withoutPhoto = 0
+        // Initials, glyph and colour -> the monogram's key: a few thousand, for a million rows.
+        var keys: [String: String] = [:]
+        var withoutPhoto = 0, showingPhoto = 0
         let started = state.started
         return try state.index.write { db in
-            try RunTables.forEachProfile(db) { rank, profile, photoCached in
-                if profile.photoSource == nil { withoutPhoto += 1 }
-                guard !photoCached else { return }
-                let parts = MonogramKeyParts(initials: profile.initials, glyph: profile.glyph, color: profile.color)
-                let spec = keys[parts] ?? profile.monogram
-                keys[parts] = spec
-                let key = spec.key
-                if let group = groups[key] {
-                    groups[key]?.profiles = group.profiles + 1
-                } else {
-                    groups[key] = MonogramGroup(spec: spec, rank: rank, profiles: 1)
+            try RunTables.forEachProfile(db) { profile in
+                if !profile.hasPhotoSource { withoutPhoto += 1 }
+                if profile.photoCached {
+                    showingPhoto += 1
+                    return
                 }
+                let parts = "\(profile.initials)\u{1}\(profile.glyph?.rawValue ?? "")\u{1}\(profile.color)"
+                let key: String
+                if let known = keys[parts] {
+                    key = known
+                } else {
+                    let spec = MonogramSpec(initials: profile.initials, glyph: profile.glyph, background: profile.color,
+                                            foreground: AvatarColor.textColor(on: profile.color))
+                    key = spec.key
+                    keys[parts] = key
+                    if groups[key] == nil { groups[key] = MonogramGroup(spec: spec, rank: profile.rank, profiles: 0) }
+                }
+                groups[key]!.profiles += 1
+                if profile.rank < groups[key]!.rank { groups[key]!.rank = profile.rank }
             }
             report.profilesWithoutPhoto = withoutPhoto
             var jobs: [Job] = []
@@ -102,7 +118,7 @@ extension WarmPipeline {
                 }
                 jobs.append(Job(key: key, work: .monogram(group.spec), rank: group.rank, previous: nil))
             }
-            return (jobs, groups)
+            return MonogramPlan(jobs: jobs, groups: groups, profilesShowingPhoto: showingPhoto)
         }
     }
 
@@ -158,9 +174,3 @@ extension WarmPipeline {
     }
 }
 
-/// What a monogram's key is made of, before the text colour is worked out.
-struct MonogramKeyParts: Hashable {
-    var initials: String
-    var glyph: MonogramGlyph?
-    var color: String
-}

@@ -15,11 +15,8 @@ extension WarmPipeline {
         func flush() throws {
             guard !batch.isEmpty else { return }
             try state.index.write { db in
-                for (rank, profile) in batch {
-                    _ = try RunTables.addProfile(db, id: profile.id, rank: rank)
-                    try ProfileRecords.save(db, profile, at: started)
-                    if let photo = profile.photo { _ = try RunTables.addSource(db, photo, rank: rank) }
-                }
+                let writer = try RunTables.RecordWriter(db)
+                for (rank, profile) in batch { try writer.write(profile, rank: rank, at: started) }
             }
             batch.removeAll(keepingCapacity: true)
         }
@@ -38,7 +35,9 @@ extension WarmPipeline {
                         report.record(bad)
                         return
                     }
-                    profile.displayName = profile.displayName.replacingOccurrences(of: "\0", with: "\u{FFFD}")
+                    if profile.displayName.utf8.contains(0) {
+                        profile.displayName = profile.displayName.replacingOccurrences(of: "\0", with: "\u{FFFD}")
+                    }
                     if let url = profile.photoURL, url.utf8.contains(0) {
                         report.record(BadRecord(file: path, index: report.profileRecords + badInFile, line: 0, reason: "profile \"\(profile.id)\": the photo URL contains a NUL character"))
                         profile.photo = nil

@@ -107,6 +107,11 @@ public final class WarmPipeline: Sendable {
             cacheDirectory: directory.root.path,
             budgetBytes: configuration.budgetBytes
         )
+        var stageStarted = Date()
+        func stageDone(_ stage: String) {
+            logger.debug("stage done", metadata: ["stage": "\(stage)", "seconds": "\(String(format: "%.3f", Date().timeIntervalSince(stageStarted)))"])
+            stageStarted = Date()
+        }
         let session = try CacheSession.open(directory, wait: configuration.lockWait, create: true, logger: logger)
         defer { session.close() }
         let index = session.index
@@ -131,8 +136,10 @@ public final class WarmPipeline: Sendable {
         let state = RunState(session: session, started: started,
                              sizes: Dictionary(listing.map { ($0.name, $0.size) }, uniquingKeysWith: { a, _ in a }))
         try directory.markRunStarted()
+        stageDone("open")
 
         try readExports(into: &report, state: state)
+        stageDone("read")
         state.recovered = recoverOrphans(orphans, directory: directory)
         // One HTTP client, decode pool and writer for both stages, made when a job needs them.
         var workers: Workers?
@@ -143,10 +150,13 @@ public final class WarmPipeline: Sendable {
             report.fresh += photos.fresh
             report.skippedRecentlyFailed += photos.skippedRecentlyFailed
             try index.write { try RunTables.touchSources($0, started: started) }
+            stageDone("photos")
             var monograms = try planMonograms(state: state, report: &report)
+            stageDone("plan monograms")
             try await process(stage: "monograms", total: monograms.jobs.count, next: { monograms.jobs.popLast() }, settled: { 0 },
                               state: state, workers: &workers, report: &report)
             await workers?.shutdown()
+            stageDone("monograms")
             if let reason = control.stopReason {
                 report.interrupted = reason
                 logger.notice("stopped early: what is done is saved", metadata: ["reason": "\(reason)"])
@@ -154,11 +164,13 @@ public final class WarmPipeline: Sendable {
             let outcome = try session.finish(pruner: Pruner(budgetBytes: configuration.budgetBytes, trimRatio: configuration.trimRatio),
                                              entriesChanged: true, orphans: orphans)
             try directory.markRunFinished()
+            stageDone("prune and save")
             report.evicted = outcome.plan.evicted.count
             report.evictedBytes = outcome.plan.freedBytes
             report.cacheBytes = outcome.cacheBytes
             // What each profile shows once the prune is done.
-            try tally(monograms.groups, evicted: outcome.plan.evicted, state: state, report: &report)
+            try tally(monograms, evicted: outcome.plan.evicted, state: state, report: &report)
+            stageDone("tally")
         } catch {
             await workers?.shutdown()
             throw error
@@ -180,20 +192,22 @@ public final class WarmPipeline: Sendable {
         fetchedAt.addingTimeInterval(serverLifetime.map { min($0, configuration.maxTTL) } ?? configuration.ttl)
     }
 
-    /// What each profile of this run shows after the prune.
-    private func tally(_ groups: [String: MonogramGroup], evicted: [String], state: RunState, report: inout RunReport) throws {
+    /// What each profile of this run shows after the prune: the plan's counts, less the
+    /// profiles whose photo or monogram the prune evicted.
+    private func tally(_ plan: MonogramPlan, evicted: [String], state: RunState, report: inout RunReport) throws {
         try state.index.write { db in
-            report.profilesWithPhoto = try RunTables.profilesShowingPhoto(db)
-            var monogram = 0, nothing = 0
-            for (key, group) in groups {
+            var photo = plan.profilesShowingPhoto, monogram = 0, nothing = 0
+            for (key, group) in plan.groups {
                 if try EntryRecords.isCached(db, key: key) { monogram += group.profiles } else { nothing += group.profiles }
             }
             // Profiles whose photo the prune evicted show their monogram, if it is cached.
             for key in evicted where !key.hasPrefix("monogram:") {
                 for profile in try RunTables.profiles(db, withPhoto: key) {
+                    photo -= 1
                     if try EntryRecords.isCached(db, key: profile.monogram.key) { monogram += 1 } else { nothing += 1 }
                 }
             }
+            report.profilesWithPhoto = photo
             report.profilesWithMonogram = monogram
             report.profilesWithNothing = nothing
         }

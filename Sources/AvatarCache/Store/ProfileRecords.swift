@@ -41,21 +41,26 @@ enum ProfileRecords {
     /// Stores what an export says of a user. The colour is kept once assigned: the
     /// export's own colour wins, else the stored one, else the palette's by a stable hash.
     /// A row whose fields did not change is not written.
-    static func save(_ db: Database, _ profile: Profile, at date: Date) throws {
-        let statement = try db.cachedStatement(sql: """
-            INSERT INTO profile (\(columns)) VALUES (?1, ?2, ?3, ?4, COALESCE(?5, ?6), ?7, ?8)
-            ON CONFLICT(id) DO UPDATE SET
-                displayName = excluded.displayName, initials = excluded.initials, glyph = excluded.glyph,
-                color = COALESCE(?5, color), photoSource = excluded.photoSource, updatedAt = excluded.updatedAt
-            WHERE displayName IS NOT excluded.displayName OR initials IS NOT excluded.initials
-                OR glyph IS NOT excluded.glyph OR photoSource IS NOT excluded.photoSource
-                OR (?5 IS NOT NULL AND color IS NOT ?5)
-            """)
-        let storedInitials = profile.glyph == nil ? profile.initials : ""
-        try statement.execute(arguments: [
-            profile.id, profile.displayName, storedInitials, profile.glyph?.rawValue,
-            profile.colorHex, AvatarColor.paletteColor(forUserID: profile.id), profile.photo?.key, date.indexValue,
-        ])
+    static let saveSQL = """
+        INSERT INTO profile (\(columns)) VALUES (?1, ?2, ?3, ?4, COALESCE(?5, ?6), ?7, ?8)
+        ON CONFLICT(id) DO UPDATE SET
+            displayName = excluded.displayName, initials = excluded.initials, glyph = excluded.glyph,
+            color = COALESCE(?5, color), photoSource = excluded.photoSource, updatedAt = excluded.updatedAt
+        WHERE displayName IS NOT excluded.displayName OR initials IS NOT excluded.initials
+            OR glyph IS NOT excluded.glyph OR photoSource IS NOT excluded.photoSource
+            OR (?5 IS NOT NULL AND color IS NOT ?5)
+        """
+
+    /// Binds `saveSQL`'s arguments for `profile`.
+    static func bindSave(_ statement: RawStatement, _ profile: Profile, at date: Date) {
+        statement.bind(1, profile.id)
+        statement.bind(2, profile.displayName)
+        statement.bind(3, profile.glyph == nil ? profile.initials : "")
+        statement.bind(4, profile.glyph?.rawValue)
+        statement.bind(5, profile.colorHex)
+        statement.bind(6, AvatarColor.paletteColor(forUserID: profile.id))
+        statement.bind(7, profile.photo?.key)
+        statement.bind(8, date.indexValue)
     }
 
     /// Stores a profile as it is (the import of an older cache).

@@ -12,7 +12,7 @@ import GRDB
 enum RunTables {
     static func create(_ db: Database) throws {
         try db.execute(sql: """
-            CREATE TEMP TABLE IF NOT EXISTS run_profile (rank INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE);
+            CREATE TEMP TABLE IF NOT EXISTS run_profile (id TEXT PRIMARY KEY, rank INTEGER NOT NULL) WITHOUT ROWID;
             CREATE TEMP TABLE IF NOT EXISTS run_source (
                 rank INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, url TEXT, sendMonicaToken INTEGER NOT NULL, inline BLOB);
             DELETE FROM temp.run_profile;
@@ -20,26 +20,44 @@ enum RunTables {
             """)
     }
 
-    /// Records a profile of this run; false when its id came earlier in the run.
-    static func addProfile(_ db: Database, id: String, rank: Int) throws -> Bool {
-        try db.cachedStatement(sql: "INSERT OR IGNORE INTO temp.run_profile (rank, id) VALUES (?, ?)").execute(arguments: [rank, id])
-        return db.changesCount > 0
-    }
+    /// Writes a batch of export records: the profile, and this run's profile and source
+    /// (the first record of an id or a source keeps its rank; a URL one record marks for
+    /// the Monica token keeps it). Statements prepared once per batch.
+    struct RecordWriter {
+        let addProfile: RawStatement
+        let saveProfile: RawStatement
+        let addSource: RawStatement
 
-    /// Records a photo source of this run; false when it came earlier (a URL one record
-    /// marks for the Monica token keeps it).
-    static func addSource(_ db: Database, _ photo: PhotoSource, rank: Int) throws -> Bool {
-        let statement = try db.cachedStatement(sql: """
-            INSERT INTO temp.run_source (rank, key, url, sendMonicaToken, inline) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT(key) DO UPDATE SET sendMonicaToken = MAX(sendMonicaToken, excluded.sendMonicaToken)
-            """)
-        switch photo {
-        case let .url(url, token):
-            try statement.execute(arguments: [rank, photo.key, url, token ? 1 : 0, nil])
-        case .inline(let inline):
-            try statement.execute(arguments: [rank, photo.key, nil, 0, Data(inline.bytes)])
+        init(_ db: Database) throws {
+            addProfile = try RawStatement(db, sql: "INSERT OR IGNORE INTO temp.run_profile (id, rank) VALUES (?, ?)")
+            saveProfile = try RawStatement(db, sql: ProfileRecords.saveSQL)
+            addSource = try RawStatement(db, sql: """
+                INSERT INTO temp.run_source (rank, key, url, sendMonicaToken, inline) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT(key) DO UPDATE SET sendMonicaToken = MAX(sendMonicaToken, excluded.sendMonicaToken)
+                """)
         }
-        return try Int.fetchOne(db.cachedStatement(sql: "SELECT rank FROM temp.run_source WHERE key = ?"), arguments: [photo.key]) == rank
+
+        func write(_ profile: Profile, rank: Int, at date: Date) throws {
+            addProfile.bind(1, profile.id)
+            addProfile.bind(2, rank)
+            try addProfile.execute()
+            ProfileRecords.bindSave(saveProfile, profile, at: date)
+            try saveProfile.execute()
+            guard let photo = profile.photo else { return }
+            addSource.bind(1, rank)
+            addSource.bind(2, photo.key)
+            switch photo {
+            case let .url(url, token):
+                addSource.bind(3, url)
+                addSource.bind(4, token ? 1 : 0)
+                addSource.bind(5, nil as [UInt8]?)
+            case .inline(let inline):
+                addSource.bind(3, nil as String?)
+                addSource.bind(4, 0)
+                addSource.bind(5, inline.bytes)
+            }
+            try addSource.execute()
+        }
     }
 
     struct Source {
@@ -80,18 +98,26 @@ enum RunTables {
             """, arguments: [started.indexValue])
     }
 
-    /// This run's profiles in rank order, each with whether its photo is cached.
-    static func forEachProfile(_ db: Database, _ body: (_ rank: Int, _ profile: ProfileRecords.Row, _ photoCached: Bool) throws -> Void) throws {
-        let rows = try Row.fetchCursor(db, sql: """
-            SELECT r.rank, p.id, p.displayName, p.initials, p.glyph, p.color, p.photoSource, p.updatedAt, e.key IS NOT NULL
+    /// What the monogram plan needs of one of this run's profiles.
+    struct ProfileSummary {
+        var rank: Int
+        var initials: String
+        var glyph: MonogramGlyph?
+        var color: String
+        var hasPhotoSource: Bool
+        var photoCached: Bool
+    }
+
+    /// This run's profiles, in id order (a walk along both primary keys), each with
+    /// whether its photo is cached. Stepped through SQLite's C API: a million rows.
+    static func forEachProfile(_ db: Database, _ body: (ProfileSummary) throws -> Void) throws {
+        let statement = try RawStatement(db, sql: """
+            SELECT r.rank, p.initials, p.glyph, p.color, p.photoSource IS NOT NULL, e.key IS NOT NULL
             FROM temp.run_profile r JOIN profile p ON p.id = r.id LEFT JOIN entry e ON e.key = p.photoSource
-            ORDER BY r.rank
             """)
-        while let row = try rows.next() {
-            let profile = ProfileRecords.Row(
-                id: row[1], displayName: row[2], initials: row[3], glyph: (row[4] as String?).flatMap(MonogramGlyph.init(rawValue:)),
-                color: row[5], photoSource: row[6], updatedAt: Date(indexValue: row[7]))
-            try body(row[0], profile, row[8])
+        try statement.forEachRow { row in
+            try body(ProfileSummary(rank: row.int(0), initials: row.text(1) ?? "", glyph: row.text(2).flatMap(MonogramGlyph.init(rawValue:)),
+                                    color: row.text(3) ?? "", hasPhotoSource: row.int(4) != 0, photoCached: row.int(5) != 0))
         }
     }
 
@@ -101,12 +127,5 @@ enum RunTables {
             SELECT \(ProfileRecords.columns.split(separator: ",").map { "p." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
             FROM profile p JOIN temp.run_profile r ON r.id = p.id WHERE p.photoSource = ?
             """), arguments: [source]).map(ProfileRecords.row)
-    }
-
-    /// How many of this run's profiles show their photo.
-    static func profilesShowingPhoto(_ db: Database) throws -> Int {
-        try Int.fetchOne(db, sql: """
-            SELECT COUNT(*) FROM temp.run_profile r JOIN profile p ON p.id = r.id JOIN entry e ON e.key = p.photoSource
-            """) ?? 0
     }
 }

@@ -1,0 +1,86 @@
+import GRDB
+import GRDBSQLite
+
+/// A prepared statement bound and stepped through SQLite's C API, for the few inserts a
+/// run makes once per export record (a million of them at a million profiles): GRDB's
+/// `execute(arguments:)` boxes every argument, which was most of a re-run's time.
+/// Use only inside a GRDB write, on that write's `Database`; nothing else is bypassed.
+struct RawStatement {
+    private let statement: Statement
+    private var handle: OpaquePointer { statement.sqliteStatement }
+    private let db: Database
+
+    init(_ db: Database, sql: String) throws {
+        self.db = db
+        statement = try db.makeStatement(sql: sql)
+    }
+
+    /// SQLite copies the bytes (SQLITE_TRANSIENT).
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    func bind(_ index: Int32, _ text: String?) {
+        guard var text else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
+        text.withUTF8 { bytes in
+            if let base = bytes.baseAddress {
+                _ = sqlite3_bind_text(handle, index, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(bytes.count), Self.transient)
+            } else {
+                _ = sqlite3_bind_text(handle, index, "", 0, Self.transient)
+            }
+        }
+    }
+
+    func bind(_ index: Int32, _ value: Int) { sqlite3_bind_int64(handle, index, sqlite3_int64(value)) }
+
+    func bind(_ index: Int32, _ value: Double) { sqlite3_bind_double(handle, index, value) }
+
+    func bind(_ index: Int32, _ bytes: [UInt8]?) {
+        guard let bytes else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
+        bytes.withUnsafeBytes { _ = sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), Self.transient) }
+    }
+
+    /// Runs the statement once; returns the rows it changed.
+    @discardableResult
+    func execute() throws -> Int {
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        let code = sqlite3_step(handle)
+        guard code == SQLITE_DONE || code == SQLITE_ROW else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
+        }
+        return Int(sqlite3_changes(db.sqliteConnection))
+    }
+
+    /// The current row of a stepped statement.
+    struct Columns {
+        let handle: OpaquePointer
+
+        func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
+
+        func text(_ column: Int32) -> String? {
+            guard let text = sqlite3_column_text(handle, column) else { return nil }
+            let count = Int(sqlite3_column_bytes(handle, column))
+            return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+        }
+    }
+
+    /// Steps through every row.
+    func forEachRow(_ body: (Columns) throws -> Void) throws {
+        defer { sqlite3_reset(handle) }
+        while true {
+            let code = sqlite3_step(handle)
+            if code == SQLITE_DONE { return }
+            guard code == SQLITE_ROW else {
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
+            }
+            try body(Columns(handle: handle))
+        }
+    }
+}
