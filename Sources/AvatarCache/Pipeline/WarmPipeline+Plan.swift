@@ -83,9 +83,9 @@ extension WarmPipeline {
     /// Monograms for this run's profiles that have no cached photo; a cached one is
     /// marked accessed at its best rank.
     func planMonograms(state: RunState, report: inout RunReport) throws -> MonogramPlan {
-        var groups: [String: MonogramGroup] = [:]
-        // Initials, glyph and colour -> the monogram's key: a few thousand, for a million rows.
-        var keys: [String: String] = [:]
+        // Initials, glyph and colour -> their group: a few thousand, for a million rows.
+        var groupOf: [[UInt8]: Int] = [:]
+        var list: [(key: String, group: MonogramGroup)] = []
         var withoutPhoto = 0, showingPhoto = 0
         let started = state.started
         return try state.index.write { db in
@@ -95,20 +95,19 @@ extension WarmPipeline {
                     showingPhoto += 1
                     return
                 }
-                let parts = "\(profile.initials)\u{1}\(profile.glyph?.rawValue ?? "")\u{1}\(profile.color)"
-                let key: String
-                if let known = keys[parts] {
-                    key = known
+                if let index = groupOf[profile.parts] {
+                    list[index].group.profiles += 1
+                    if profile.rank < list[index].group.rank { list[index].group.rank = profile.rank }
                 } else {
-                    let spec = MonogramSpec(initials: profile.initials, glyph: profile.glyph, background: profile.color,
-                                            foreground: AvatarColor.textColor(on: profile.color))
-                    key = spec.key
-                    keys[parts] = key
-                    if groups[key] == nil { groups[key] = MonogramGroup(spec: spec, rank: profile.rank, profiles: 0) }
+                    let (initials, glyph, color) = profile.fields
+                    let spec = MonogramSpec(initials: initials, glyph: glyph, background: color, foreground: AvatarColor.textColor(on: color))
+                    groupOf[profile.parts] = list.count
+                    list.append((spec.key, MonogramGroup(spec: spec, rank: profile.rank, profiles: 1)))
                 }
-                groups[key]!.profiles += 1
-                if profile.rank < groups[key]!.rank { groups[key]!.rank = profile.rank }
             }
+            let groups = Dictionary(list, uniquingKeysWith: { a, b in
+                MonogramGroup(spec: a.spec, rank: min(a.rank, b.rank), profiles: a.profiles + b.profiles)
+            })
             report.profilesWithoutPhoto = withoutPhoto
             var jobs: [Job] = []
             for (key, group) in groups.sorted(by: { $0.value.rank > $1.value.rank }) {

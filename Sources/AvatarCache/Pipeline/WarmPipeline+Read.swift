@@ -4,7 +4,8 @@ import GRDB
 extension WarmPipeline {
     /// Streams every export into the index, `readBatch` records per transaction: the
     /// profiles (colour kept once assigned), and this run's profiles and distinct photo
-    /// sources in priority order. Nothing of the exports stays in memory.
+    /// sources in priority order. Nothing of the exports stays in memory. The index
+    /// writes a batch while the next is parsed (two cores), at most two batches ahead.
     func readExports(into report: inout RunReport, state: RunState) throws {
         var limits = ReaderLimits()
         limits.maxInlineBytes = configuration.fetchLimits.maxBytes
@@ -12,14 +13,34 @@ extension WarmPipeline {
         var batch: [(rank: Int, profile: Profile)] = []
         batch.reserveCapacity(Self.readBatch)
         let started = state.started
+        let inFlight = DispatchSemaphore(value: 2)
+        let failure = FirstError()
         func flush() throws {
             guard !batch.isEmpty else { return }
-            try state.index.write { db in
-                let writer = try RunTables.RecordWriter(db)
-                for (rank, profile) in batch { try writer.write(profile, rank: rank, at: started) }
+            inFlight.wait()
+            if let error = failure.value {
+                inFlight.signal()
+                throw error
             }
+            let records = batch
+            state.index.writeLater({ db in
+                let writer = try RunTables.RecordWriter(db)
+                for (rank, profile) in records { try writer.write(profile, rank: rank, at: started) }
+            }, completion: { error in
+                if let error { failure.record(error) }
+                inFlight.signal()
+            })
             batch.removeAll(keepingCapacity: true)
         }
+        /// Waits for the batches in flight; throws the first failure.
+        func drain() throws {
+            inFlight.wait()
+            inFlight.wait()
+            inFlight.signal()
+            inFlight.signal()
+            if let error = failure.value { throw error }
+        }
+        defer { try? drain() }
         for path in configuration.exports {
             let format = try configuration.exportFormats[path] ?? configuration.format ?? ExportFormat.detect(path: path)
             var profilesInFile = 0, badInFile = 0
@@ -57,6 +78,7 @@ extension WarmPipeline {
                 }
             }
             try flush()
+            try drain()
             if profilesInFile == 0, badInFile > 0, let firstBad {
                 throw ExportError(file: path, reason: "read as \(format.rawValue), no record was usable; the first: record \(firstBad.index) (line \(firstBad.line)): \(firstBad.reason). Is --format right?")
             }
@@ -64,5 +86,17 @@ extension WarmPipeline {
         let counts = try state.index.write { try RunTables.counts($0) }
         report.sources = counts.sources
         report.profiles = counts.profiles
+    }
+}
+
+/// The first error of work done elsewhere.
+final class FirstError: @unchecked Sendable {
+    private let lock = NSLock()
+    private var error: Error?
+
+    var value: Error? { lock.withLock { error } }
+
+    func record(_ error: Error) {
+        lock.withLock { self.error = self.error ?? error }
     }
 }

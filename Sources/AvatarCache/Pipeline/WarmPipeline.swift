@@ -112,10 +112,10 @@ public final class WarmPipeline: Sendable {
             logger.debug("stage done", metadata: ["stage": "\(stage)", "seconds": "\(String(format: "%.3f", Date().timeIntervalSince(stageStarted)))"])
             stageStarted = Date()
         }
-        let session = try CacheSession.open(directory, wait: configuration.lockWait, create: true, logger: logger)
+        let session = try CacheSession.open(directory, wait: configuration.lockWait, create: true, markRun: true, logger: logger)
         defer { session.close() }
         let index = session.index
-        if directory.hasInterruptedRun {
+        if session.previousRunInterrupted {
             // The killed run may have committed entries whose old files the previous
             // metadata.json still names: the document follows the index before any sweep.
             try index.read { try MetadataDocument.write(from: $0, to: directory) }
@@ -135,7 +135,6 @@ public final class WarmPipeline: Sendable {
         let orphans = Set(listing.map(\.name).filter { CacheDirectory.isCacheFileName($0) && !referenced.contains($0) })
         let state = RunState(session: session, started: started,
                              sizes: Dictionary(listing.map { ($0.name, $0.size) }, uniquingKeysWith: { a, _ in a }))
-        try directory.markRunStarted()
         stageDone("open")
 
         try readExports(into: &report, state: state)

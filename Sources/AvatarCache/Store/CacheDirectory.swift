@@ -34,8 +34,18 @@ public struct CacheDirectory: Sendable {
 
     public var hasInterruptedRun: Bool { fileSize(Self.runMarkerName) != nil }
 
+    /// Written in place, not through a temporary file: a kill while writing it must not
+    /// leave a leftover that no marker explains. Its presence is what counts.
     public func markRunStarted() throws {
-        try writeAtomically(Array("pid \(getpid()) started \(ISO8601.format(Date()))\n".utf8), to: Self.runMarkerName)
+        let path = root.appendingPathComponent(Self.runMarkerName).path
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw StoreError.io(path: path, reason: Self.errnoText()) }
+        defer { close(fd) }
+        let text = Array("pid \(getpid()) started \(ISO8601.format(Date()))\n".utf8)
+        guard text.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == text.count, fsync(fd) == 0 else {
+            throw StoreError.io(path: path, reason: Self.errnoText())
+        }
+        syncDirectory()
     }
 
     public func markRunFinished() throws {

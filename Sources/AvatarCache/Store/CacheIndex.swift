@@ -175,6 +175,18 @@ public final class CacheIndex: Sendable {
         .index(path: directory.root.appendingPathComponent(Self.fileName).path, reason: error.message ?? "\(error)")
     }
 
+    /// Writes in the background, in order with every other write; `completion` hears of
+    /// the outcome (on the writer's queue).
+    func writeLater(_ body: @escaping @Sendable (Database) throws -> Void, completion: @escaping @Sendable (Error?) -> Void) {
+        pool.asyncWrite(body) { [self] _, result in
+            if case .failure(let error) = result {
+                completion((error as? DatabaseError).map(wrap) ?? error)
+            } else {
+                completion(nil)
+            }
+        }
+    }
+
     /// Folds the WAL back into the database file and empties it (at the end of a run:
     /// GRDB closes the writer before its read-only readers, so SQLite itself does not).
     public func checkpoint() {

@@ -14,30 +14,41 @@ public final class CacheSession {
     public let index: CacheIndex
     let logger: Logger
     private let lock: CacheLock
+    /// The last run that wrote this cache was killed before it finished.
+    public let previousRunInterrupted: Bool
     /// Files made unreferenced by the caller's work (a source's photo replaced), deleted
     /// by `finish` once metadata.json no longer names them.
     var pendingDeletes = Set<String>()
 
-    private init(directory: CacheDirectory, index: CacheIndex, lock: CacheLock, logger: Logger) {
+    private init(directory: CacheDirectory, index: CacheIndex, lock: CacheLock, logger: Logger, previousRunInterrupted: Bool) {
         self.directory = directory
+        self.previousRunInterrupted = previousRunInterrupted
         self.index = index
         self.lock = lock
         self.logger = logger
     }
 
     /// Takes the lock (waiting up to `wait` seconds) and opens the index; with `create`, a
-    /// new cache is made when there is none.
-    public static func open(_ directory: CacheDirectory, wait: TimeInterval, create: Bool, logger: Logger) throws -> CacheSession {
+    /// new cache is made when there is none. With `markRun`, `.run-in-progress` is
+    /// written before anything else (so a kill at any later instant is recognised as an
+    /// interrupted run); the caller removes it when done.
+    public static func open(_ directory: CacheDirectory, wait: TimeInterval, create: Bool, markRun: Bool = false,
+                            logger: Logger) throws -> CacheSession {
         if create { try directory.create() } else {
             guard FileManager.default.fileExists(atPath: directory.root.path) else {
                 throw StoreError.io(path: directory.root.path, reason: "no such cache directory")
             }
         }
         let lock = try CacheLock.acquire(in: directory, wait: wait)
+        let interruptedBefore = directory.hasInterruptedRun
         do {
+            let interrupted = interruptedBefore
+            if markRun { try directory.markRunStarted() }
             let index = try CacheIndex.open(directory, create: create)
-            return CacheSession(directory: directory, index: index, lock: lock, logger: logger)
+            return CacheSession(directory: directory, index: index, lock: lock, logger: logger, previousRunInterrupted: interrupted)
         } catch {
+            // Nothing was written: the marker goes (unless an earlier run left it).
+            if markRun && !interruptedBefore { try? directory.markRunFinished() }
             lock.release()
             throw error
         }

@@ -64,6 +64,12 @@ struct RawStatement {
 
         func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
 
+        /// The column's text as bytes, valid until the next step.
+        func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8> {
+            guard let text = sqlite3_column_text(handle, column) else { return UnsafeBufferPointer(start: nil, count: 0) }
+            return UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column)))
+        }
+
         func text(_ column: Int32) -> String? {
             guard let text = sqlite3_column_text(handle, column) else { return nil }
             let count = Int(sqlite3_column_bytes(handle, column))

@@ -98,26 +98,43 @@ enum RunTables {
             """, arguments: [started.indexValue])
     }
 
-    /// What the monogram plan needs of one of this run's profiles.
+    /// What the monogram plan needs of one of this run's profiles. `parts` (initials,
+    /// glyph and colour, separated by 0x01) are bytes valid during the call only: a
+    /// million rows are grouped into a few thousand monograms without a string per row.
     struct ProfileSummary {
         var rank: Int
-        var initials: String
-        var glyph: MonogramGlyph?
-        var color: String
+        var parts: [UInt8]
         var hasPhotoSource: Bool
         var photoCached: Bool
+
+        /// Initials, glyph and colour as text (for the first profile of a group).
+        var fields: (initials: String, glyph: MonogramGlyph?, color: String) {
+            let split = parts.split(separator: 1, maxSplits: 2, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+            return (split[0], MonogramGlyph(rawValue: split.count > 1 ? split[1] : ""), split.count > 2 ? split[2] : "")
+        }
     }
 
     /// This run's profiles, in id order (a walk along both primary keys), each with
     /// whether its photo is cached. Stepped through SQLite's C API: a million rows.
     static func forEachProfile(_ db: Database, _ body: (ProfileSummary) throws -> Void) throws {
         let statement = try RawStatement(db, sql: """
-            SELECT r.rank, p.initials, p.glyph, p.color, p.photoSource IS NOT NULL, e.key IS NOT NULL
-            FROM temp.run_profile r JOIN profile p ON p.id = r.id LEFT JOIN entry e ON e.key = p.photoSource
+            SELECT r.rank, p.initials, p.glyph, p.color, p.photoSource IS NOT NULL,
+                   p.photoSource IS NOT NULL AND EXISTS (SELECT 1 FROM entry e WHERE e.key = p.photoSource)
+            FROM temp.run_profile r JOIN profile p ON p.id = r.id
             """)
+        var summary = ProfileSummary(rank: 0, parts: [], hasPhotoSource: false, photoCached: false)
+        summary.parts.reserveCapacity(64)
         try statement.forEachRow { row in
-            try body(ProfileSummary(rank: row.int(0), initials: row.text(1) ?? "", glyph: row.text(2).flatMap(MonogramGlyph.init(rawValue:)),
-                                    color: row.text(3) ?? "", hasPhotoSource: row.int(4) != 0, photoCached: row.int(5) != 0))
+            summary.rank = row.int(0)
+            summary.parts.removeAll(keepingCapacity: true)
+            summary.parts.append(contentsOf: row.bytes(1))
+            summary.parts.append(1)
+            summary.parts.append(contentsOf: row.bytes(2))
+            summary.parts.append(1)
+            summary.parts.append(contentsOf: row.bytes(3))
+            summary.hasPhotoSource = row.int(4) != 0
+            summary.photoCached = row.int(5) != 0
+            try body(summary)
         }
     }
 
