@@ -146,7 +146,9 @@ import Testing
         #expect(byURL.userId == "with-photo" && byURL.tier == 330)
         #expect(throws: CacheLookup.NotFound.self) { try lookup.lookup(userID: "nobody", viewPoints: 55, scale: 3) }
 
-        // Each lookup moved its entry's last access in the index (what the prune reads).
+        // Each lookup moved its entry's last access in the index (what the prune reads),
+        // written in the background: flush waits for it.
+        lookup.flush()
         let after = try Fixtures.loadMetadata(cache)
         let monogramKey = try #require(before.profiles["no-photo"]?.monogramSource)
         for key in [server.url("/a.jpg"), monogramKey] {

@@ -22,7 +22,10 @@ import Testing
         try index.write { db in
             for (key, entry) in entries { try EntryRecords.save(db, key: key, entry: entry) }
         }
+        #expect(try index.read { try EntryRecords.cacheBytes($0) == EntryRecords.cacheBytesCounted($0) }, "the running total before")
         let plan = try index.write { try pruner.prune($0) }
+        #expect(try index.read { try EntryRecords.cacheBytes($0) == EntryRecords.cacheBytesCounted($0) }, "the running total after")
+        #expect(try index.read { try EntryRecords.cacheBytes($0) } == plan.bytesAfter)
         return (plan, Set(try index.snapshot().entries.keys))
     }
 

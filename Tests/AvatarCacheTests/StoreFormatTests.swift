@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 @testable import AvatarCache
 
@@ -153,5 +154,32 @@ struct IndexAndDocumentTests {
         }
         #expect(read.failures.keys.sorted() == metadata.failures.keys.sorted())
         #expect(read.failures.values.first?.reason == metadata.failures.values.first?.reason)
+    }
+
+    @Test func anIndexOfAnEarlierSchemaIsUpgradedByItsMissingMigrations() throws {
+        let directory = try Fixtures.temporaryDirectory("migrate")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // An index as the first schema left it, holding entries.
+        let path = directory.appendingPathComponent(CacheIndex.fileName).path
+        let queue = try DatabaseQueue(path: path)
+        try CacheIndex.migrator.migrate(queue, upTo: "v1: entries, files, profiles, failures")
+        let metadata = Self.sample(entries: 40)
+        try queue.write { try LegacyMetadataImport.importing(metadata, into: $0) }
+        #expect(try queue.read { try $0.tableExists("cacheTotal") } == false)
+        try queue.close()
+
+        let index = try CacheIndex.open(CacheDirectory(root: directory), create: false)
+        defer { index.close() }
+        let applied = try index.read { try CacheIndex.migrator.appliedIdentifiers($0) }
+        #expect(applied.count == 2, "\(applied)")
+        // The running total starts from the rows already there, and then follows every change.
+        let counted = try index.read { try EntryRecords.cacheBytesCounted($0) }
+        let running = try index.read { try EntryRecords.cacheBytes($0) }
+        #expect(counted > 0 && running == counted)
+        try index.write { db in
+            for key in metadata.entries.keys.sorted().prefix(10) { try EntryRecords.delete(db, key: key) }
+        }
+        #expect(try index.read { try EntryRecords.cacheBytes($0) == EntryRecords.cacheBytesCounted($0) })
+        #expect(try index.snapshot().entries.count == 30)
     }
 }

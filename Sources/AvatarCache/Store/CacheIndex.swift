@@ -40,7 +40,14 @@ public final class CacheIndex: Sendable {
     /// when `create`, else `StoreError.notACache`. Creating or importing needs the cache
     /// lock; the index is built under a temporary name and renamed, so a kill leaves
     /// either no index or a complete one.
-    public static func open(_ directory: CacheDirectory, create: Bool) throws -> CacheIndex {
+    /// How a process uses the index: a run or a prune (each commit durable before files
+    /// are deleted; a large page cache), or lookups (an access time need not survive a
+    /// power cut; a lookup touches a few pages).
+    public enum Role: Sendable {
+        case maintenance, lookup
+    }
+
+    public static func open(_ directory: CacheDirectory, create: Bool, role: Role = .maintenance) throws -> CacheIndex {
         if !exists(in: directory) {
             let legacy = try LegacyMetadataImport.read(directory)
             guard create || legacy != nil else {
@@ -49,25 +56,25 @@ public final class CacheIndex: Sendable {
             try build(directory) { db in
                 if let legacy { try LegacyMetadataImport.importing(legacy, into: db) }
             }
-            let index = try CacheIndex(pool: openPool(directory.root.appendingPathComponent(fileName).path), directory: directory)
+            let index = try CacheIndex(pool: openPool(directory.root.appendingPathComponent(fileName).path, role: role), directory: directory)
             // The apps' document in this version's schema from the start.
             if legacy != nil { try index.read { try MetadataDocument.write(from: $0, to: directory) } }
             return index
         }
-        return try CacheIndex(pool: openPool(directory.root.appendingPathComponent(fileName).path), directory: directory)
+        return try CacheIndex(pool: openPool(directory.root.appendingPathComponent(fileName).path, role: role), directory: directory)
     }
 
     /// Opens the index of an existing cache for reading (lookup, stats) without the lock;
     /// a cache written before the index is imported first, under the lock (waiting up to
     /// `lockWait` seconds for a running warm-up).
-    public static func openExisting(_ directory: CacheDirectory, lockWait: TimeInterval = 30) throws -> CacheIndex {
-        if exists(in: directory) { return try open(directory, create: false) }
+    public static func openExisting(_ directory: CacheDirectory, lockWait: TimeInterval = 30, role: Role = .lookup) throws -> CacheIndex {
+        if exists(in: directory) { return try open(directory, create: false, role: role) }
         guard FileManager.default.fileExists(atPath: directory.metadataURL.path) else {
             throw StoreError.notACache(path: directory.root.path)
         }
         let lock = try CacheLock.acquire(in: directory, wait: lockWait)
         defer { lock.release() }
-        return try open(directory, create: false)
+        return try open(directory, create: false, role: role)
     }
 
     private static func build(_ directory: CacheDirectory, _ fill: (Database) throws -> Void) throws {
@@ -88,16 +95,21 @@ public final class CacheIndex: Sendable {
         directory.syncDirectory()
     }
 
-    private static func openPool(_ path: String) throws -> DatabasePool {
+    private static func openPool(_ path: String, role: Role = .maintenance) throws -> DatabasePool {
         var configuration = Configuration()
         configuration.label = "avatar-cache index"
         // A lookup waits for a warm-up's transaction rather than failing.
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
-            // Each commit reaches the disk before the files it made unreferenced are deleted.
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-            // A run touches every profile page: 32 MB of cache rather than 2.
-            try db.execute(sql: "PRAGMA cache_size = -32000")
+            switch role {
+            case .maintenance:
+                // Each commit reaches the disk before the files it made unreferenced are deleted.
+                try db.execute(sql: "PRAGMA synchronous = FULL")
+                // A run touches every profile page: 32 MB of cache rather than 2.
+                try db.execute(sql: "PRAGMA cache_size = -32000")
+            case .lookup:
+                try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            }
         }
         do {
             let pool = try DatabasePool(path: path, configuration: configuration)
@@ -158,6 +170,21 @@ public final class CacheIndex: Sendable {
                     failedAt REAL NOT NULL,
                     retryAfter REAL NOT NULL
                 );
+                """)
+        }
+        migrator.registerMigration("v2: running total of the cache's bytes") { db in
+            // Bytes of the distinct files the entries use (what the budget counts), kept by
+            // triggers so a prune need not read every file row.
+            try db.execute(sql: """
+                CREATE TABLE cacheTotal (id INTEGER PRIMARY KEY CHECK (id = 1), bytes INTEGER NOT NULL);
+                INSERT INTO cacheTotal (id, bytes)
+                    SELECT 1, COALESCE(SUM(size), 0) FROM (SELECT MAX(fileSize) AS size FROM entryFile GROUP BY filename);
+                CREATE TRIGGER entryFile_counted AFTER INSERT ON entryFile
+                WHEN (SELECT COUNT(*) FROM entryFile WHERE filename = NEW.filename) = 1
+                BEGIN UPDATE cacheTotal SET bytes = bytes + NEW.fileSize WHERE id = 1; END;
+                CREATE TRIGGER entryFile_freed AFTER DELETE ON entryFile
+                WHEN NOT EXISTS (SELECT 1 FROM entryFile WHERE filename = OLD.filename)
+                BEGIN UPDATE cacheTotal SET bytes = bytes - OLD.fileSize WHERE id = 1; END;
                 """)
         }
         return migrator

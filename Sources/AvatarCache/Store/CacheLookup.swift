@@ -18,6 +18,12 @@ public final class CacheLookup: Sendable {
         index = try CacheIndex.openExisting(directory, lockWait: lockWait)
     }
 
+    /// Waits until the accesses recorded so far are in the index.
+    public func flush() {
+        _ = try? index.write { _ in }
+    }
+
+    /// Waits for the accesses still being written, then closes the index.
     deinit { index.close() }
 
     public struct Answer: Codable, Sendable, Equatable {
@@ -81,8 +87,12 @@ public final class CacheLookup: Sendable {
             return (answer, shown.key)
         }
         if recordAccess, let key {
-            // An access for the prune; a lookup still answers when it cannot be recorded.
-            _ = try? index.write { try EntryRecords.touch($0, key: key, at: Date()) }
+            // An access for the prune, written in the background (in order with other
+            // writes; closing the lookup waits for it): the answer does not wait for a
+            // commit, nor for a warm-up's transaction. A lookup still answers when it
+            // cannot be recorded.
+            let now = Date()
+            index.writeLater({ try EntryRecords.touch($0, key: key, at: now) }, completion: { _ in })
         }
         return answer
     }

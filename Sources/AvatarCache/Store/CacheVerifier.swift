@@ -14,7 +14,7 @@ public struct CacheVerifier: Sendable {
 
     public struct Problem: Codable, Sendable, Equatable, CustomStringConvertible {
         public enum Kind: String, Codable, Sendable {
-            case missingFile, wrongSize, wrongHash, orphanFile, temporaryLeftover, overBudget, documentDangling, documentUnreadable
+            case missingFile, wrongSize, wrongHash, orphanFile, temporaryLeftover, overBudget, documentDangling, documentUnreadable, indexTotalWrong
         }
         public var kind: Kind
         /// The entry key (URL, sha256:…, monogram:…), user id or file name concerned.
@@ -118,7 +118,10 @@ public struct CacheVerifier: Sendable {
         if interrupted {
             notices.append("the last run was killed before it finished: its \(litter) leftover or not-yet-referenced files are swept by the next run; the saved cache is consistent")
         }
-        let total = try index.read { try EntryRecords.cacheBytes($0) }
+        let (total, runningTotal) = try index.read { (try EntryRecords.cacheBytesCounted($0), try EntryRecords.cacheBytes($0)) }
+        if total != runningTotal {
+            problems.append(Problem(kind: .indexTotalWrong, subject: CacheIndex.fileName, detail: "the running total says \(runningTotal) bytes, the files \(total)"))
+        }
         if total > budgetBytes {
             let over = "\(ByteSize.format(total)) is over the budget of \(ByteSize.format(budgetBytes))"
             if interrupted {
@@ -132,7 +135,9 @@ public struct CacheVerifier: Sendable {
         var repaired: [String] = []
         if repair && !problems.isEmpty {
             let freed = try index.write { db in
-                try broken.sorted().flatMap { key in try EntryRecords.delete(db, key: key).map(\.filename) }
+                let freed = try broken.sorted().flatMap { key in try EntryRecords.delete(db, key: key).map(\.filename) }
+                try EntryRecords.recountCacheBytes(db)
+                return freed
             }
             for key in broken.sorted() { repaired.append("dropped entry \(redactedURL(key))") }
             session.pendingDeletes.formUnion(freed)

@@ -129,6 +129,16 @@ enum EntryRecords {
 
     /// Bytes of the files the index references, each file once: what the budget counts.
     static func cacheBytes(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT bytes FROM cacheTotal WHERE id = 1") ?? 0
+    }
+
+    /// Sets the running total from the file rows (`verify --repair`).
+    static func recountCacheBytes(_ db: Database) throws {
+        try db.execute(sql: "UPDATE cacheTotal SET bytes = ? WHERE id = 1", arguments: [try cacheBytesCounted(db)])
+    }
+
+    /// The same, counted from the file rows (`verify` checks the running total against it).
+    static func cacheBytesCounted(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM (SELECT MAX(fileSize) AS size FROM entryFile GROUP BY filename)") ?? 0
     }
 
