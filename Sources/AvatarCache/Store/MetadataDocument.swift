@@ -18,6 +18,7 @@ public struct MetadataDocument: Codable, Sendable, Equatable {
     public var updatedAt: Date
     public var entries: [String: CacheEntry]
 
+    /// What `write` writes, byte for byte (the tests compare them).
     static var encoder: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -55,43 +56,36 @@ public struct MetadataDocument: Codable, Sendable, Equatable {
         }
     }
 
-    /// Writes the document from the index's entries: the same JSON as JSONEncoder would
-    /// give the whole document (keys sorted), encoded a thousand entries at a time.
+    /// Writes the document from the index's entries (in key order, which is the order
+    /// JSONEncoder's sorted keys give), entry by entry and in 1 MB pieces: memory stays
+    /// flat however many entries there are.
     static func write(from db: Database, to directory: CacheDirectory, at date: Date = Date()) throws {
-        let encoder = Self.encoder
         var failure: Error?
-        try directory.writeAtomically(to: CacheDirectory.metadataName) { write in
-            func emit(_ bytes: some Sequence<UInt8>) -> Bool {
-                let array = Array(bytes)
-                return array.withUnsafeBytes { write($0) }
-            }
+        try directory.writeAtomically(to: CacheDirectory.metadataName) { write in withoutActuallyEscaping(write) { write in
+            var writer = JSONBytesWriter(sink: write)
+            var first = true
+            writer.raw("{")
+            writer.key("entries", first: &first)
+            writer.raw("{")
+            var firstEntry = true
             do {
-                guard emit("{\"entries\":{".utf8) else { return false }
-                var chunk: [String: CacheEntry] = [:]
-                var first = true
-                func flush() throws -> Bool {
-                    guard !chunk.isEmpty else { return true }
-                    // "{…}" of this chunk, without its braces, joined to the others by a comma.
-                    let encoded = try encoder.encode(chunk)
-                    chunk.removeAll(keepingCapacity: true)
-                    defer { first = false }
-                    return (first || emit(",".utf8)) && emit(encoded.dropFirst().dropLast())
-                }
-                var ok = true
                 try EntryRecords.forEach(db) { key, entry in
-                    guard ok else { return }
-                    chunk[key] = entry
-                    if chunk.count == 1000 { ok = try flush() }
+                    writer.key(key, first: &firstEntry)
+                    writer.entry(entry)
+                    writer.flushIfFull()
                 }
-                guard ok, try flush() else { return false }
-                let tail = "},\"generator\":\(String(decoding: try encoder.encode("avatar-cache \(AvatarCacheVersion.string)"), as: UTF8.self)),"
-                    + "\"schemaVersion\":\(schemaVersion),\"updatedAt\":\"\(ISO8601.format(date))\"}"
-                return emit(tail.utf8)
             } catch {
                 failure = error
                 return false
             }
-        }
+            writer.raw("}")
+            writer.key("generator", first: &first); writer.string("avatar-cache \(AvatarCacheVersion.string)")
+            writer.key("schemaVersion", first: &first); writer.int(schemaVersion)
+            writer.key("updatedAt", first: &first); writer.date(date)
+            writer.raw("}")
+            writer.flush()
+            return !writer.failed
+        } }
         if let failure { throw failure }
         directory.syncDirectory()
     }

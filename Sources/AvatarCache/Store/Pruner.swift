@@ -30,25 +30,52 @@ public struct Pruner: Sendable {
         public var bytesAfter: Int64 { bytesBefore - freedBytes }
     }
 
-    /// Evicts in `db`'s transaction.
+    /// Evicts in `db`'s transaction: first decides, walking the entries oldest first with
+    /// their files (the index on `lastAccess`) and counting each file's remaining users,
+    /// then deletes the chosen entries in one statement.
     func prune(_ db: Database) throws -> Plan {
         var plan = Plan()
         plan.bytesBefore = try EntryRecords.cacheBytes(db)
         guard plan.bytesBefore > budgetBytes else { return plan }
         let target = Int64((Double(budgetBytes) * trimRatio).rounded(.down))
         var remaining = plan.bytesBefore
-        while remaining > target {
-            let oldest = try EntryRecords.leastRecentlyUsed(db, limit: 512)
-            guard !oldest.isEmpty else { break }
-            for key in oldest {
-                if remaining <= target { break }
+        // Users left of each file met so far (entries, each counted once).
+        var users: [String: Int] = [:]
+        let usersOf = try RawStatement(db, sql: "SELECT COUNT(DISTINCT entryKey) FROM entryFile WHERE filename = ?")
+        let oldestFirst = try RawStatement(db, sql: """
+            SELECT e.key, f.filename, MAX(f.fileSize) FROM entry e JOIN entryFile f ON f.entryKey = e.key
+            GROUP BY e.lastAccess, e.key, f.filename ORDER BY e.lastAccess, e.key
+            """)
+        var current: String?
+        try oldestFirst.forEachRow { row in
+            let key = row.text(0) ?? ""
+            if key != current {
+                // The previous entry is decided; stop before the next once under target.
+                if remaining <= target { throw StopWalking() }
+                current = key
                 plan.evicted.append(key)
-                for file in try EntryRecords.delete(db, key: key) {
-                    plan.filesToDelete.append(file.filename)
-                    remaining -= file.fileSize
-                }
+            }
+            let file = row.text(1) ?? ""
+            let left: Int
+            if let known = users[file] {
+                left = known - 1
+            } else {
+                usersOf.bind(1, file)
+                left = try usersOf.singleInt() - 1
+            }
+            users[file] = left
+            if left == 0 {
+                plan.filesToDelete.append(file)
+                remaining -= Int64(row.int(2))
             }
         }
+        try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS evict (key TEXT PRIMARY KEY) WITHOUT ROWID; DELETE FROM temp.evict")
+        let add = try RawStatement(db, sql: "INSERT OR IGNORE INTO temp.evict (key) VALUES (?)")
+        for key in plan.evicted {
+            add.bind(1, key)
+            try add.execute()
+        }
+        try db.execute(sql: "DELETE FROM entry WHERE key IN (SELECT key FROM temp.evict); DELETE FROM temp.evict")
         plan.freedBytes = plan.bytesBefore - remaining
         return plan
     }

@@ -77,7 +77,7 @@ struct RawStatement {
         }
     }
 
-    /// Steps through every row.
+    /// Steps through every row; `body` may stop the walk by throwing `StopWalking`.
     func forEachRow(_ body: (Columns) throws -> Void) throws {
         defer { sqlite3_reset(handle) }
         while true {
@@ -86,7 +86,27 @@ struct RawStatement {
             guard code == SQLITE_ROW else {
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
             }
-            try body(Columns(handle: handle))
+            do {
+                try body(Columns(handle: handle))
+            } catch is StopWalking {
+                return
+            }
         }
     }
+
+    /// The first column of the first row, as an integer (0 when there is none).
+    func singleInt() throws -> Int {
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        let code = sqlite3_step(handle)
+        guard code == SQLITE_ROW || code == SQLITE_DONE else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
+        }
+        return code == SQLITE_ROW ? Int(sqlite3_column_int64(handle, 0)) : 0
+    }
 }
+
+/// Thrown by a `forEachRow` body to end the walk early.
+struct StopWalking: Error {}
