@@ -47,7 +47,7 @@ import Testing
         #expect(try CLITests().run(["warm", both, "--cache", probe.path]).status == 0)
         let duration = Date().timeIntervalSince(started)
 
-        var killedMidRun = 0
+        var killedMidRun = 0, inconsistent = 0
         let moments = 8
         for index in 0..<moments {
             let cache = directory.appendingPathComponent("kill-\(index)")
@@ -60,6 +60,7 @@ import Testing
 
             let result = try CacheVerifier(directory: CacheDirectory(root: cache)).verify(budgetBytes: 100_000_000, repair: false)
             #expect(result.problems.isEmpty, "kill \(index): \(result.problems)")
+            if !result.problems.isEmpty { inconsistent += 1 }
             // Every user the base cache knew still resolves to a picture.
             let lookup = try CacheLookup(directory: CacheDirectory(root: cache))
             for user in ["a0", "a12345", "a29999"] {
@@ -74,7 +75,7 @@ import Testing
         let after = try CacheVerifier(directory: CacheDirectory(root: last)).verify(budgetBytes: 100_000_000, repair: false)
         #expect(after.problems.isEmpty && after.notices.isEmpty, "\(after.problems) \(after.notices)")
         #expect(try CacheLookup(directory: CacheDirectory(root: last)).lookup(userID: "b29999", viewPoints: 55, scale: 3).kind == .monogram)
-        HostileLedger.record("crashes", "SIGKILL while the index is written", tried: "a 60,000-profile run (30,000 new) killed at \(moments) moments spread over its \(String(format: "%.1f", duration)) s", count: moments, outcome: "verify clean after every kill, every known user still looked up; the following run completed")
+        HostileLedger.record("crashes", "SIGKILL while the index is written", tried: "a 60,000-profile run (30,000 new) killed at \(moments) moments spread over its \(String(format: "%.1f", duration)) s", count: moments, outcome: "verify clean after every kill, every known user still looked up; the following run completed", inconsistentCaches: inconsistent)
     }
 
     @Test func lookupsAnswerWhileAWarmUpWrites() throws {

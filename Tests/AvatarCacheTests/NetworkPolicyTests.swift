@@ -53,6 +53,31 @@ import Testing
         try await NetworkPolicy(allowPrivateNetworks: true).checkAddresses(of: URL(string: "http://localhost:8080/a.jpg")!)
     }
 
+    /// `--allow-private-networks` opens loopback and private ranges for tests and
+    /// intranets, never link-local (the cloud metadata address), unspecified, multicast
+    /// or reserved addresses: only an exact `--allow-host` does. The policy alone decides
+    /// here (numeric hosts: no DNS query, no connection).
+    @Test func privateNetworksDoNotOpenLinkLocalUnspecifiedOrMulticast() async throws {
+        let policy = NetworkPolicy(allowPrivateNetworks: true)
+        for url in ["http://169.254.169.254/latest/meta-data/", "http://[::ffff:169.254.169.254]/", "http://[::ffff:a9fe:a9fe]/",
+                    "http://0.0.0.0:8080/a.jpg", "http://[::]/", "http://224.0.0.1/", "http://[ff02::1]/", "http://[fe80::1]/",
+                    "http://240.0.0.1/", "http://[64:ff9b::a9fe:a9fe]/"] {
+            do {
+                try await policy.checkAddresses(of: URL(string: url)!)
+                Issue.record("\(url) was allowed")
+            } catch let failure as SourceFailure {
+                #expect(failure.failureClass == .blocked && failure.reason.contains("only --allow-host"), "\(url): \(failure)")
+            }
+        }
+        for url in ["http://127.0.0.1:1/a.jpg", "http://[::1]:1/", "http://10.1.2.3/", "http://192.168.0.10/", "http://localhost:1/"] {
+            try await policy.checkAddresses(of: URL(string: url)!)
+        }
+        // Named exactly, a host is allowed whatever it is; its neighbour is not.
+        let named = NetworkPolicy(allowPrivateNetworks: true, allowedHosts: ["169.254.169.254"])
+        try await named.checkAddresses(of: URL(string: "http://169.254.169.254/latest/meta-data/")!)
+        await #expect(throws: SourceFailure.self) { try await named.checkAddresses(of: URL(string: "http://169.254.169.253/")!) }
+    }
+
     @Test func byteSizes() {
         #expect(ByteSize.parse("100MB") == 100_000_000)
         #expect(ByteSize.parse("512kb") == 512_000)

@@ -3,8 +3,11 @@ import Foundation
 import Glibc
 #endif
 
-/// Which URLs may be fetched: http and https only, and, unless private networks are
-/// allowed, only hosts whose every resolved address is public.
+/// Which URLs may be fetched: http and https only, and only hosts whose every resolved
+/// address is public. `allowPrivateNetworks` (tests, intranets) opens loopback and
+/// private ranges, never link-local (the cloud metadata address among them),
+/// unspecified, multicast or reserved addresses: those only an exact `allowedHosts`
+/// name opens.
 ///
 /// The check runs on the addresses the host name resolves to, before the request and
 /// again for every redirect target. The HTTP client resolves the name once more when it
@@ -47,20 +50,37 @@ public struct NetworkPolicy: Sendable {
         return url
     }
 
-    /// Resolves the URL's host and refuses it when any address is loopback, private,
-    /// link-local, CGNAT, multicast or otherwise not public.
+    /// Resolves the URL's host and refuses it when any address is not public: loopback and
+    /// private ranges unless private networks are allowed; link-local, unspecified,
+    /// multicast and reserved ones always (unless the host is allowed by name).
     public func checkAddresses(of url: URL) async throws {
-        guard !allowPrivateNetworks, !isExplicitlyAllowed(url), let host = url.host else { return }
+        guard !isExplicitlyAllowed(url), let host = url.host else { return }
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         let addresses = try await Self.resolve(bare)
         if addresses.isEmpty {
             throw SourceFailure(.network, "host \(bare) did not resolve")
         }
         for address in addresses {
-            if let why = Self.nonPublicReason(address) {
-                throw SourceFailure(.blocked, "host \(bare) resolves to \(address.text), \(why) (--allow-private-networks or --allow-host allows it)")
+            guard let refusal = Self.refusal(address) else { continue }
+            if refusal.isPrivateNetwork {
+                if allowPrivateNetworks { continue }
+                throw SourceFailure(.blocked, "host \(bare) resolves to \(address.text), \(refusal.reason) (--allow-private-networks or --allow-host allows it)")
             }
+            throw SourceFailure(.blocked, "host \(bare) resolves to \(address.text), \(refusal.reason): refused even with --allow-private-networks (only --allow-host with this exact host allows it)")
         }
+    }
+
+    /// Why an address is not public, and whether it is a loopback or private network
+    /// (which `allowPrivateNetworks` opens) rather than link-local, unspecified, multicast
+    /// or reserved (which nothing but an exact host name opens).
+    public struct Refusal: Sendable, Equatable {
+        public var reason: String
+        public var isPrivateNetwork: Bool
+    }
+
+    /// Why an address is not public, or nil when it is.
+    public static func nonPublicReason(_ address: Address) -> String? {
+        refusal(address)?.reason
     }
 
     /// One resolved address, as raw bytes (4 for IPv4, 16 for IPv6).
@@ -76,40 +96,41 @@ public struct NetworkPolicy: Sendable {
         }
     }
 
-    /// Why an address is not public, or nil when it is.
-    public static func nonPublicReason(_ address: Address) -> String? {
+    public static func refusal(_ address: Address) -> Refusal? {
+        func privateNetwork(_ reason: String) -> Refusal { Refusal(reason: reason, isPrivateNetwork: true) }
+        func never(_ reason: String) -> Refusal { Refusal(reason: reason, isPrivateNetwork: false) }
         let b = address.bytes
         if b.count == 4 {
             switch (b[0], b[1]) {
-            case (0, _): return "an unspecified/this-network address"
-            case (127, _): return "a loopback address"
-            case (10, _): return "a private address"
-            case (172, 16...31): return "a private address"
-            case (192, 168): return "a private address"
-            case (169, 254): return "a link-local address"
-            case (100, 64...127): return "a carrier-grade NAT address"
-            case (192, 0) where b[2] == 0: return "an IETF protocol address"
-            case (198, 18...19): return "a benchmarking address"
-            case (224...239, _): return "a multicast address"
-            case (240...255, _): return "a reserved address"
+            case (0, _): return never("an unspecified/this-network address")
+            case (127, _): return privateNetwork("a loopback address")
+            case (10, _): return privateNetwork("a private address")
+            case (172, 16...31): return privateNetwork("a private address")
+            case (192, 168): return privateNetwork("a private address")
+            case (169, 254): return never("a link-local address")
+            case (100, 64...127): return privateNetwork("a carrier-grade NAT address")
+            case (192, 0) where b[2] == 0: return never("an IETF protocol address")
+            case (198, 18...19): return privateNetwork("a benchmarking address")
+            case (224...239, _): return never("a multicast address")
+            case (240...255, _): return never("a reserved address")
             default: return nil
             }
         }
-        guard b.count == 16 else { return "an unknown address family" }
-        if b.allSatisfy({ $0 == 0 }) { return "the unspecified address" }
-        if b[0..<15].allSatisfy({ $0 == 0 }) && b[15] == 1 { return "a loopback address" }
+        guard b.count == 16 else { return never("an unknown address family") }
+        if b.allSatisfy({ $0 == 0 }) { return never("the unspecified address") }
+        if b[0..<15].allSatisfy({ $0 == 0 }) && b[15] == 1 { return privateNetwork("a loopback address") }
         // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and NAT64
         // (64:ff9b::a.b.c.d) addresses carry an IPv4 address: judge that one.
         if b[0..<10].allSatisfy({ $0 == 0 }) && ((b[10] == 0xFF && b[11] == 0xFF) || (b[10] == 0 && b[11] == 0)) {
-            return nonPublicReason(Address(bytes: Array(b[12..<16]))).map { "\($0) (IPv4 in IPv6)" }
+            return refusal(Address(bytes: Array(b[12..<16]))).map { Refusal(reason: "\($0.reason) (IPv4 in IPv6)", isPrivateNetwork: $0.isPrivateNetwork) }
         }
         if b[0] == 0x00 && b[1] == 0x64 && b[2] == 0xFF && b[3] == 0x9B {
-            return nonPublicReason(Address(bytes: Array(b[12..<16]))).map { "\($0) (NAT64)" }
+            return refusal(Address(bytes: Array(b[12..<16]))).map { Refusal(reason: "\($0.reason) (NAT64)", isPrivateNetwork: $0.isPrivateNetwork) }
         }
-        if b[0] & 0xFE == 0xFC { return "a unique-local address" }
-        if b[0] == 0xFE && b[1] & 0xC0 == 0x80 { return "a link-local address" }
-        if b[0] == 0xFE && b[1] & 0xC0 == 0xC0 { return "a site-local address" }
-        if b[0] == 0xFF { return "a multicast address" }
+        if b[0] & 0xFE == 0xFC { return privateNetwork("a unique-local address") }
+        if b[0] == 0xFE && b[1] & 0xC0 == 0x80 { return never("a link-local address") }
+        if b[0] == 0xFE && b[1] & 0xC0 == 0xC0 { return privateNetwork("a site-local address") }
+        if b[0] == 0xFF { return never("a multicast address") }
         return nil
     }
 

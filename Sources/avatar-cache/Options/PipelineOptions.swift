@@ -59,7 +59,7 @@ struct PipelineOptions: ParsableArguments {
     var retries: Int?
     @Option(help: ArgumentHelp("Longest total wait between retries of one source. Default: 30.", valueName: "seconds"))
     var maxRetryWait: Double?
-    @Flag(help: "Allow photo hosts on loopback, private and link-local networks (refused by default).")
+    @Flag(help: "Allow photo hosts on loopback and private networks (refused by default). Link-local (169.254.169.254), unspecified, multicast and reserved addresses stay refused: only --allow-host opens one.")
     var allowPrivateNetworks = false
     @Option(help: ArgumentHelp("Allow this host (host or host:port, exact) whatever it resolves to; repeatable. Redirects elsewhere are still checked.", valueName: "host"))
     var allowHost: [String] = []
