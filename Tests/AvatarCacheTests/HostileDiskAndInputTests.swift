@@ -169,7 +169,7 @@ import Testing
         #expect(readOnly.status == 73)
         #expect(readOnly.stderr.contains("Read-only file system"), "\(readOnly.stderr)")
         #expect(try contents().elementsEqual(bytesBefore, by: { $0.0 == $1.0 && $0.1 == $1.1 }), "not a byte changed")
-        HostileLedger.record("disk", "full and read-only", tried: "a 700 KB filesystem filled mid-run; the same remounted read-only", count: 2, outcome: "exit 73 with the system's reason (No space left on device, Read-only file system); previous metadata and files intact")
+        HostileLedger.record("disk", "full and read-only", tried: "a 700 KB filesystem filled mid-run; the same remounted read-only", count: 2, outcome: "exit 73 with the system's reason (No space left on device, Read-only file system); every entry cached before is still there with its files and verify is clean (what the run committed before the disk filled stays); read-only: not a byte changed")
     }
 
     @Test func nothingIsWrittenOutsideTheCacheAndNothingIsWorldWritable() throws {
