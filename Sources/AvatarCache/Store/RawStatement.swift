@@ -44,6 +44,15 @@ struct RawStatement {
         bytes.withUnsafeBytes { _ = sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), Self.transient) }
     }
 
+    /// One step: SQLITE_ROW or SQLITE_DONE, else SQLite's error.
+    private func step() throws -> Int32 {
+        let code = sqlite3_step(handle)
+        guard code == SQLITE_DONE || code == SQLITE_ROW else {
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
+        }
+        return code
+    }
+
     /// Runs the statement once; returns the rows it changed.
     @discardableResult
     func execute() throws -> Int {
@@ -51,10 +60,7 @@ struct RawStatement {
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
         }
-        let code = sqlite3_step(handle)
-        guard code == SQLITE_DONE || code == SQLITE_ROW else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
-        }
+        _ = try step()
         return Int(sqlite3_changes(db.sqliteConnection))
     }
 
@@ -80,12 +86,7 @@ struct RawStatement {
     /// Steps through every row; `body` may stop the walk by throwing `StopWalking`.
     func forEachRow(_ body: (Columns) throws -> Void) throws {
         defer { sqlite3_reset(handle) }
-        while true {
-            let code = sqlite3_step(handle)
-            if code == SQLITE_DONE { return }
-            guard code == SQLITE_ROW else {
-                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
-            }
+        while try step() == SQLITE_ROW {
             do {
                 try body(Columns(handle: handle))
             } catch is StopWalking {
@@ -100,11 +101,7 @@ struct RawStatement {
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
         }
-        let code = sqlite3_step(handle)
-        guard code == SQLITE_ROW || code == SQLITE_DONE else {
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
-        }
-        return code == SQLITE_ROW ? Int(sqlite3_column_int64(handle, 0)) : 0
+        return try step() == SQLITE_ROW ? Int(sqlite3_column_int64(handle, 0)) : 0
     }
 }
 
