@@ -142,12 +142,6 @@ enum EntryRecords {
         try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM (SELECT MAX(fileSize) AS size FROM entryFile GROUP BY filename)") ?? 0
     }
 
-    /// Keys of the least recently accessed entries, oldest first (the URL breaks ties so
-    /// the order is the same every run).
-    static func leastRecentlyUsed(_ db: Database, limit: Int) throws -> [String] {
-        try String.fetchAll(db.cachedStatement(sql: "SELECT key FROM entry ORDER BY lastAccess, key LIMIT ?"), arguments: [limit])
-    }
-
     static func count(_ db: Database) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM entry") ?? 0
     }

@@ -89,8 +89,8 @@ enum RunTables {
     }
 
     /// Marks every entry of this run's sources as accessed at `started`, a millisecond
-    /// earlier per rank (so the first in priority order are the most recently used),
-    /// never moving an access earlier.
+    /// earlier per rank (`WarmPipeline.accessTime`'s rule, in SQL: the first in priority
+    /// order are the most recently used), never moving an access earlier.
     static func touchSources(_ db: Database, started: Date) throws {
         try db.execute(sql: """
             UPDATE entry SET lastAccess = MAX(lastAccess, ?1 - s.rank / 1000.0)
