@@ -113,6 +113,33 @@ import Testing
 }
 
 @Suite struct CLIProfileTests {
+    @Test func verifyRepairExitsZeroWhenNothingIsLeftAndAKilledFirstRunIsANote() throws {
+        let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("retina.jpg"))])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("cli-verify")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport([(id: "1", name: "A", url: server.url("/a.jpg"))], in: directory)
+        let cache = directory.appendingPathComponent("cache")
+        #expect(try CLITests().run(["warm", export, "--cache", cache.path, "--allow-private-networks"]).status == 0)
+        let photo = try #require(try Fixtures.fileNames(in: cache).first { $0.hasSuffix("-900.jpg") })
+        try FileManager.default.removeItem(at: cache.appendingPathComponent(photo))
+
+        let found = try CLITests().run(["verify", "--cache", cache.path])
+        #expect(found.status == 4 && found.stdout.contains("missingFile"), "\(found.stdout)")
+        let repaired = try CLITests().run(["verify", "--cache", cache.path, "--repair"])
+        #expect(repaired.status == 0, "nothing is left after the repair: \(repaired.stdout) \(repaired.stderr)")
+        #expect(repaired.stdout.contains("(all repaired)") && !repaired.stdout.contains("1 problems"), "\(repaired.stdout)")
+        #expect(try CLITests().run(["verify", "--cache", cache.path]).status == 0)
+
+        // A first run killed before it made its index: its marker and a file, no index.
+        let first = directory.appendingPathComponent("first")
+        try FileManager.default.createDirectory(at: first, withIntermediateDirectories: true)
+        try Data("pid 1 started\n".utf8).write(to: first.appendingPathComponent(CacheDirectory.runMarkerName))
+        try Data("x".utf8).write(to: first.appendingPathComponent(String(repeating: "a", count: 64) + "-330.jpg"))
+        let interrupted = try CLITests().run(["verify", "--cache", first.path])
+        #expect(interrupted.status == 0 && interrupted.stdout.contains("a first run was killed"), "\(interrupted.stdout) \(interrupted.stderr)")
+    }
+
     @Test func coloursAreTheSameInTwoProcesses() throws {
         let directory = try Fixtures.temporaryDirectory("cli-colours")
         defer { try? FileManager.default.removeItem(at: directory) }

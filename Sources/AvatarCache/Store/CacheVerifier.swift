@@ -35,6 +35,19 @@ public struct CacheVerifier: Sendable {
         /// Things that are not damage: the leftovers and not-yet-referenced files of a run
         /// that was killed, which the next run sweeps.
         public var notices: [String] = []
+        /// With --repair: the problems a check after the repair still finds.
+        public var unrepaired: [Problem] = []
+
+        /// What fails a CI step: the problems found, or with --repair those left after it.
+        public var failing: [Problem] { repaired.isEmpty ? problems : unrepaired }
+    }
+
+    /// A directory a first run was writing when it was killed, before it made its index:
+    /// not damage. The note to print, or nil when that is not the case.
+    public static func interruptedFirstRun(_ directory: CacheDirectory) -> String? {
+        guard directory.hasInterruptedRun, !CacheIndex.exists(in: directory),
+              directory.fileSize(CacheDirectory.metadataName) == nil else { return nil }
+        return "a first run was killed before it saved anything; the next warm starts again and re-uses the files it finds here"
     }
 
     /// `verify` in a session of its own (the lock taken without waiting).
@@ -149,8 +162,12 @@ public struct CacheVerifier: Sendable {
             if !outcome.plan.evicted.isEmpty { repaired.append("evicted \(outcome.plan.evicted.count) least recently used entries to fit the budget") }
             repaired.append("rewrote \(CacheDirectory.metadataName) from the index")
         }
-        return Result(entries: entries, files: listing.count, cacheBytes: total, budgetBytes: budgetBytes,
-                      problems: problems, repaired: repaired, notices: notices)
+        var result = Result(entries: entries, files: listing.count, cacheBytes: total, budgetBytes: budgetBytes,
+                            problems: problems, repaired: repaired, notices: notices)
+        if !repaired.isEmpty {
+            result.unrepaired = try verify(session, budgetBytes: budgetBytes, repair: false).problems
+        }
+        return result
     }
 
     private func hashFile(_ name: String) throws -> String {

@@ -5,7 +5,7 @@ import Foundation
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check a cache: every entry's files exist with the recorded size and SHA-256, no unreferenced or temporary file, within budget.",
-        discussion: "Exit 0 when clean, 4 when problems were found (listed on stdout). With --repair, broken entries are dropped and orphans and leftovers removed; good entries are not touched."
+        discussion: "Exit 0 when clean, 4 when problems were found (listed on stdout). With --repair, broken entries are dropped and orphans and leftovers removed (good entries are not touched), and the exit code says whether any problem is left. A first run killed before it made its index is a note, not a problem."
     )
 
     @Option(help: ArgumentHelp("The cache directory.", valueName: "dir"))
@@ -27,6 +27,11 @@ struct Verify: AsyncParsableCommand {
         let directory = CacheDirectory(root: URL(fileURLWithPath: cache))
         let result: CacheVerifier.Result
         do {
+            if let note = CacheVerifier.interruptedFirstRun(directory) {
+                print("note: \(note)")
+                print("0 entries: ok")
+                return
+            }
             let session = try CacheSession.open(directory, wait: wait, create: false, logger: Logging.make(format: .text, level: .warning, progress: nil))
             defer { session.close() }
             result = try CacheVerifier(directory: directory).verify(session, budgetBytes: budget.bytes, repair: repair)
@@ -40,9 +45,10 @@ struct Verify: AsyncParsableCommand {
             for action in result.repaired { print("repaired: \(action)") }
             for notice in result.notices { print("note: \(notice)") }
             print("\(result.entries) entries, \(result.files) files, \(ByteSize.format(result.cacheBytes)) of \(ByteSize.format(result.budgetBytes)): "
-                + (result.problems.isEmpty ? "ok" : "\(result.problems.count) problems" + (repair ? " (repaired)" : "")))
+                + (result.problems.isEmpty ? "ok" : "\(result.problems.count) problem\(result.problems.count == 1 ? "" : "s")"
+                   + (result.repaired.isEmpty ? "" : result.unrepaired.isEmpty ? " (all repaired)" : " (\(result.unrepaired.count) left after the repair)")))
         }
-        if !result.problems.isEmpty { throw ExitCodes.integrityFailure }
+        if !result.failing.isEmpty { throw ExitCodes.integrityFailure }
     }
 }
 
