@@ -6,7 +6,7 @@ struct Lookup: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the file to draw for a user or a photo URL, for a view of a given size.",
         discussion: """
-            The tier is the smallest at least max(size × 2, 110) points (seed 000), else the largest. \
+            The tier is the smallest at least max(size × 2, 110) points × --scale, else the largest. \
             Counts as an access for the prune (recorded in the cache's index). \
             Exit code 66 when the user or URL is not in the cache.
             """
