@@ -234,3 +234,24 @@ enum GIFBomb {
         return gif
     }
 }
+
+@Suite struct TLSFailureTests {
+    /// An `https://` URL on a plain HTTP port fails the same way every time: one
+    /// connection, no retry (it once made 20 handshakes in 28 s for one source).
+    @Test func aTLSFailureIsFinalForTheSource() async throws {
+        let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("chelsea-96.jpg"))])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("tls")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport([(id: "u", name: "Tee Ell", url: "https://127.0.0.1:\(server.port)/a.jpg")], in: directory)
+        var configuration = Fixtures.configuration(exports: [export], cache: directory.appendingPathComponent("cache"))
+        configuration.fetchLimits.retries = 3
+        configuration.fetchLimits.retryBackoff = 0.3
+        let started = Date()
+        let report = try await WarmPipeline(configuration: configuration, logger: .test).run()
+        let failure = try #require(report.failures.first)
+        #expect(failure.failureClass == .network && failure.reason.contains("TLS"), "\(failure)")
+        #expect(server.connections == 1, "one handshake, no retry (\(server.connections) connections)")
+        #expect(Date().timeIntervalSince(started) < 0.3 * 3, "no backoff waited")
+    }
+}

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 /// A fetched photo: its bytes, their SHA-256, and what revalidation needs later.
 public struct FetchedPhoto: Sendable {
@@ -104,6 +105,10 @@ public final class HTTPFetcher: Sendable {
             idleTimeout: .seconds(30),
             concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, maxConnectionsPerHost)
         )
+        // A connection that cannot be made fails the attempt at once: `fetch` decides
+        // what is retried (bounded, with backoff) and what is final (TLS), rather than the
+        // client trying again until the deadline (19 TLS handshakes in one 5 s attempt).
+        configuration.connectionPool.retryConnectionEstablishment = false
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.policy = policy
         self.limits = limits
@@ -184,7 +189,10 @@ public final class HTTPFetcher: Sendable {
                 response = try await client.execute(request, deadline: deadline, logger: logger)
             } catch {
                 let failure = Self.classify(error)
-                throw failure.failureClass == .timeout || failure.failureClass == .network ? Retryable(failure: failure) : failure
+                // A TLS failure (an https:// URL on a plain HTTP port, a bad certificate)
+                // fails the same way every time: final for the source, not retried.
+                let final = Self.isTLSFailure(error)
+                throw !final && (failure.failureClass == .timeout || failure.failureClass == .network) ? Retryable(failure: failure) : failure
             }
             let status = response.status.code
             if status == 304, validators != nil {
@@ -237,7 +245,10 @@ public final class HTTPFetcher: Sendable {
                 throw failure
             } catch {
                 let failure = Self.classify(error)
-                throw failure.failureClass == .timeout || failure.failureClass == .network ? Retryable(failure: failure) : failure
+                // A TLS failure (an https:// URL on a plain HTTP port, a bad certificate)
+                // fails the same way every time: final for the source, not retried.
+                let final = Self.isTLSFailure(error)
+                throw !final && (failure.failureClass == .timeout || failure.failureClass == .network) ? Retryable(failure: failure) : failure
             }
             return .fetched(FetchedPhoto(
                 bytes: body,
@@ -281,8 +292,14 @@ public final class HTTPFetcher: Sendable {
         }
     }
 
+    /// TLS could not be set up with the server: nothing a retry changes.
+    static func isTLSFailure(_ error: Error) -> Bool {
+        error is NIOSSLError || error is BoringSSLError
+    }
+
     static func classify(_ error: Error) -> SourceFailure {
         if let failure = error as? SourceFailure { return failure }
+        if isTLSFailure(error) { return SourceFailure(.network, "TLS failed (is it an https:// URL on a plain HTTP port?): \(error)") }
         if let error = error as? HTTPClientError {
             let timeouts: [HTTPClientError] = [.deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout]
             if timeouts.contains(error) {

@@ -34,6 +34,9 @@ final class FixtureServer: @unchecked Sendable {
     private var channel: Channel!
     private let routes: NIOLockedValueBox<[String: Reply]>
     private let log = NIOLockedValueBox<[Request]>([])
+    private let accepted = NIOLockedValueBox(0)
+    /// Connections accepted, whatever was said on them (a TLS hello counts too).
+    var connections: Int { accepted.withLockedValue { $0 } }
     private(set) var port = 0
 
     init(routes: [String: Reply] = [:]) throws {
@@ -42,7 +45,8 @@ final class FixtureServer: @unchecked Sendable {
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { [self] channel in
-                channel.pipeline.configureHTTPServerPipeline().flatMap {
+                accepted.withLockedValue { $0 += 1 }
+                return channel.pipeline.configureHTTPServerPipeline().flatMap {
                     channel.pipeline.addHandler(Handler(server: self))
                 }
             }
