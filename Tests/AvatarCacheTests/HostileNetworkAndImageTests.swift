@@ -247,11 +247,11 @@ enum GIFBomb {
         var configuration = Fixtures.configuration(exports: [export], cache: directory.appendingPathComponent("cache"))
         configuration.fetchLimits.retries = 3
         configuration.fetchLimits.retryBackoff = 0.3
-        let started = Date()
         let report = try await WarmPipeline(configuration: configuration, logger: .test).run()
         let failure = try #require(report.failures.first)
         #expect(failure.failureClass == .network && failure.reason.contains("TLS"), "\(failure)")
+        // Retried, it would have made one connection per attempt (four), and before the fix
+        // the client made more inside one attempt (19 seen).
         #expect(server.connections == 1, "one handshake, no retry (\(server.connections) connections)")
-        #expect(Date().timeIntervalSince(started) < 0.3 * 3, "no backoff waited")
     }
 }

@@ -53,15 +53,34 @@ import Testing
         try await NetworkPolicy(allowPrivateNetworks: true).checkAddresses(of: URL(string: "http://localhost:8080/a.jpg")!)
     }
 
+    /// Resolves numeric hosts (and "localhost") by parsing them, and records every host it
+    /// was asked: the policy's only I/O, replaced, so these checks touch no network.
+    final class OfflineResolver: @unchecked Sendable {
+        private let lock = NSLock()
+        private(set) var asked: [String] = []
+
+        func resolve(_ host: String) throws -> [NetworkPolicy.Address] {
+            lock.withLock { asked.append(host) }
+            if host == "localhost" { return [NetworkPolicy.Address(bytes: [127, 0, 0, 1])] }
+            var v4 = in_addr(), v6 = in6_addr()
+            if inet_pton(AF_INET, host, &v4) == 1 { return [NetworkPolicy.Address(bytes: withUnsafeBytes(of: &v4) { Array($0) })] }
+            if inet_pton(AF_INET6, host, &v6) == 1 { return [NetworkPolicy.Address(bytes: withUnsafeBytes(of: &v6) { Array($0) })] }
+            throw SourceFailure(.network, "not a numeric host in this test: \(host)")
+        }
+    }
+
     /// `--allow-private-networks` opens loopback and private ranges for tests and
     /// intranets, never link-local (the cloud metadata address), unspecified, multicast
     /// or reserved addresses: only an exact `--allow-host` does. The policy alone decides
-    /// here (numeric hosts: no DNS query, no connection).
+    /// here, with an offline resolver: nothing is resolved or connected, whatever the
+    /// policy does.
     @Test func privateNetworksDoNotOpenLinkLocalUnspecifiedOrMulticast() async throws {
-        let policy = NetworkPolicy(allowPrivateNetworks: true)
-        for url in ["http://169.254.169.254/latest/meta-data/", "http://[::ffff:169.254.169.254]/", "http://[::ffff:a9fe:a9fe]/",
-                    "http://0.0.0.0:8080/a.jpg", "http://[::]/", "http://224.0.0.1/", "http://[ff02::1]/", "http://[fe80::1]/",
-                    "http://240.0.0.1/", "http://[64:ff9b::a9fe:a9fe]/"] {
+        let offline = OfflineResolver()
+        let policy = NetworkPolicy(allowPrivateNetworks: true, resolver: { try offline.resolve($0) })
+        let refused = ["http://169.254.169.254/latest/meta-data/", "http://[::ffff:169.254.169.254]/", "http://[::ffff:a9fe:a9fe]/",
+                       "http://0.0.0.0:8080/a.jpg", "http://[::]/", "http://224.0.0.1/", "http://[ff02::1]/", "http://[fe80::1]/",
+                       "http://240.0.0.1/", "http://[64:ff9b::a9fe:a9fe]/"]
+        for url in refused {
             do {
                 try await policy.checkAddresses(of: URL(string: url)!)
                 Issue.record("\(url) was allowed")
@@ -69,13 +88,16 @@ import Testing
                 #expect(failure.failureClass == .blocked && failure.reason.contains("only --allow-host"), "\(url): \(failure)")
             }
         }
-        for url in ["http://127.0.0.1:1/a.jpg", "http://[::1]:1/", "http://10.1.2.3/", "http://192.168.0.10/", "http://localhost:1/"] {
+        let allowed = ["http://127.0.0.1:1/a.jpg", "http://[::1]:1/", "http://10.1.2.3/", "http://192.168.0.10/", "http://localhost:1/"]
+        for url in allowed {
             try await policy.checkAddresses(of: URL(string: url)!)
         }
-        // Named exactly, a host is allowed whatever it is; its neighbour is not.
-        let named = NetworkPolicy(allowPrivateNetworks: true, allowedHosts: ["169.254.169.254"])
+        #expect(offline.asked.count == refused.count + allowed.count, "every check went through the offline resolver: \(offline.asked)")
+        // Named exactly, a host is allowed whatever it is (not even resolved); its neighbour is not.
+        let named = NetworkPolicy(allowPrivateNetworks: true, allowedHosts: ["169.254.169.254"], resolver: { try offline.resolve($0) })
         try await named.checkAddresses(of: URL(string: "http://169.254.169.254/latest/meta-data/")!)
         await #expect(throws: SourceFailure.self) { try await named.checkAddresses(of: URL(string: "http://169.254.169.253/")!) }
+        #expect(offline.asked.last == "169.254.169.253" && !offline.asked.dropLast().contains("169.254.169.253"))
     }
 
     @Test func byteSizes() {

@@ -19,9 +19,15 @@ public struct NetworkPolicy: Sendable {
     /// (an intranet photo server, a test fixture). Redirects to other hosts are still checked.
     public var allowedHosts: Set<String>
 
-    public init(allowPrivateNetworks: Bool, allowedHosts: Set<String> = []) {
+    /// Host name -> its addresses. getaddrinfo; a test gives its own, so that checking a
+    /// policy provably touches no network at all.
+    public typealias Resolver = @Sendable (String) async throws -> [Address]
+    let resolver: Resolver
+
+    public init(allowPrivateNetworks: Bool, allowedHosts: Set<String> = [], resolver: @escaping Resolver = NetworkPolicy.resolve) {
         self.allowPrivateNetworks = allowPrivateNetworks
         self.allowedHosts = Set(allowedHosts.map { $0.lowercased() })
+        self.resolver = resolver
     }
 
     func isExplicitlyAllowed(_ url: URL) -> Bool {
@@ -56,7 +62,7 @@ public struct NetworkPolicy: Sendable {
     public func checkAddresses(of url: URL) async throws {
         guard !isExplicitlyAllowed(url), let host = url.host else { return }
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        let addresses = try await Self.resolve(bare)
+        let addresses = try await resolver(bare)
         if addresses.isEmpty {
             throw SourceFailure(.network, "host \(bare) did not resolve")
         }
@@ -135,7 +141,7 @@ public struct NetworkPolicy: Sendable {
     }
 
     /// getaddrinfo, off the cooperative pool (it blocks).
-    static func resolve(_ host: String) async throws -> [Address] {
+    public static func resolve(_ host: String) async throws -> [Address] {
         try await withCheckedThrowingContinuation { continuation in
             Thread.detachNewThread {
                 var hints = addrinfo()
