@@ -45,22 +45,29 @@ extension WarmPipeline {
             let format = try configuration.exportFormats[path] ?? configuration.format ?? ExportFormat.detect(path: path)
             var profilesInFile = 0, badInFile = 0
             var firstBad: BadRecord?
+            /// Reports a bad record; `dropped`: nothing of it was used.
+            func reportBad(_ bad: BadRecord, dropped: Bool) {
+                if dropped {
+                    badInFile += 1
+                    firstBad = firstBad ?? bad
+                }
+                report.record(bad)
+                logger.warning("bad record", metadata: ["record": "\(bad)"])
+            }
             try format.reader(path: path, limits: limits).read { item in
                 switch item {
                 case .profile(var profile):
                     // The index stores text as C strings: a NUL would cut a key short.
+                    let position = report.profileRecords + badInFile
                     if profile.id.utf8.contains(0) {
-                        let bad = BadRecord(file: path, index: report.profileRecords + badInFile, line: 0, reason: "the id contains a NUL character")
-                        badInFile += 1
-                        firstBad = firstBad ?? bad
-                        report.record(bad)
+                        reportBad(BadRecord(file: path, index: position, line: 0, reason: "the id contains a NUL character"), dropped: true)
                         return
                     }
                     if profile.displayName.utf8.contains(0) {
                         profile.displayName = profile.displayName.replacingOccurrences(of: "\0", with: "\u{FFFD}")
                     }
                     if let url = profile.photoURL, url.utf8.contains(0) {
-                        report.record(BadRecord(file: path, index: report.profileRecords + badInFile, line: 0, reason: "profile \"\(profile.id)\": the photo URL contains a NUL character"))
+                        reportBad(BadRecord(file: path, index: position, line: 0, reason: "profile \"\(profile.id)\": the photo URL contains a NUL character"), dropped: false)
                         profile.photo = nil
                     }
                     profilesInFile += 1
@@ -71,10 +78,7 @@ extension WarmPipeline {
                     ordinal += 1
                     if batch.count == Self.readBatch { try flush() }
                 case .bad(let bad):
-                    badInFile += 1
-                    firstBad = firstBad ?? bad
-                    report.record(bad)
-                    logger.warning("bad record", metadata: ["record": "\(bad)"])
+                    reportBad(bad, dropped: true)
                 }
             }
             try flush()
