@@ -25,7 +25,7 @@ public enum PipelineFile {
     }
 
     static let keys: [String: String] = [
-        "cache": "a directory path", "inputs": "a list of paths or {path, format}", "format": "an export format",
+        "cache": "a directory path", "inputs": "a list of paths or {path, format}", "format": "an export format", "shard": "i/n, the i-th of n shards from 0 (0/3)",
         "sizes": "a list of point sizes", "scales": "a list of scales", "scale": "a scale", "crop": "centre or attention",
         "output-format": "jpeg, png or webp", "monogram-format": "jpeg, png or webp", "quality": "an integer 1–100",
         "budget": "a size like 100MB", "trim-ratio": "a number in (0, 1]", "ttl-hours": "a number of hours",
@@ -68,6 +68,7 @@ public enum PipelineFile {
             case "cache": settings.cache = try reader.string(value)
             case "inputs": settings.inputs = try reader.inputs(value)
             case "format": settings.format = try reader.enumeration(value, ExportFormat.self)
+            case "shard": settings.shard = try reader.shard(value)
             case "sizes": settings.sizes = try reader.integers(value, in: 1...2000)
             case "scales": settings.scales = try reader.integers(value, in: 1...8)
             case "scale": settings.scales = [try reader.integer(value, in: 1...8)]
@@ -185,6 +186,12 @@ public enum PipelineFile {
             case "true", "yes", "on": return true
             case "false", "no", "off": return false
             default: throw fail(node)
+            }
+        }
+
+        func shard(_ node: Node) throws -> Shard {
+            do { return try Shard(parsing: try scalar(node)) } catch let error as ConfigurationError {
+                throw Error(file: file, line: PipelineFile.line(node), key: key, message: error.message.replacingOccurrences(of: "--shard ", with: ""))
             }
         }
 

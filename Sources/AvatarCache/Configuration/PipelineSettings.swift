@@ -7,6 +7,7 @@ public struct PipelineSettings: Sendable, Equatable {
     public var cache: String?
     public var inputs: [PipelineInput] = []
     public var format: ExportFormat?
+    public var shard: Shard?
     // Images
     public var sizes: [Int]?
     public var scales: [Int]?
@@ -54,7 +55,7 @@ public struct PipelineSettings: Sendable, Equatable {
         func take<T>(_ path: WritableKeyPath<PipelineSettings, T?>) {
             if let value = overrides[keyPath: path] { merged[keyPath: path] = value }
         }
-        take(\.cache); take(\.format); take(\.sizes); take(\.scales); take(\.crop); take(\.outputFormat)
+        take(\.cache); take(\.format); take(\.shard); take(\.sizes); take(\.scales); take(\.crop); take(\.outputFormat)
         take(\.monogramFormat); take(\.quality); take(\.budget); take(\.trimRatio); take(\.ttlHours)
         take(\.maxTTLHours); take(\.failureTTLHours); take(\.concurrency); take(\.decodeThreads)
         take(\.maxConnectionsPerHost); take(\.maxBytes); take(\.maxPixels); take(\.maxDecodeMemory); take(\.timeout)
@@ -80,6 +81,7 @@ public struct PipelineSettings: Sendable, Equatable {
         guard !exports.isEmpty else { throw ConfigurationError(message: "no export given") }
         var configuration = WarmConfiguration(exports: exports, cacheDirectory: URL(fileURLWithPath: cache))
         configuration.exportFormats = formats
+        configuration.shard = shard
         if let sizes { configuration.pointSizes = sizes }
         if let scales { configuration.scales = scales }
         if let crop { configuration.crop = crop }

@@ -14,6 +14,9 @@ public struct WarmConfiguration: Sendable {
     public var exportFormats: [String: ExportFormat] = [:]
     /// The cache directory; created when missing.
     public var cacheDirectory: URL
+    /// Take only this shard's profiles (`--shard i/n`): one machine's part of a run split
+    /// across many, merged afterwards (`avatar-cache merge`). Default nil: every profile.
+    public var shard: Shard?
 
     // MARK: Images
 

@@ -58,7 +58,7 @@ extension WarmPipeline {
                 switch item {
                 case .profile(var profile):
                     // The index stores text as C strings: a NUL would cut a key short.
-                    let position = report.profileRecords + badInFile
+                    let position = profilesInFile + badInFile
                     if profile.id.utf8.contains(0) {
                         reportBad(BadRecord(file: path, index: position, line: 0, reason: "the id contains a NUL character"), dropped: true)
                         return
@@ -71,11 +71,17 @@ extension WarmPipeline {
                         profile.photo = nil
                     }
                     profilesInFile += 1
-                    report.profileRecords += 1
                     // Credentials in a URL are never sent, logged or stored.
                     if case let .url(url, token) = profile.photo { profile.photo = .url(redactedURL(url), sendMonicaToken: token) }
+                    // Positions count every shard's records: the same in every shard and in
+                    // a single run (access times, and which record of an id is the last).
+                    defer { ordinal += 1 }
+                    if let shard = configuration.shard, !shard.owns(profile) {
+                        report.recordsInOtherShards += 1
+                        return
+                    }
+                    report.profileRecords += 1
                     batch.append((ordinal, profile))
-                    ordinal += 1
                     if batch.count == Self.readBatch { try flush() }
                 case .bad(let bad):
                     reportBad(bad, dropped: true)

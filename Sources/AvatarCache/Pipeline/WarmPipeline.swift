@@ -107,6 +107,7 @@ public final class WarmPipeline: Sendable {
             cacheDirectory: directory.root.path,
             budgetBytes: configuration.budgetBytes
         )
+        report.shard = configuration.shard?.description
         var stageStarted = Date()
         func stageDone(_ stage: String) {
             logger.debug("stage done", metadata: ["stage": "\(stage)", "seconds": "\(String(format: "%.3f", Date().timeIntervalSince(stageStarted)))"])
@@ -123,6 +124,8 @@ public final class WarmPipeline: Sendable {
         try index.write { db in
             try FailureRecords.expire(db, before: started)
             try RunTables.create(db)
+            // Which shard's profiles this cache holds: how `merge` tells shards apart.
+            try CacheSettings.set(db, CacheSettings.shard, to: configuration.shard?.description)
         }
         // One listing for the run (the directory is ours while the lock is held): only
         // temporary leftovers are swept now; unreferenced cache files may be re-used below

@@ -26,6 +26,10 @@ public struct RunReport: Codable, Sendable {
     public var profiles = 0
     /// Profile records read (a user in two exports counts twice; bad records excluded).
     public var profileRecords = 0
+    /// With `--shard`: which one (`i/n`), and the records left to the other shards
+    /// (not counted anywhere else in this report).
+    public var shard: String?
+    public var recordsInOtherShards = 0
     /// Profiles without a photo in the export (they get a monogram).
     public var profilesWithoutPhoto = 0
     /// After the run: profiles whose cache shows a photo, a monogram, or nothing.
@@ -87,7 +91,8 @@ public struct RunReport: Codable, Sendable {
 
     /// One line for people.
     public var summary: String {
-        var text = "\(profiles) profiles, \(sources) sources in \(String(format: "%.1f", durationSeconds)) s: "
+        var text = shard.map { "shard \($0) (\(recordsInOtherShards) records left to the other shards): " } ?? ""
+        text += "\(profiles) profiles, \(sources) sources in \(String(format: "%.1f", durationSeconds)) s: "
         text += "\(downloaded) downloaded, \(decoded) decoded, \(fresh) fresh, \(notModified) not modified, \(reusedIdentical) identical to cached, \(failed) failed"
         if !failuresByClass.isEmpty {
             text += " (" + failuresByClass.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"

@@ -180,6 +180,39 @@ public struct CacheDirectory: Sendable {
         return files
     }
 
+    /// How `bring` put a file in the cache.
+    public enum Brought: Sendable {
+        case linked, copied
+    }
+
+    /// Puts `source`'s file `name` into this directory under the same name, atomically:
+    /// a hard link where the filesystem allows (the bytes are shared, not copied; a
+    /// later rewrite of either name is a new file, so neither cache can change the
+    /// other's), else a copy.
+    public func bring(_ name: String, from source: CacheDirectory) throws -> Brought {
+        precondition(!name.contains("/"), "cache names never contain a path separator")
+        let from = source.root.appendingPathComponent(name).path
+        let temporary = root.appendingPathComponent("\(Self.temporaryPrefix)\(UUID().uuidString)").path
+        let final = root.appendingPathComponent(name).path
+        if link(from, temporary) == 0 {
+            guard rename(temporary, final) == 0 else {
+                let reason = Self.errnoText()
+                unlink(temporary)
+                throw StoreError.io(path: final, reason: reason)
+            }
+            return .linked
+        }
+        // Another filesystem, or one without hard links: copy.
+        guard [EXDEV, EPERM, EMLINK, EOPNOTSUPP, ENOTSUP, EACCES].contains(errno) else {
+            throw StoreError.io(path: from, reason: Self.errnoText())
+        }
+        guard let data = FileManager.default.contents(atPath: from) else {
+            throw StoreError.io(path: from, reason: "cannot read the file")
+        }
+        try data.withUnsafeBytes { try writeAtomically($0, to: name) }
+        return .copied
+    }
+
     /// Size of one file, or nil when it does not exist.
     public func fileSize(_ name: String) -> Int64? {
         var info = stat()

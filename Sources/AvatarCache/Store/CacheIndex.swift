@@ -187,6 +187,26 @@ public final class CacheIndex: Sendable {
                 BEGIN UPDATE cacheTotal SET bytes = bytes - OLD.fileSize WHERE id = 1; END;
                 """)
         }
+        migrator.registerMigration("v3: settings and merge claims") { db in
+            // `cacheSetting`: the cache's id and which shard of a split run it holds.
+            // `mergeClaim`: in a cache made by `merge`, which merged cache (its origin)
+            // brought each row, so merging it again replaces what it brought before.
+            // `profile.readOrder`: the position, across the run's exports, of the record
+            // that last wrote the row (the last record of an id wins): when shards of one
+            // split run both hold an id, the merge keeps the row a single run would.
+            try db.execute(sql: """
+                CREATE TABLE cacheSetting (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+                INSERT INTO cacheSetting (name, value) VALUES ('id', lower(hex(randomblob(16))));
+                CREATE TABLE mergeClaim (
+                    origin TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    PRIMARY KEY (origin, kind, key)
+                ) WITHOUT ROWID;
+                CREATE INDEX mergeClaim_by_row ON mergeClaim(kind, key);
+                ALTER TABLE profile ADD COLUMN readOrder INTEGER;
+                """)
+        }
         return migrator
     }
 
@@ -196,6 +216,23 @@ public final class CacheIndex: Sendable {
 
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
         do { return try pool.write(body) } catch let error as DatabaseError { throw wrap(error) }
+    }
+
+    /// Runs `body` in one write transaction with another cache's index attached as
+    /// `alias` (which the body only reads).
+    func writeAttaching<T>(_ other: CacheDirectory, as alias: String, _ body: (Database) throws -> T) throws -> T {
+        do {
+            return try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "ATTACH DATABASE ? AS \(alias)", arguments: [other.root.appendingPathComponent(Self.fileName).path])
+                defer { try? db.execute(sql: "DETACH DATABASE \(alias)") }
+                var result: T?
+                try db.inTransaction {
+                    result = try body(db)
+                    return .commit
+                }
+                return result!
+            }
+        } catch let error as DatabaseError { throw wrap(error) }
     }
 
     private func wrap(_ error: DatabaseError) -> StoreError {

@@ -42,17 +42,18 @@ enum ProfileRecords {
     /// export's own colour wins, else the stored one, else the palette's by a stable hash.
     /// A row whose fields did not change is not written.
     static let saveSQL = """
-        INSERT INTO profile (\(columns)) VALUES (?1, ?2, ?3, ?4, COALESCE(?5, ?6), ?7, ?8)
+        INSERT INTO profile (\(columns), readOrder) VALUES (?1, ?2, ?3, ?4, COALESCE(?5, ?6), ?7, ?8, ?9)
         ON CONFLICT(id) DO UPDATE SET
             displayName = excluded.displayName, initials = excluded.initials, glyph = excluded.glyph,
-            color = COALESCE(?5, color), photoSource = excluded.photoSource, updatedAt = excluded.updatedAt
+            color = COALESCE(?5, color), photoSource = excluded.photoSource, updatedAt = excluded.updatedAt,
+            readOrder = excluded.readOrder
         WHERE displayName IS NOT excluded.displayName OR initials IS NOT excluded.initials
             OR glyph IS NOT excluded.glyph OR photoSource IS NOT excluded.photoSource
             OR (?5 IS NOT NULL AND color IS NOT ?5)
         """
 
-    /// Binds `saveSQL`'s arguments for `profile`.
-    static func bindSave(_ statement: RawStatement, _ profile: Profile, at date: Date) {
+    /// Binds `saveSQL`'s arguments for `profile`, read at position `readOrder` of the run.
+    static func bindSave(_ statement: RawStatement, _ profile: Profile, at date: Date, readOrder: Int) {
         statement.bind(1, profile.id)
         statement.bind(2, profile.displayName)
         statement.bind(3, profile.glyph == nil ? profile.initials : "")
@@ -61,6 +62,7 @@ enum ProfileRecords {
         statement.bind(6, AvatarColor.paletteColor(forUserID: profile.id))
         statement.bind(7, profile.photo?.key)
         statement.bind(8, date.indexValue)
+        statement.bind(9, readOrder)
     }
 
     /// Stores a profile as it is (the import of an older cache).

@@ -41,7 +41,7 @@ enum RunTables {
             addProfile.bind(1, profile.id)
             addProfile.bind(2, rank)
             try addProfile.execute()
-            ProfileRecords.bindSave(saveProfile, profile, at: date)
+            ProfileRecords.bindSave(saveProfile, profile, at: date, readOrder: rank)
             try saveProfile.execute()
             guard let photo = profile.photo else { return }
             addSource.bind(1, rank)

@@ -7,6 +7,9 @@ import Foundation
 struct PipelineOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Export format of every input: nexus-users, nexus-conversations, monica, jami. Default: detected.", valueName: "format"))
     var format: ExportFormat?
+    @Option(help: ArgumentHelp("Take only this shard's profiles: i/n, the i-th of n from 0 (Slurm: $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT; Kubernetes: $JOB_COMPLETION_INDEX/n). Partitioned by a hash of the photo's source, else the user id. Merge the shards' caches with `avatar-cache merge`. Default: every profile.", valueName: "i/n"),
+            transform: { try Shard(parsing: $0) })
+    var shard: Shard?
 
     // Images
     @Option(help: ArgumentHelp("Decode size in points; repeat for several. Default: 110 and 300.", valueName: "pt"))
@@ -90,6 +93,7 @@ struct PipelineOptions: ParsableArguments {
     var settings: PipelineSettings {
         var settings = PipelineSettings()
         settings.format = format
+        settings.shard = shard
         settings.sizes = size.isEmpty ? nil : size
         settings.scales = scale.isEmpty ? nil : scale
         settings.crop = crop

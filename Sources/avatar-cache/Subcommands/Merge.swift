@@ -1,0 +1,65 @@
+import ArgumentParser
+import AvatarCache
+import Foundation
+
+struct Merge: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Merge caches (the shards of a split run) into one: the union of their indexes, files hard-linked where possible, one prune.",
+        discussion: """
+            Entries: the newest access wins; the same content is one file (names are content \
+            hashes). Profiles: the newest update wins. Files are hard-linked when the caches share \
+            a filesystem, else copied. Each cache merged is remembered by its shard (i/n, from \
+            warm --shard) or its id: merging a re-run shard again replaces what it brought before, \
+            and a merge that brings every shard of a split (0/n … n-1/n) replaces what the shards \
+            of an earlier, different split brought. The merged caches are only read (under their \
+            locks). Sizes take KB, MB, GB as powers of 1,000 and KiB, MiB, GiB as powers of 1,024.
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The caches to merge.", valueName: "cache"))
+    var caches: [String]
+
+    @Option(help: ArgumentHelp("The cache to merge into (created when missing).", valueName: "dir"))
+    var into: String
+
+    @Option(help: ArgumentHelp("Budget of the merged cache: one prune after the merge.", valueName: "size"))
+    var budget = ByteCount(bytes: 100_000_000)
+
+    @Option(help: ArgumentHelp("Fraction of the budget to trim down to.", valueName: "ratio"))
+    var trimRatio = 0.8
+
+    @Option(help: ArgumentHelp("Wait up to this long for each cache's lock.", valueName: "seconds"))
+    var wait: Double = 0
+
+    @Option(help: ArgumentHelp("trace, debug, info, notice, warning, error or critical. Default: warning.", valueName: "level"))
+    var logLevel: LogLevelArgument?
+
+    func run() async throws {
+        let logger = Logging.make(format: .text, level: logLevel?.level ?? .warning, progress: nil)
+        let outcome: CacheMerge.Outcome
+        do {
+            guard !caches.isEmpty else { throw ConfigurationError(message: "merge: give at least one cache to merge") }
+            guard (0.01...1).contains(trimRatio) else { throw ConfigurationError(message: "--trim-ratio must be in (0, 1]") }
+            outcome = try CacheMerge.merge(caches.map { CacheDirectory(root: URL(fileURLWithPath: $0)) },
+                                           into: CacheDirectory(root: URL(fileURLWithPath: into)),
+                                           budgetBytes: budget.bytes, trimRatio: trimRatio, wait: wait, logger: logger)
+        } catch {
+            throw ExitCodes.fail(error)
+        }
+        for source in outcome.sources {
+            var line = "\(source.path) (\(source.origin)): \(source.entriesTaken) entries taken (\(source.entriesNew) new), \(source.entriesKept) kept newer in the target"
+            if source.entriesMissingFiles > 0 { line += ", \(source.entriesMissingFiles) skipped (a file missing)" }
+            if source.entriesDropped > 0 || source.profilesDropped > 0 {
+                line += ", \(source.entriesDropped) entries and \(source.profilesDropped) profiles it no longer has dropped"
+            }
+            line += "; \(source.profilesTaken) profiles; files: \(source.filesLinked) linked, \(source.filesCopied) copied"
+            print(line)
+        }
+        if !outcome.supersededOrigins.isEmpty {
+            print("replaced what an earlier split brought: \(outcome.supersededOrigins.joined(separator: ", "))")
+        }
+        let plan = outcome.finish.plan
+        print("merged \(outcome.sources.count) cache\(outcome.sources.count == 1 ? "" : "s") into \(into): \(outcome.entries) entries, \(outcome.profiles) profiles; "
+            + "evicted \(plan.evicted.count) (\(ByteSize.format(plan.freedBytes))); cache \(ByteSize.format(outcome.finish.cacheBytes)) of \(ByteSize.format(budget.bytes))")
+    }
+}
