@@ -208,12 +208,14 @@ public enum CacheMerge {
             """)
 
         // Profiles: between shards of one split, the row of the record read last (what a
-        // single run keeps); otherwise the newest update. Failures: the newest failure.
+        // single run keeps), the newest update on a tie (a user whose record moved to
+        // another shard since); otherwise the newest update. Failures: the newest failure.
         let sameSplit = source.shard.map { "shard %/\($0.count)" }
         outcome.profilesTaken = try take(db, table: "profile", column: "id", kind: "profile",
                                          columns: ProfileRecords.columns + ", readOrder", origin: origin, newer: """
             CASE WHEN EXISTS (SELECT 1 FROM main.mergeClaim c WHERE c.kind = 'profile' AND c.key = s.id AND c.origin LIKE ?3)
                  THEN COALESCE(s.readOrder, -1) > COALESCE(t.readOrder, -1)
+                      OR (COALESCE(s.readOrder, -1) = COALESCE(t.readOrder, -1) AND s.updatedAt > t.updatedAt)
                  ELSE s.updatedAt > t.updatedAt END
             """, sameSplit)
         outcome.failuresTaken = try take(db, table: "failure", column: "key", kind: "failure",
