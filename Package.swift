@@ -69,6 +69,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Yams", package: "Yams"),
             ],
             // Read by path (a cache written by an earlier version, exports): not resources.
             exclude: ["Fixtures"]
