@@ -278,6 +278,43 @@ import Testing
         #expect(notACache.status == 73 && notACache.stderr.contains("is not an avatar-cache cache"), "\(notACache.stderr)")
     }
 
+    @Test func acrossFilesystemsTheFilesAreCopied() async throws {
+        // The target on a tmpfs of a private mount namespace (unshare -m): another
+        // filesystem, where a hard link fails with EXDEV. Merge and verify run inside.
+        let samples = try Samples()
+        _ = try await warm(samples.configuration("shard", shard: try Shard(index: 0, count: 1)))
+        let expected = try files(samples.cache("shard"))
+        let mount = samples.directory.appendingPathComponent("tmpfs").path
+        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+        let binary = CLITests.binary.path
+        let script = """
+            set -eu
+            mount -t tmpfs tmpfs \(mount)
+            \(binary) merge \(samples.cache("shard").root.path) --into \(mount)/merged
+            \(binary) verify --cache \(mount)/merged
+            cd \(mount)/merged && sha256sum *-*.jpg *-*.png
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments = ["-m", "--", "/bin/sh", "-c", script]
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(stdout)\n\(stderr)")
+        #expect(stdout.contains("files: 0 linked, \(expected.count) copied"), "\(stdout)")
+        #expect(stdout.contains(": ok"), "verify is clean: \(stdout)")
+        var copied: [String: String] = [:]
+        for line in stdout.split(separator: "\n") where line.count > 66 && line.contains("  ") {
+            let parts = line.split(separator: " ", omittingEmptySubsequences: true)
+            if parts.count == 2 { copied[String(parts[1])] = String(parts[0]) }
+        }
+        #expect(copied == expected, "every file copied, byte for byte")
+    }
+
     func inode(_ url: URL) throws -> UInt64 {
         var info = stat()
         guard stat(url.path, &info) == 0 else { throw StoreError.io(path: url.path, reason: "stat failed") }

@@ -192,9 +192,14 @@ public struct CacheDirectory: Sendable {
     public func bring(_ name: String, from source: CacheDirectory) throws -> Brought {
         precondition(!name.contains("/"), "cache names never contain a path separator")
         let from = source.root.appendingPathComponent(name).path
-        let temporary = root.appendingPathComponent("\(Self.temporaryPrefix)\(UUID().uuidString)").path
         let final = root.appendingPathComponent(name).path
-        if link(from, temporary) == 0 {
+        // A new name: one link, atomic. One that exists (another file): link beside it
+        // and rename over it.
+        if link(from, final) == 0 { return .linked }
+        let failure = errno
+        let temporary = root.appendingPathComponent("\(Self.temporaryPrefix)\(UUID().uuidString)").path
+        if failure == EEXIST {
+            guard link(from, temporary) == 0 else { throw StoreError.io(path: from, reason: Self.errnoText()) }
             guard rename(temporary, final) == 0 else {
                 let reason = Self.errnoText()
                 unlink(temporary)
@@ -203,8 +208,8 @@ public struct CacheDirectory: Sendable {
             return .linked
         }
         // Another filesystem, or one without hard links: copy.
-        guard [EXDEV, EPERM, EMLINK, EOPNOTSUPP, ENOTSUP, EACCES].contains(errno) else {
-            throw StoreError.io(path: from, reason: Self.errnoText())
+        guard [EXDEV, EPERM, EMLINK, EOPNOTSUPP, ENOTSUP, EACCES].contains(failure) else {
+            throw StoreError.io(path: from, reason: String(cString: strerror(failure)))
         }
         guard let data = FileManager.default.contents(atPath: from) else {
             throw StoreError.io(path: from, reason: "cannot read the file")

@@ -175,6 +175,8 @@ public enum CacheMerge {
             case .copied: outcome.filesCopied += 1
             }
         }
+        // The links reach the disk before the commit that uses them.
+        if outcome.filesLinked + outcome.filesCopied > 0 { target.syncDirectory() }
         let taken = { try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM temp.mergeTake") ?? 0 }
         if !missing.isEmpty {
             let before = try taken()
