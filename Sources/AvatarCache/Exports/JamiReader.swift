@@ -10,6 +10,13 @@ import Foundation
 /// card gets a glyph instead of letters (seed 000). Broken base64 or a card without
 /// `END:VCARD` is a reported bad record; the person still gets a monogram where the
 /// card is otherwise whole.
+///
+/// Cards as other address books write them are read too: vCard 2.1 quoted-printable
+/// values with soft line breaks (Android, Nokia, Outlook), `CHARSET=` (ISO-8859-1,
+/// windows-1252, Shift_JIS…; bytes that are not UTF-8 without one are reported), iOS 5–6
+/// line ends (`\r\r\n`), several `FN` lines (the `PREF` one, else the first), and
+/// initials from `N` when it has given and family names (given first), as contact apps
+/// take them; the display-name rule stays for cards with only `FN`.
 public struct JamiReader: ExportReader {
     public let path: String
     public let limits: ReaderLimits
@@ -53,7 +60,7 @@ public struct JamiReader: ExportReader {
             throw ExportError(file: file, reason: "cannot read")
         }
         let stem = ((file as NSString).lastPathComponent as NSString).deletingPathExtension
-        var cards = VCardParser(text: String(decoding: data, as: UTF8.self), maxCardBytes: limits.maxRecordBytes).cards()
+        var cards = VCardParser(bytes: [UInt8](data), maxCardBytes: limits.maxRecordBytes).cards()
         if cards.isEmpty {
             try body(.bad(BadRecord(file: file, index: 1, line: 1, reason: "no BEGIN:VCARD in the file")))
             return
@@ -73,13 +80,19 @@ public struct JamiReader: ExportReader {
             try body(bad(problem))
             return
         }
+        for problem in card.textProblems { try body(bad(problem)) }
         let id = card.uid ?? card.fallbackID
         var name = card.formattedName ?? ""
         if name.isEmpty, let structured = card.structuredName { name = structured }
         name = name.trimmingCharacters(in: .whitespacesAndNewlines)
         let isAccountID = name.count == 40 && name.allSatisfy(\.isHexDigit)
         let glyph: MonogramGlyph? = card.isGroup ? .group : (name.isEmpty || isAccountID ? .person : nil)
-        var profile = Profile(id: id, displayName: name, initials: glyph == nil ? nil : "", glyph: glyph)
+        var initials: String? = glyph == nil ? nil : ""
+        if glyph == nil, let given = card.givenName, let family = card.familyName,
+           !given.trimmingCharacters(in: .whitespaces).isEmpty, !family.trimmingCharacters(in: .whitespaces).isEmpty {
+            initials = Initials.from(firstName: given, lastName: family)
+        }
+        var profile = Profile(id: id, displayName: name, initials: initials, glyph: glyph)
         switch card.photo {
         case .none:
             break
@@ -115,7 +128,13 @@ struct VCard {
     var line: Int
     var uid: String?
     var formattedName: String?
+    /// The `FN` chosen was marked preferred.
+    var formattedNameIsPreferred = false
     var structuredName: String?
+    var givenName: String?
+    var familyName: String?
+    /// Names that could not be decoded as declared (reported; the card is still used).
+    var textProblems: [String] = []
     var photo: Photo?
     var isGroup = false
     /// Set when the card cannot be used (no END:VCARD, too large).
@@ -125,8 +144,40 @@ struct VCard {
 
 /// A tolerant vCard 2.1/3.0/4.0 parser: unfolds lines, reads the properties we need.
 struct VCardParser {
+    /// The file as text: UTF-8 when it is valid UTF-8, else one character per byte
+    /// (ISO-8859-1), so that each value's bytes can be decoded as its `CHARSET` says.
     let text: String
+    let bytesAsLatin1: Bool
     let maxCardBytes: Int
+
+    init(bytes: [UInt8], maxCardBytes: Int) {
+        var bytes = bytes
+        // iOS 5–6 end lines with "\r\r\n": one line end, not a blank line between two.
+        if bytes.count > 2 {
+            var write = 0, read = 0
+            while read < bytes.count {
+                if bytes[read] == 13, read + 2 < bytes.count, bytes[read + 1] == 13, bytes[read + 2] == 10 {
+                    bytes[write] = 13; bytes[write + 1] = 10
+                    write += 2; read += 3
+                    continue
+                }
+                bytes[write] = bytes[read]
+                write += 1; read += 1
+            }
+            bytes.removeLast(bytes.count - write)
+        }
+        if let text = String(validating: bytes, as: UTF8.self) {
+            self.text = text
+            bytesAsLatin1 = false
+        } else {
+            var text = ""
+            text.unicodeScalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
+            self.text = text
+            bytesAsLatin1 = true
+        }
+        self.maxCardBytes = maxCardBytes
+    }
+
 
     func cards() -> [VCard] {
         var cards: [VCard] = []
@@ -153,10 +204,19 @@ struct VCardParser {
                 cards.append(card)
                 current = nil
                 continue
-            case "FN": card.formattedName = Self.unescape(value)
+            case "FN":
+                // The preferred one (PREF), else the first.
+                let preferred = Self.isPreferred(parameters)
+                if card.formattedName == nil || (preferred && !card.formattedNameIsPreferred) {
+                    card.formattedName = Self.unescape(decode(value, parameters, property: "FN", problems: &card.textProblems))
+                    card.formattedNameIsPreferred = preferred
+                }
             case "N":
-                let parts = value.split(separator: ";", omittingEmptySubsequences: false).map { Self.unescape(String($0)) }
+                let text = decode(value, parameters, property: "N", problems: &card.textProblems)
+                let parts = Self.splitUnescaped(text)
                 let given = parts.count > 1 ? parts[1] : "", family = parts.first ?? ""
+                card.givenName = given
+                card.familyName = family
                 card.structuredName = [given, family].filter { !$0.isEmpty }.joined(separator: " ")
             case "UID", "X-JAMI-ID", "X-RINGACCOUNTID":
                 if card.uid == nil || name == "UID" {
@@ -182,20 +242,128 @@ struct VCardParser {
         return cards
     }
 
+    /// A value's text: its bytes, quoted-printable decoded when `ENCODING=QUOTED-PRINTABLE`
+    /// (2.1), read in the declared `CHARSET` (default UTF-8). What cannot be decoded is
+    /// reported in `problems` and shown with U+FFFD.
+    func decode(_ value: String, _ parameters: [String], property: String, problems: inout [String]) -> String {
+        let upper = parameters.map { $0.uppercased() }
+        let quotedPrintable = upper.contains { $0 == "ENCODING=QUOTED-PRINTABLE" || $0 == "QUOTED-PRINTABLE" }
+        let charset = upper.first { $0.hasPrefix("CHARSET=") }.map { String($0.dropFirst(8)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+        guard quotedPrintable || charset != nil || bytesAsLatin1 else { return value }
+        var bytes = bytesAsLatin1 ? value.unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) } : Array(value.utf8)
+        if quotedPrintable { bytes = Self.quotedPrintableDecoded(bytes) }
+        if let charset, charset != "UTF-8", charset != "UTF8" {
+            guard let encoding = Self.encoding(named: charset) else {
+                problems.append("\(property): unknown CHARSET=\(charset): read as UTF-8")
+                return String(decoding: bytes, as: UTF8.self)
+            }
+            if let text = String(data: Data(bytes), encoding: encoding) { return text }
+            problems.append("\(property): not valid \(charset): shown with U+FFFD")
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        problems.append("\(property): not valid UTF-8 and no CHARSET given: shown with U+FFFD")
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `=XX` to the byte XX; `=` at the end of a line was a soft break (already joined).
+    static func quotedPrintableDecoded(_ bytes: [UInt8]) -> [UInt8] {
+        func hex(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case 48...57: return byte - 48
+            case 65...70: return byte - 55
+            case 97...102: return byte - 87
+            default: return nil
+            }
+        }
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var index = 0
+        while index < bytes.count {
+            if bytes[index] == 61, index + 2 < bytes.count, let high = hex(bytes[index + 1]), let low = hex(bytes[index + 2]) {
+                result.append(high << 4 | low)
+                index += 3
+            } else {
+                result.append(bytes[index])
+                index += 1
+            }
+        }
+        return result
+    }
+
+    /// The charsets address books declare, by IANA name.
+    static func encoding(named name: String) -> String.Encoding? {
+        switch name.uppercased() {
+        case "ISO-8859-1", "ISO8859-1", "LATIN1", "ISO_8859-1": return .isoLatin1
+        case "ISO-8859-2", "ISO8859-2", "LATIN2": return .isoLatin2
+        case "WINDOWS-1252", "CP1252": return .windowsCP1252
+        case "WINDOWS-1250", "CP1250": return .windowsCP1250
+        case "WINDOWS-1251", "CP1251": return .windowsCP1251
+        case "WINDOWS-1253", "CP1253": return .windowsCP1253
+        case "WINDOWS-1254", "CP1254": return .windowsCP1254
+        case "SHIFT_JIS", "SHIFT-JIS", "SJIS", "CP932", "WINDOWS-31J": return .shiftJIS
+        case "EUC-JP": return .japaneseEUC
+        case "ISO-2022-JP": return .iso2022JP
+        case "US-ASCII", "ASCII": return .ascii
+        case "UTF-16": return .utf16
+        default: return nil
+        }
+    }
+
+    /// `PREF` (2.1), `TYPE=PREF` or `TYPE=…,PREF` (3.0), `PREF=n` (4.0).
+    static func isPreferred(_ parameters: [String]) -> Bool {
+        parameters.contains { parameter in
+            let upper = parameter.uppercased()
+            if upper == "PREF" || upper.hasPrefix("PREF=") { return true }
+            guard upper.hasPrefix("TYPE=") else { return false }
+            return upper.dropFirst(5).split(separator: ",").contains { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"")) == "PREF" }
+        }
+    }
+
+    /// A structured value's components (`;`-separated, `\;` kept), each unescaped.
+    static func splitUnescaped(_ value: String) -> [String] {
+        var parts: [String] = []
+        var current = ""
+        var escaped = false
+        for character in value {
+            if escaped {
+                current.append("\\")
+                current.append(character)
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else if character == ";" {
+                parts.append(unescape(current))
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        parts.append(unescape(current))
+        return parts
+    }
+
     /// Unfolded lines with the number of the line each starts on. A line starting with
     /// a space or tab continues the previous one (RFC 2425/6350 folding); in a 2.1
-    /// base64 PHOTO, lines without a colon continue it up to a blank line.
+    /// base64 PHOTO, lines without a colon continue it up to a blank line; in a 2.1
+    /// quoted-printable value, a line ending in `=` continues on the next.
     func logicalLines() -> [(String, Int)] {
         var result: [(String, Int)] = []
         var current: String?
         var start = 0
         var inBase64Block = false
+        var inQuotedPrintable = false
         var number = 0
         // "\r\n" is one Character in Swift: split on it as well as on "\n" and "\r".
         for raw in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
             number += 1
             var line = Substring(raw)
             if line.hasSuffix("\r") { line = line.dropLast() }
+            if inQuotedPrintable, current?.hasSuffix("=") == true {
+                current!.removeLast()
+                current! += line
+                continue
+            }
             if let first = line.first, first == " " || first == "\t", current != nil {
                 current! += line.dropFirst()
                 continue
@@ -209,6 +377,7 @@ struct VCardParser {
             start = number
             let upper = line.uppercased()
             inBase64Block = upper.hasPrefix("PHOTO") && upper.contains("BASE64")
+            inQuotedPrintable = upper.split(separator: ":", maxSplits: 1).first?.contains("QUOTED-PRINTABLE") == true
         }
         if let finished = current { result.append((finished, start)) }
         return result
