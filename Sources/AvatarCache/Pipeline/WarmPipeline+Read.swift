@@ -10,11 +10,20 @@ extension WarmPipeline {
         var limits = ReaderLimits()
         limits.maxInlineBytes = configuration.fetchLimits.maxBytes
         var ordinal = 0
-        var batch: [(rank: Int, profile: Profile)] = []
+        /// A record read, with where; `owned`: this run takes it (always, unless sharded).
+        struct Read {
+            var profile: Profile
+            var place: RunTables.RecordWriter.Place
+            var owned: Bool
+        }
+        var batch: [Read] = []
         batch.reserveCapacity(Self.readBatch)
         let started = state.started
         let inFlight = DispatchSemaphore(value: 2)
         let failure = FirstError()
+        let sharded = (configuration.shard?.count ?? 1) > 1
+        /// Records repeating an id earlier in the same export: (position, id, first position).
+        let duplicates = LockedList<(position: Int, id: String, first: Int)>()
         func flush() throws {
             guard !batch.isEmpty else { return }
             inFlight.wait()
@@ -25,7 +34,13 @@ extension WarmPipeline {
             let records = batch
             state.index.writeLater({ db in
                 let writer = try RunTables.RecordWriter(db)
-                for (rank, profile) in records { try writer.write(profile, rank: rank, at: started) }
+                for record in records {
+                    if !record.owned {
+                        try writer.writeOther(record.profile.id, at: record.place)
+                    } else if let first = try writer.write(record.profile, at: record.place, date: started, sharded: sharded) {
+                        duplicates.append((record.place.position, record.profile.id, first))
+                    }
+                }
             }, completion: { error in
                 if let error { failure.record(error) }
                 inFlight.signal()
@@ -41,7 +56,7 @@ extension WarmPipeline {
             if let error = failure.value { throw error }
         }
         defer { try? drain() }
-        for path in configuration.exports {
+        for (fileNumber, path) in configuration.exports.enumerated() {
             let format = try configuration.exportFormats[path] ?? configuration.format ?? ExportFormat.detect(path: path)
             var profilesInFile = 0, badInFile = 0
             var firstBad: BadRecord?
@@ -58,7 +73,7 @@ extension WarmPipeline {
                 switch item {
                 case .profile(var profile):
                     // The index stores text as C strings: a NUL would cut a key short.
-                    let position = profilesInFile + badInFile
+                    let position = profilesInFile + badInFile + 1
                     if profile.id.utf8.contains(0) {
                         reportBad(BadRecord(file: path, index: position, line: 0, reason: "the id contains a NUL character"), dropped: true)
                         return
@@ -76,12 +91,14 @@ extension WarmPipeline {
                     // Positions count every shard's records: the same in every shard and in
                     // a single run (access times, and which record of an id is the last).
                     defer { ordinal += 1 }
+                    let place = RunTables.RecordWriter.Place(rank: ordinal, file: fileNumber, position: position)
                     if let shard = configuration.shard, !shard.owns(profile) {
                         report.recordsInOtherShards += 1
-                        return
+                        batch.append(Read(profile: profile, place: place, owned: false))
+                    } else {
+                        report.profileRecords += 1
+                        batch.append(Read(profile: profile, place: place, owned: true))
                     }
-                    report.profileRecords += 1
-                    batch.append((ordinal, profile))
                     if batch.count == Self.readBatch { try flush() }
                 case .bad(let bad):
                     reportBad(bad, dropped: true)
@@ -89,6 +106,12 @@ extension WarmPipeline {
             }
             try flush()
             try drain()
+            for duplicate in duplicates.takeAll().sorted(by: { $0.position < $1.position }) {
+                report.profileRecords -= 1
+                reportBad(BadRecord(file: path, index: duplicate.position, line: 0,
+                                    reason: "user id \"\(duplicate.id)\" again (first at record \(duplicate.first)): this record is ignored, the first is kept"),
+                          dropped: false)
+            }
             if profilesInFile == 0, badInFile > 0, let firstBad {
                 throw ExportError(file: path, reason: "read as \(format.rawValue), no record was usable; the first: record \(firstBad.index) (line \(firstBad.line)): \(firstBad.reason). Is --format right?")
             }
@@ -96,6 +119,21 @@ extension WarmPipeline {
         let counts = try state.index.write { try RunTables.counts($0) }
         report.sources = counts.sources
         report.profiles = counts.profiles
+    }
+}
+
+/// Items collected elsewhere (the index's writer), taken on the reading thread.
+final class LockedList<Element>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [Element] = []
+
+    func append(_ item: Element) { lock.withLock { items.append(item) } }
+
+    func takeAll() -> [Element] {
+        lock.withLock {
+            defer { items.removeAll() }
+            return items
+        }
     }
 }
 

@@ -1,0 +1,67 @@
+import Foundation
+import Testing
+@testable import AvatarCache
+
+/// Exports as users really have them (issue 13): mistakes inside one export are reported
+/// and handled the same way by one run and by any split of it.
+@Suite struct MessyExportTests {
+    @Test func aUserIdRepeatedInOneExportIsABadRecordAndTheFirstWins() async throws {
+        let server = try FixtureServer(routes: [
+            "/first.jpg": .ok(bytes: try Fixtures.photo("astronaut.jpg")),
+            "/second.jpg": .ok(bytes: try Fixtures.photo("chelsea.jpg")),
+            "/other.jpg": .ok(bytes: try Fixtures.photo("coffee.jpg")),
+        ])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("duplicates")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var users: [(id: String, name: String, url: String?)] = [
+            (id: "dup", name: "First Record", url: server.url("/first.jpg")),
+            (id: "other", name: "Other User", url: server.url("/other.jpg")),
+            (id: "dup", name: "Second Record", url: server.url("/second.jpg")),
+        ]
+        for i in 0..<20 { users.append((id: "u\(i)", name: "User \(i)", url: nil)) }
+        users.append((id: "u3", name: "Again Three", url: nil))
+        let export = try Fixtures.writeUsersExport(users, in: directory)
+        // The same user in a second export is not a duplicate: the later export updates it.
+        let later = try Fixtures.writeUsersExport([(id: "other", name: "Other Renamed", url: server.url("/other.jpg"))], in: directory, name: "later.json")
+
+        func run(_ name: String, shard: Shard? = nil) async throws -> RunReport {
+            var configuration = Fixtures.configuration(exports: [export, later], cache: directory.appendingPathComponent(name))
+            configuration.shard = shard
+            configuration.budgetBytes = 1_000_000_000
+            return try await WarmPipeline(configuration: configuration, logger: .test).run()
+        }
+        let report = try await run("single")
+        let duplicates = report.badRecordDetails.filter { $0.reason.contains("again (first at") }
+        #expect(duplicates.map(\.index) == [3, 24], "\(report.badRecordDetails)")
+        #expect(duplicates.first?.reason.contains("user id \"dup\" again (first at record 1)") == true, "\(duplicates)")
+        #expect(duplicates.last?.reason.contains("user id \"u3\" again (first at record 7)") == true, "\(duplicates)")
+        #expect(duplicates.allSatisfy { $0.file == export })
+        #expect(report.profileRecords == users.count - 2 + 1, "the ignored records are not counted as used")
+        let metadata = try Fixtures.loadMetadata(directory.appendingPathComponent("single"))
+        #expect(metadata.profiles["dup"]?.displayName == "First Record")
+        #expect(metadata.profiles["dup"]?.photoSource == server.url("/first.jpg"))
+        #expect(metadata.entries[server.url("/second.jpg")] == nil, "the ignored record's photo is not fetched")
+        #expect(!server.requests.contains { $0.path == "/second.jpg" })
+        #expect(metadata.profiles["u3"]?.displayName == "User 3")
+        #expect(metadata.profiles["other"]?.displayName == "Other Renamed", "across exports the later record updates")
+
+        // Split three ways, every shard tells the same records apart.
+        var shards: [CacheDirectory] = []
+        var reported: [Int] = []
+        for index in 0..<3 {
+            let shardReport = try await run("shard\(index)", shard: try Shard(index: index, count: 3))
+            reported += shardReport.badRecordDetails.filter { $0.reason.contains("again (first at") }.map(\.index)
+            shards.append(CacheDirectory(root: directory.appendingPathComponent("shard\(index)")))
+        }
+        #expect(reported.sorted() == [3, 24], "each duplicate reported once, by the shard that read it")
+        let merged = CacheDirectory(root: directory.appendingPathComponent("merged"))
+        _ = try CacheMerge.merge(shards, into: merged, budgetBytes: 1_000_000_000, trimRatio: 0.8, wait: 0, logger: .test)
+        let mergedMetadata = try Fixtures.loadMetadata(merged.root)
+        for id in ["dup", "u3", "other"] {
+            #expect(mergedMetadata.profiles[id]?.displayName == metadata.profiles[id]?.displayName, "\(id)")
+            #expect(mergedMetadata.profiles[id]?.photoSource == metadata.profiles[id]?.photoSource, "\(id)")
+        }
+        #expect(Set(mergedMetadata.entries.keys) == Set(metadata.entries.keys))
+    }
+}
