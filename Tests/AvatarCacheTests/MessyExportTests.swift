@@ -64,4 +64,61 @@ import Testing
         }
         #expect(Set(mergedMetadata.entries.keys) == Set(metadata.entries.keys))
     }
+
+    @Test func aFieldOfTheWrongTypeIsReportedWithItsLineAndTheUserKept() async throws {
+        let server = try FixtureServer(routes: ["/ok.jpg": .ok(bytes: try Fixtures.photo("astronaut.jpg"))])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("wrong-type")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let users = """
+            {
+              "users": [
+                {"id": "ok", "displayName": "Okay User", "profileImageUrl": "\(server.url("/ok.jpg"))"},
+                {
+                  "id": "numeric-url",
+                  "displayName": "Numeric Url",
+                  "profileImageUrl": 12345
+                },
+                {
+                  "id": "object-name",
+                  "displayName": {"first": "Ob", "last": "Ject"},
+                  "email": ["ob@example.com"]
+                }
+              ]
+            }
+            """
+        let usersPath = directory.appendingPathComponent("users.json").path
+        try Data(users.utf8).write(to: URL(fileURLWithPath: usersPath))
+        let conversations = """
+            {"conversations": [
+              {"id": "c1", "participantIds": ["p1", "p2"],
+               "participants": {
+                 "p1": {"displayName": "Pat One", "profileImageUrl": 42},
+                 "p2": {"displayName": true}
+               },
+               "updatedAt": "2026-11-20T08:00:00Z"}
+            ]}
+            """
+        let conversationsPath = directory.appendingPathComponent("conversations.json").path
+        try Data(conversations.utf8).write(to: URL(fileURLWithPath: conversationsPath))
+
+        var configuration = Fixtures.configuration(exports: [usersPath, conversationsPath], cache: directory.appendingPathComponent("cache"))
+        configuration.format = nil
+        let report = try await WarmPipeline(configuration: configuration, logger: .test).run()
+        let typeProblems = report.badRecordDetails.filter { $0.reason.contains("expected a string, found") }
+        #expect(typeProblems.map(\.line) == [7, 11, 12, 4, 5], "\(typeProblems)")
+        #expect(typeProblems[0].reason.contains("user \"numeric-url\": field \"profileImageUrl\": expected a string, found a number"))
+        #expect(typeProblems[1].reason.contains("field \"displayName\": expected a string, found an object"))
+        #expect(typeProblems[2].reason.contains("field \"email\": expected a string, found an array"))
+        #expect(typeProblems[3].reason.contains("participant \"p1\": field \"profileImageUrl\": expected a string, found a number"))
+        #expect(typeProblems[4].reason.contains("participant \"p2\": field \"displayName\": expected a string, found true or false"))
+        let metadata = try Fixtures.loadMetadata(directory.appendingPathComponent("cache"))
+        for id in ["ok", "numeric-url", "object-name", "p1", "p2"] {
+            #expect(metadata.profiles[id] != nil, "\(id) is kept")
+        }
+        #expect(metadata.profiles["numeric-url"]?.photoSource == nil, "12345 is not a source")
+        #expect(metadata.profiles["numeric-url"]?.displayName == "Numeric Url")
+        #expect(metadata.profiles["p1"]?.displayName == "Pat One" && metadata.profiles["p1"]?.photoSource == nil)
+        #expect(report.sources == 1 && server.requests.map(\.path) == ["/ok.jpg"], "only the real URL is fetched")
+    }
 }

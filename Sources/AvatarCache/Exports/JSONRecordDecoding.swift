@@ -7,9 +7,53 @@ struct JSONRecordDecoding<Record: Decodable> {
     let recordsKey: String
     let limits: ReaderLimits
 
+    /// Makes a `BadRecord` for one record: `bad("why")`, or `bad("why", field: "key")`
+    /// for the line of that field in the record.
+    struct Locator {
+        let path: String
+        let index: Int
+        let line: Int
+        let bytes: [UInt8]
+
+        func callAsFunction(_ reason: String) -> BadRecord {
+            BadRecord(file: path, index: index, line: line, reason: reason)
+        }
+
+        /// `field`: the key, or keys separated by "." (`participants.p2.displayName`),
+        /// each looked for after the one before.
+        func callAsFunction(_ reason: String, field: String) -> BadRecord {
+            BadRecord(file: path, index: index, line: line(ofField: field), reason: reason)
+        }
+
+        /// The line of `"key":` (each key of a dotted path after the one before) in the
+        /// record; its first line when not found.
+        func line(ofField field: String) -> Int {
+            var newlines = 0
+            var index = 0
+            for key in field.split(separator: ".") {
+                let needle = Array("\"\(key)\"".utf8)
+                var found = false
+                while index + needle.count <= bytes.count {
+                    if bytes[index] == 34, bytes[index..<(index + needle.count)].elementsEqual(needle) {
+                        var after = index + needle.count
+                        while after < bytes.count, [32, 9, 10, 13].contains(bytes[after]) { after += 1 }
+                        if after < bytes.count, bytes[after] == 58 {
+                            found = true
+                            break
+                        }
+                    }
+                    if bytes[index] == 10 { newlines += 1 }
+                    index += 1
+                }
+                if !found { return line }
+            }
+            return line + newlines
+        }
+    }
+
     /// Calls `body` with each record or the reason it is bad; the second argument makes
     /// a `BadRecord` for that record (index and line) when the reader refuses it later.
-    func forEach(_ body: (Result<Record, BadRecord>, (String) -> BadRecord) throws -> Void) throws {
+    func forEach(_ body: (Result<Record, BadRecord>, Locator) throws -> Void) throws {
         let stream: JSONRecordStream
         do {
             stream = try JSONRecordStream(path: path, recordsKey: recordsKey, maxRecordBytes: limits.maxRecordBytes)
@@ -19,9 +63,7 @@ struct JSONRecordDecoding<Record: Decodable> {
         let decoder = JSONDecoder()
         let fast = Record.self as? FastJSONRecord.Type
         for record in stream {
-            func bad(_ reason: String) -> BadRecord {
-                BadRecord(file: path, index: record.index, line: record.line, reason: reason)
-            }
+            var bad = Locator(path: path, index: record.index, line: record.line, bytes: [])
             switch record.bytes {
             case .failure(let error):
                 if record.index == 1, error.isNotJSON {
@@ -29,6 +71,7 @@ struct JSONRecordDecoding<Record: Decodable> {
                 }
                 try body(.failure(bad(error.description)), bad)
             case .success(let bytes):
+                bad = Locator(path: path, index: record.index, line: record.line, bytes: bytes)
                 if let fast,
                    let record = bytes.withUnsafeBytes({ buffer -> Record? in
                        var reader = JSONBytesReader(buffer)
@@ -61,6 +104,42 @@ extension JSONBytesReader {
     mutating func optionalString() -> String?? {
         if null() { return .some(nil) }
         return string().map { .some($0) }
+    }
+}
+
+/// A text field that may hold something else in a messy export (a number as a URL, an
+/// object as a name): read as absent, and what was found kept for the report.
+struct LenientString: Decodable {
+    var value: String?
+    /// What the field held instead of text ("a number", "an object", …).
+    var found: String?
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { return }
+        if let text = try? container.decode(String.self) {
+            value = text
+        } else if (try? container.decode(Bool.self)) != nil {
+            found = "true or false"
+        } else if (try? container.decode(Double.self)) != nil {
+            found = "a number"
+        } else if (try? container.decode([LenientString].self)) != nil {
+            found = "an array"
+        } else {
+            found = "an object"
+        }
+    }
+
+    init() {}
+}
+
+extension KeyedDecodingContainer {
+    /// A text field, absent when it holds something else; `problems` gets the key and what
+    /// it held.
+    func lenientString(_ key: Key, _ problems: inout [(field: String, found: String)]) throws -> String? {
+        guard let field = try decodeIfPresent(LenientString.self, forKey: key) else { return nil }
+        if let found = field.found { problems.append((key.stringValue, found)) }
+        return field.value
     }
 }
 

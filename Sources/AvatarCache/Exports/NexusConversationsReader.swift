@@ -29,9 +29,19 @@ public struct NexusConversationsReader: ExportReader {
         var createdAt: FlexibleDate?
         var lastMessage: LastMessage?
 
+        /// Text fields holding something else are read as absent (and reported).
         struct Participant: Decodable {
             var displayName: String?
             var profileImageUrl: String?
+            var problems: [(field: String, found: String)] = []
+
+            enum CodingKeys: String, CodingKey { case displayName, profileImageUrl }
+
+            init(from decoder: Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                displayName = try container.lenientString(.displayName, &problems)
+                profileImageUrl = try container.lenientString(.profileImageUrl, &problems)
+            }
         }
 
         struct LastMessage: Decodable {
@@ -67,6 +77,12 @@ public struct NexusConversationsReader: ExportReader {
                     try body(.bad(bad("\(name): lastMessage.senderId \"\(sender)\" is not in participantIds; its notification cannot show the sender's picture")))
                 } else if participants[sender] == nil {
                     try body(.bad(bad("\(name): lastMessage.senderId \"\(sender)\" has no entry in participants; its notification cannot show the sender's picture")))
+                }
+            }
+            for (userID, participant) in participants.sorted(by: { $0.key < $1.key }) {
+                for problem in participant.problems {
+                    try body(.bad(bad("\(name): participant \"\(userID)\": field \"\(problem.field)\": expected a string, found \(problem.found): read as absent",
+                                      field: "participants.\(userID).\(problem.field)")))
                 }
             }
             for id in conversation.participantIds {

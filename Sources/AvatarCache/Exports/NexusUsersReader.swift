@@ -1,7 +1,9 @@
 /// Reads a NexusAI users export: a JSON array, `{"users": [...]}` or NDJSON, with
 /// `id`, `displayName`, `email`, `profileImageUrl` and optional `avatarColorHex`.
 ///
-/// An absent or empty `profileImageUrl` is not an error: that user gets a monogram.
+/// An absent or empty `profileImageUrl` is not an error: that user gets a monogram. A
+/// text field holding something else (a number as `profileImageUrl`, an object as
+/// `displayName`) is reported with its line and read as absent; the user is kept.
 public struct NexusUsersReader: ExportReader {
     public let path: String
     public let limits: ReaderLimits
@@ -17,6 +19,23 @@ public struct NexusUsersReader: ExportReader {
         var email: String?
         var profileImageUrl: String?
         var avatarColorHex: String?
+        /// Fields that held something other than text.
+        var problems: [(field: String, found: String)] = []
+
+        enum CodingKeys: String, CodingKey {
+            case id, displayName, email, profileImageUrl, avatarColorHex
+        }
+
+        init(id: FlexibleID) { self.id = id }
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(FlexibleID.self, forKey: .id)
+            displayName = try container.lenientString(.displayName, &problems)
+            email = try container.lenientString(.email, &problems)
+            profileImageUrl = try container.lenientString(.profileImageUrl, &problems)
+            avatarColorHex = try container.lenientString(.avatarColorHex, &problems)
+        }
 
         static func read(_ reader: inout JSONBytesReader) -> Record? {
             var id: FlexibleID?
@@ -47,6 +66,10 @@ public struct NexusUsersReader: ExportReader {
                 guard !user.id.value.isEmpty else {
                     try body(.bad(bad("\"id\" is empty")))
                     return
+                }
+                for problem in user.problems {
+                    try body(.bad(bad("user \"\(user.id.value)\": field \"\(problem.field)\": expected a string, found \(problem.found): read as absent, the user is kept",
+                                      field: problem.field)))
                 }
                 let url = user.profileImageUrl?.trimmedWhitespace
                 try body(.profile(Profile(
