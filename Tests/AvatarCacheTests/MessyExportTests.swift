@@ -121,4 +121,34 @@ import Testing
         #expect(metadata.profiles["p1"]?.displayName == "Pat One" && metadata.profiles["p1"]?.photoSource == nil)
         #expect(report.sources == 1 && server.requests.map(\.path) == ["/ok.jpg"], "only the real URL is fetched")
     }
+
+    @Test func aHugeURLIsCutInEveryOutputAndAHashKeepsTwoApart() throws {
+        let directory = try Fixtures.temporaryDirectory("huge-url")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Two 100 KB URLs that differ only at their end.
+        let long = "http://127.0.0.1:9/" + String(repeating: "a", count: 100_000)
+        let export = try Fixtures.writeUsersExport([
+            (id: "one", name: "One", url: long + "1.jpg"),
+            (id: "two", name: "Two", url: long + "2.jpg"),
+        ], in: directory)
+        let reportPath = directory.appendingPathComponent("report.json").path
+        let cache = directory.appendingPathComponent("cache").path
+        let result = try CLITests().run(["warm", export, "--cache", cache, "--report", reportPath])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.utf8.count < 5_000, "stderr holds \(result.stderr.utf8.count) bytes")
+        #expect(result.stderr.contains("(100024 characters, sha256 "), "\(result.stderr.prefix(600))")
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: reportPath))) as! [String: Any]
+        let failures = try #require(report["failures"] as? [[String: Any]])
+        let urls = failures.compactMap { $0["url"] as? String }
+        #expect(urls.count == 2 && urls.allSatisfy { $0.count <= ShownText.maxURLCharacters })
+        #expect(Set(urls).count == 2, "the hash keeps them apart")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: reportPath)).count < 10_000)
+        #expect(failures.allSatisfy { ($0["reason"] as? String)?.contains("over") == true })
+        // The cache's own keys keep the whole URL (a lookup by URL still works).
+        let metadata = try Fixtures.loadMetadata(URL(fileURLWithPath: cache))
+        #expect(metadata.profiles["one"]?.photoSource == long + "1.jpg")
+        #expect(metadata.failures.values.allSatisfy { $0.reason.count <= ShownText.maxReasonCharacters + 100 })
+        let verify = try CLITests().run(["verify", "--cache", cache])
+        #expect(verify.stdout.utf8.count < 5_000)
+    }
 }

@@ -78,7 +78,7 @@ public struct BadRecord: Error, Sendable, Codable, Equatable, CustomStringConver
         self.file = file
         self.index = index
         self.line = line
-        self.reason = reason
+        self.reason = abbreviated(reason, limit: ShownText.maxReasonCharacters)
     }
 
     public var description: String { "\(file): record \(index) (line \(line)): \(reason)" }

@@ -189,7 +189,7 @@ extension WarmPipeline {
                 let source = job.key.hasPrefix("sha256:") ? "inline photo \(job.key)" : job.key
                 report.record(failure, url: source, keptCachedPhoto: kept)
                 logger.warning("source failed", metadata: [
-                    "source": "\(redactedURL(source))", "class": "\(failure.failureClass.rawValue)",
+                    "source": "\(shownURL(source))", "class": "\(failure.failureClass.rawValue)",
                     "reason": "\(failure.reason)", "keptCachedPhoto": "\(kept)",
                 ])
             }

@@ -80,7 +80,7 @@ public struct RunReport: Codable, Sendable {
         failed += 1
         failuresByClass[failure.failureClass.rawValue, default: 0] += 1
         if failures.count < Self.detailLimit {
-            failures.append(Failure(url: redactedURL(url), failureClass: failure.failureClass, reason: failure.reason, keptCachedPhoto: keptCachedPhoto))
+            failures.append(Failure(url: shownURL(url), failureClass: failure.failureClass, reason: failure.reason, keptCachedPhoto: keptCachedPhoto))
         }
     }
 

@@ -69,7 +69,7 @@ public final class CacheLookup: Sendable {
                                 color: profile.color, textColor: profile.textColor, kind: current.kind)
                 shown = (current.key, current.entry)
             } else if let url {
-                guard let entry = try EntryRecords.entry(db, key: url) else { throw NotFound(what: "URL \(redactedURL(url))") }
+                guard let entry = try EntryRecords.entry(db, key: url) else { throw NotFound(what: "URL \(shownURL(url))") }
                 let owner = try ProfileRecords.owner(db, ofSource: url)
                 answer = Answer(userId: owner?.id, url: url, displayName: owner?.displayName, initials: owner?.initials,
                                 glyph: owner?.glyph, color: owner?.color, textColor: owner?.textColor, kind: .photo)

@@ -73,7 +73,7 @@ public struct CacheVerifier: Sendable {
         try index.read { db in
             try EntryRecords.forEach(db) { key, entry in
                 entries += 1
-                let subject = redactedURL(key)
+                let subject = shownURL(key)
                 for file in entry.distinctFilenames.sorted() {
                     guard let recorded = entry.files.values.first(where: { $0.filename == file }) else { continue }
                     guard let size = sizes[file] else {
@@ -118,7 +118,7 @@ public struct CacheVerifier: Sendable {
                 let document = try MetadataDocument.read(directory)
                 outer: for (key, entry) in document.entries.sorted(by: { $0.key < $1.key }) {
                     for name in entry.distinctFilenames.sorted() where sizes[name] == nil {
-                        problems.append(Problem(kind: .documentDangling, subject: redactedURL(key), detail: "metadata.json names \(name), which does not exist"))
+                        problems.append(Problem(kind: .documentDangling, subject: shownURL(key), detail: "metadata.json names \(name), which does not exist"))
                         continue outer
                     }
                 }
@@ -152,7 +152,7 @@ public struct CacheVerifier: Sendable {
                 try EntryRecords.recountCacheBytes(db)
                 return freed
             }
-            for key in broken.sorted() { repaired.append("dropped entry \(redactedURL(key))") }
+            for key in broken.sorted() { repaired.append("dropped entry \(shownURL(key))") }
             session.pendingDeletes.formUnion(freed)
             let orphans = Set(listing.map(\.name).filter {
                 $0.hasPrefix(CacheDirectory.temporaryPrefix) || (CacheDirectory.isCacheFileName($0) && !referenced.contains($0))

@@ -27,7 +27,7 @@ public struct SourceFailure: Error, Sendable, CustomStringConvertible {
 
     public init(_ failureClass: FailureClass, _ reason: String) {
         self.failureClass = failureClass
-        self.reason = reason
+        self.reason = abbreviated(reason, limit: ShownText.maxReasonCharacters)
     }
 
     public var description: String { "\(failureClass.rawValue): \(reason)" }
