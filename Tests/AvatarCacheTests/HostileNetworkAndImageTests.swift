@@ -121,6 +121,26 @@ import Testing
         #expect(elapsed < 10, "bounded by the timeout, not by the server (\(elapsed) s)")
         HostileLedger.record("network", "slow servers", tried: "one byte a second forever; no answer for 60 s", count: 2, outcome: "timeout at the 2 s limit, batch finished in \(String(format: "%.1f", elapsed)) s", hangs: elapsed < 10 ? 0 : 1)
     }
+
+    @Test func aWholeSourceDeadlineBoundsEveryAttemptTogether() async throws {
+        // Each attempt would time out at 1 s and be retried up to 10 times: the source
+        // deadline (2.2 s) ends it after the second attempt, cut short to what was left.
+        let jpeg = try Fixtures.photo("retina.jpg")
+        let server = try FixtureServer(routes: ["/drip.jpg": .trickle(prefix: Array(jpeg.prefix(100)), interval: 1)])
+        defer { server.shutdown() }
+        let (report, directory) = try await run([server.url("/drip.jpg")], server: server, label: "deadline") {
+            $0.fetchLimits.timeout = 1
+            $0.fetchLimits.retries = 10
+            $0.fetchLimits.maxRetryWait = 60
+            $0.fetchLimits.sourceDeadline = 2.2
+        }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(report.failuresByClass == ["timeout": 1])
+        #expect(server.requests.count == 2, "two attempts fit in the deadline, not eleven: \(server.requests.count)")
+        #expect(report.failures.first?.reason.contains("source deadline of 2.2 s (2 attempts)") == true, "\(report.failures)")
+        HostileLedger.record("network", "a slow source retried", tried: "one byte a second, 1 s timeout, 10 retries allowed", count: 1,
+                             outcome: "ended by the 2.2 s source deadline after \(server.requests.count) attempts", hangs: server.requests.count <= 2 ? 0 : 1)
+    }
 }
 
 @Suite struct HostileImageTests {

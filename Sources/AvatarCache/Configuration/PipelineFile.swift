@@ -32,7 +32,7 @@ public enum PipelineFile {
         "max-ttl-hours": "a number of hours", "failure-ttl-hours": "a number of hours", "concurrency": "an integer",
         "decode-threads": "an integer", "max-connections-per-host": "an integer", "max-bytes": "a size like 20MB",
         "max-pixels": "an integer", "max-decode-memory": "a size like 100MB", "timeout": "seconds", "connect-timeout": "seconds", "max-redirects": "an integer",
-        "retries": "an integer", "max-retry-wait": "seconds", "allow-private-networks": "true or false",
+        "retries": "an integer", "max-retry-wait": "seconds", "source-deadline": "seconds", "allow-private-networks": "true or false",
         "allow-hosts": "a list of host or host:port",
         "monica-host": "host or host:port", "monica-token-file": "a path", "monica-token-env": "an environment variable name",
         "wait": "seconds", "report": "a path", "metrics-file": "a path", "log-format": "text or json",
@@ -92,6 +92,7 @@ public enum PipelineFile {
             case "max-redirects": settings.maxRedirects = try reader.integer(value, in: 0...50)
             case "retries": settings.retries = try reader.integer(value, in: 0...10)
             case "max-retry-wait": settings.maxRetryWait = try reader.number(value, in: 0...3600)
+            case "source-deadline": settings.sourceDeadline = try reader.number(value, in: 0.001...86_400)
             case "allow-private-networks": settings.allowPrivateNetworks = try reader.boolean(value)
             case "allow-hosts": settings.allowHosts = try reader.strings(value)
             case "monica-host": settings.monicaHost = try reader.string(value)

@@ -34,6 +34,7 @@ public struct PipelineSettings: Sendable, Equatable {
     public var maxRedirects: Int?
     public var retries: Int?
     public var maxRetryWait: Double?
+    public var sourceDeadline: Double?
     public var allowPrivateNetworks: Bool?
     public var allowHosts: [String]?
     // Monica
@@ -59,7 +60,7 @@ public struct PipelineSettings: Sendable, Equatable {
         take(\.monogramFormat); take(\.quality); take(\.budget); take(\.trimRatio); take(\.ttlHours)
         take(\.maxTTLHours); take(\.failureTTLHours); take(\.concurrency); take(\.decodeThreads)
         take(\.maxConnectionsPerHost); take(\.maxBytes); take(\.maxPixels); take(\.maxDecodeMemory); take(\.timeout)
-        take(\.connectTimeout); take(\.maxRedirects); take(\.retries); take(\.maxRetryWait)
+        take(\.connectTimeout); take(\.maxRedirects); take(\.retries); take(\.maxRetryWait); take(\.sourceDeadline)
         take(\.allowPrivateNetworks); take(\.allowHosts); take(\.monicaHost); take(\.monicaTokenFile); take(\.monicaTokenEnv)
         take(\.wait); take(\.report); take(\.metricsFile); take(\.logFormat); take(\.maxFailureRate)
         if !overrides.inputs.isEmpty { merged.inputs = overrides.inputs }
@@ -104,6 +105,7 @@ public struct PipelineSettings: Sendable, Equatable {
         if let maxRedirects { configuration.fetchLimits.maxRedirects = maxRedirects }
         if let retries { configuration.fetchLimits.retries = retries }
         if let maxRetryWait { configuration.fetchLimits.maxRetryWait = maxRetryWait }
+        if let sourceDeadline { configuration.fetchLimits.sourceDeadline = sourceDeadline }
         if let allowPrivateNetworks { configuration.allowPrivateNetworks = allowPrivateNetworks }
         if let allowHosts { configuration.allowedHosts = allowHosts }
         if let wait { configuration.lockWait = wait }

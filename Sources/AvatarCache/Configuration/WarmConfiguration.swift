@@ -62,7 +62,8 @@ public struct WarmConfiguration: Sendable {
 
     // MARK: Limits
 
-    /// Download limits: bytes (20 MB), timeout (30 s), connect timeout (10 s), redirects (5).
+    /// Download limits: bytes (20 MB), timeout (30 s), connect timeout (10 s), redirects (5),
+    /// retries (2), whole-source deadline (60 s).
     public var fetchLimits = FetchLimits()
     /// Largest image accepted, in pixels, read from the header before decoding. Default 50,000,000.
     public var maxPixels: Int = 50_000_000
@@ -101,6 +102,7 @@ public struct WarmConfiguration: Sendable {
         if !(1...1024).contains(concurrency) { try fail("--concurrency must be between 1 and 1024") }
         if !(1...256).contains(decodeThreads) { try fail("--decode-threads must be between 1 and 256") }
         if !(fetchLimits.timeout > 0) { try fail("--timeout must be more than 0 seconds") }
+        if !(fetchLimits.sourceDeadline > 0) { try fail("--source-deadline must be more than 0 seconds") }
         if fetchLimits.maxBytes <= 0 { try fail("--max-bytes must be more than 0") }
         if fetchLimits.maxRedirects < 0 { try fail("--max-redirects must not be negative") }
         if maxPixels <= 0 { try fail("--max-pixels must be more than 0") }

@@ -74,6 +74,9 @@ public struct FetchLimits: Sendable {
     /// Longest total wait between attempts of one source, in seconds; a `Retry-After`
     /// asking for more ends the retries. Default 30.
     public var maxRetryWait: Double = 30
+    /// Whole source, in seconds: every attempt, redirect and wait between attempts. An
+    /// attempt gets what is left when that is less than `timeout`. Default 60.
+    public var sourceDeadline: Double = 60
     /// First backoff in seconds, doubled each retry (with jitter). Default 0.5.
     public var retryBackoff: Double = 0.5
 
@@ -124,20 +127,28 @@ public final class HTTPFetcher: Sendable {
     /// Fetches one photo, throwing a classified `SourceFailure`.
     /// Fetches one photo, throwing a classified `SourceFailure`. Retries timeouts,
     /// network errors, 408, 429 and 5xx with exponential backoff, honouring
-    /// `Retry-After`, at most `retries` times and `maxRetryWait` seconds of waiting.
-    /// `credential`: the Monica token, attached only on hops to its host.
+    /// `Retry-After`, at most `retries` times and `maxRetryWait` seconds of waiting, all
+    /// within `sourceDeadline` seconds. `credential`: the Monica token, attached only on hops to its host.
     /// `validators`: make the request conditional; a 304 gives `.notModified`.
     public func fetch(_ urlString: String, credential: MonicaCredential? = nil, validators: Validators? = nil) async throws -> FetchResult {
         var waited = 0.0
         var attempt = 0
+        let started = DispatchTime.now().uptimeNanoseconds
+        func remaining() -> Double { limits.sourceDeadline - Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
         while true {
             do {
-                return try await fetchOnce(urlString, credential: credential, validators: validators)
+                let left = remaining()
+                let timeout = min(limits.timeout, left)
+                let reason = left < limits.timeout
+                    ? "no complete answer within the source deadline of \(limits.sourceDeadline) s (\(attempt + 1) attempts)"
+                    : "no complete answer within \(limits.timeout) s"
+                return try await fetchOnce(urlString, credential: credential, validators: validators, timeout: timeout, timeoutReason: reason)
             } catch let failure as Retryable {
                 attempt += 1
                 let backoff = limits.retryBackoff * pow(2, Double(attempt - 1)) * Double.random(in: 0.8...1.2)
                 let delay = failure.retryAfter ?? backoff
-                guard attempt <= limits.retries, waited + delay <= limits.maxRetryWait, !Task.isCancelled else {
+                // Another attempt only if it would have a moment after the wait.
+                guard attempt <= limits.retries, waited + delay <= limits.maxRetryWait, delay + 0.1 < remaining(), !Task.isCancelled else {
                     throw failure.failure
                 }
                 waited += delay
@@ -155,13 +166,13 @@ public final class HTTPFetcher: Sendable {
     /// One attempt, bounded as a whole by `timeout`: connect, every redirect and the
     /// whole body. The client's own read timeout only notices silence, so a server that
     /// sends one byte a second would otherwise hold the attempt forever.
-    private func fetchOnce(_ urlString: String, credential: MonicaCredential?, validators: Validators?) async throws -> FetchResult {
-        let timeout = limits.timeout
+    private func fetchOnce(_ urlString: String, credential: MonicaCredential?, validators: Validators?,
+                           timeout: Double, timeoutReason: String) async throws -> FetchResult {
         return try await withThrowingTaskGroup(of: FetchResult.self) { group in
-            group.addTask { try await self.attempt(urlString, credential: credential, validators: validators) }
+            group.addTask { try await self.attempt(urlString, credential: credential, validators: validators, timeout: timeout) }
             group.addTask {
-                try await Task.sleep(nanoseconds: UInt64(timeout * 1e9))
-                throw Retryable(failure: SourceFailure(.timeout, "no complete answer within \(timeout) s"))
+                try await Task.sleep(nanoseconds: UInt64(max(timeout, 0) * 1e9))
+                throw Retryable(failure: SourceFailure(.timeout, timeoutReason))
             }
             defer { group.cancelAll() }
             guard let result = try await group.next() else { throw CancellationError() }
@@ -169,9 +180,9 @@ public final class HTTPFetcher: Sendable {
         }
     }
 
-    private func attempt(_ urlString: String, credential: MonicaCredential?, validators: Validators?) async throws -> FetchResult {
+    private func attempt(_ urlString: String, credential: MonicaCredential?, validators: Validators?, timeout: Double) async throws -> FetchResult {
         var url = try policy.checkedURL(urlString)
-        let deadline = NIODeadline.now() + .milliseconds(Int64(limits.timeout * 1000))
+        let deadline = NIODeadline.now() + .milliseconds(Int64(max(timeout, 0) * 1000))
         var redirects = 0
         while true {
             try await policy.checkAddresses(of: url)

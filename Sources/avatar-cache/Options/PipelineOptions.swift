@@ -62,6 +62,8 @@ struct PipelineOptions: ParsableArguments {
     var retries: Int?
     @Option(help: ArgumentHelp("Longest total wait between retries of one source. Default: 30.", valueName: "seconds"))
     var maxRetryWait: Double?
+    @Option(help: ArgumentHelp("Whole source, every attempt, redirect and wait between attempts included; an attempt gets what is left when that is less than --timeout. Default: 60.", valueName: "seconds"))
+    var sourceDeadline: Double?
     @Flag(help: "Allow photo hosts on loopback and private networks (refused by default). Link-local (169.254.169.254), unspecified, multicast and reserved addresses stay refused: only --allow-host opens one.")
     var allowPrivateNetworks = false
     @Option(help: ArgumentHelp("Allow this host (host or host:port, exact) whatever it resolves to; repeatable. Redirects elsewhere are still checked.", valueName: "host"))
@@ -116,6 +118,7 @@ struct PipelineOptions: ParsableArguments {
         settings.maxRedirects = maxRedirects
         settings.retries = retries
         settings.maxRetryWait = maxRetryWait
+        settings.sourceDeadline = sourceDeadline
         settings.allowPrivateNetworks = allowPrivateNetworks ? true : nil
         settings.allowHosts = allowHost.isEmpty ? nil : allowHost
         settings.monicaHost = monicaHost
