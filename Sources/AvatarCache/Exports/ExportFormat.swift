@@ -23,7 +23,19 @@ public enum ExportFormat: String, Sendable, CaseIterable, Codable {
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw ExportError(file: path, reason: "no such file or folder")
         }
-        if isDirectory.boolValue { return .jami }
+        if isDirectory.boolValue {
+            // Jami's vCards, or a folder of saved JSON pages (Monica's): told by its first file.
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
+            if names.contains(where: { $0.lowercased().hasSuffix(".vcf") }) { return .jami }
+            if let json = names.first(where: { $0.lowercased().hasSuffix(".json") || $0.lowercased().hasSuffix(".ndjson") }) {
+                let format = try detect(path: (path as NSString).appendingPathComponent(json))
+                guard format == .monica else {
+                    throw ExportError(file: path, reason: "a folder of \(format.rawValue) files: give the files (a glob like \(path)/*.json); folders are read for Jami vCards and Monica pages")
+                }
+                return format
+            }
+            return .jami
+        }
         if path.lowercased().hasSuffix(".vcf") { return .jami }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw ExportError(file: path, reason: "cannot open")
