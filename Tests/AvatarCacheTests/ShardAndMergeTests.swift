@@ -160,7 +160,8 @@ import Testing
         // Merging the same shards again changes nothing and brings no file.
         let again = try merge(shards, into: target)
         #expect(try files(target) == first)
-        #expect(again.sources.allSatisfy { $0.entriesNew == 0 && $0.filesLinked == 0 && $0.filesCopied == 0 })
+        #expect(again.sources.allSatisfy { $0.entriesTaken == 0 && $0.entriesRefreshed == 0 && $0.profilesTaken == 0 && $0.filesLinked == 0 && $0.filesCopied == 0 },
+                "\(again.sources)")
         try verifyClean(target)
 
         // The export changes: the users of c.jpg leave, u1 now shows d.jpg, a new user

@@ -24,7 +24,9 @@ public enum CacheMerge {
         public var entriesTaken = 0
         /// Of those, entries the target did not have.
         public var entriesNew = 0
-        /// Entries the target kept: another source's (or its own) access was newer.
+        /// Entries whose content the target had: only their validators and access updated.
+        public var entriesRefreshed = 0
+        /// Entries the target kept as they were: the same, or its own access was newer.
         public var entriesKept = 0
         /// Entries skipped because a file they use is missing from the source.
         public var entriesMissingFiles = 0
@@ -148,12 +150,24 @@ public enum CacheMerge {
             CREATE TEMP TABLE IF NOT EXISTS mergeTake (key TEXT PRIMARY KEY, previousAccess REAL) WITHOUT ROWID;
             DELETE FROM temp.mergeTake;
             """)
+        // An entry whose content and files the target already has is not replaced: at
+        // most its validators and access are brought up to date (a merge again is cheap).
+        let wins = """
+            (s.lastAccess > t.lastAccess
+             OR (EXISTS (SELECT 1 FROM main.mergeClaim c WHERE c.kind = 'entry' AND c.key = s.key AND c.origin = ?1)
+                 AND NOT EXISTS (SELECT 1 FROM main.mergeClaim c WHERE c.kind = 'entry' AND c.key = s.key AND c.origin <> ?1)))
+            """
+        let sameFiles = """
+            (s.contentSHA256 = t.contentSHA256 AND s.kind = t.kind
+             AND NOT EXISTS (SELECT tier, filename, fileSize FROM src.entryFile WHERE entryKey = s.key
+                             EXCEPT SELECT tier, filename, fileSize FROM main.entryFile WHERE entryKey = s.key)
+             AND NOT EXISTS (SELECT tier, filename, fileSize FROM main.entryFile WHERE entryKey = s.key
+                             EXCEPT SELECT tier, filename, fileSize FROM src.entryFile WHERE entryKey = s.key))
+            """
         try db.execute(sql: """
             INSERT INTO temp.mergeTake (key, previousAccess)
             SELECT s.key, t.lastAccess FROM src.entry s LEFT JOIN main.entry t ON t.key = s.key
-            WHERE t.key IS NULL OR s.lastAccess > t.lastAccess
-               OR (EXISTS (SELECT 1 FROM main.mergeClaim c WHERE c.kind = 'entry' AND c.key = s.key AND c.origin = ?1)
-                   AND NOT EXISTS (SELECT 1 FROM main.mergeClaim c WHERE c.kind = 'entry' AND c.key = s.key AND c.origin <> ?1))
+            WHERE t.key IS NULL OR (\(wins) AND NOT \(sameFiles))
             """, arguments: [origin])
         let sourceEntries = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM src.entry") ?? 0
 
@@ -191,7 +205,19 @@ public enum CacheMerge {
         }
         outcome.entriesTaken = try taken()
         outcome.entriesNew = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM temp.mergeTake WHERE previousAccess IS NULL") ?? 0
-        outcome.entriesKept = sourceEntries - outcome.entriesTaken - outcome.entriesMissingFiles
+
+        // Same content: the validators and the later access of the winning side.
+        try db.execute(sql: """
+            UPDATE main.entry SET lastAccess = MAX(entry.lastAccess, s.lastAccess), fetchedAt = s.fetchedAt,
+                freshUntil = s.freshUntil, etag = s.etag, lastModified = s.lastModified
+            FROM src.entry s, main.entry t
+            WHERE s.key = entry.key AND t.key = entry.key AND entry.key NOT IN (SELECT key FROM temp.mergeTake)
+              AND \(wins)
+              AND (s.lastAccess > t.lastAccess OR s.fetchedAt IS NOT t.fetchedAt OR s.freshUntil IS NOT t.freshUntil
+                   OR s.etag IS NOT t.etag OR s.lastModified IS NOT t.lastModified)
+            """, arguments: [origin])
+        outcome.entriesRefreshed = db.changesCount
+        outcome.entriesKept = sourceEntries - outcome.entriesTaken - outcome.entriesMissingFiles - outcome.entriesRefreshed
 
         // Replace the taken entries; their old files are deleted once nothing uses them.
         let replaced = try String.fetchAll(db, sql: """
@@ -238,13 +264,17 @@ public enum CacheMerge {
     /// or had only from this origin; returns how many.
     private static func take(_ db: Database, table: String, column: String, kind: String, columns: String,
                              origin: String, newer: String, _ argument: String? = nil) throws -> Int {
+        let names = columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        // A row equal but for its update time is left as it is (a merge again is cheap).
+        let differs = names.filter { $0 != column && $0 != "updatedAt" }.map { "s.\($0) IS NOT t.\($0)" }.joined(separator: " OR ")
         try db.execute(sql: """
             INSERT OR REPLACE INTO main.\(table) (\(columns))
-            SELECT \(columns.split(separator: ",").map { "s." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
+            SELECT \(names.map { "s." + $0 }.joined(separator: ", "))
             FROM src.\(table) s LEFT JOIN main.\(table) t ON t.\(column) = s.\(column)
-            WHERE t.\(column) IS NULL OR (\(newer))
-               OR (EXISTS (SELECT 1 FROM main.mergeClaim c WHERE c.kind = ?1 AND c.key = s.\(column) AND c.origin = ?2)
-                   AND NOT EXISTS (SELECT 1 FROM main.mergeClaim c WHERE c.kind = ?1 AND c.key = s.\(column) AND c.origin <> ?2))
+            WHERE t.\(column) IS NULL
+               OR ((\(differs)) AND ((\(newer))
+                   OR (EXISTS (SELECT 1 FROM main.mergeClaim c WHERE c.kind = ?1 AND c.key = s.\(column) AND c.origin = ?2)
+                       AND NOT EXISTS (SELECT 1 FROM main.mergeClaim c WHERE c.kind = ?1 AND c.key = s.\(column) AND c.origin <> ?2))))
             """, arguments: newer.contains("?3") ? [kind, origin, argument] : [kind, origin])
         return db.changesCount
     }

@@ -47,7 +47,8 @@ struct Merge: AsyncParsableCommand {
             throw ExitCodes.fail(error)
         }
         for source in outcome.sources {
-            var line = "\(source.path) (\(source.origin)): \(source.entriesTaken) entries taken (\(source.entriesNew) new), \(source.entriesKept) kept newer in the target"
+            var line = "\(source.path) (\(source.origin)): \(source.entriesTaken) entries taken (\(source.entriesNew) new), "
+                + "\(source.entriesRefreshed) refreshed, \(source.entriesKept) kept as the target had them"
             if source.entriesMissingFiles > 0 { line += ", \(source.entriesMissingFiles) skipped (a file missing)" }
             if source.entriesDropped > 0 || source.profilesDropped > 0 {
                 line += ", \(source.entriesDropped) entries and \(source.profilesDropped) profiles it no longer has dropped"
