@@ -15,9 +15,17 @@ public struct CacheDirectory: Sendable {
     public static let metadataName = "metadata.json"
     static let temporaryPrefix = ".tmp-"
 
+    /// `root.path`, kept: joining names with Foundation's URL costs microseconds a call,
+    /// and a merge or a prune asks for hundreds of thousands of paths.
+    let rootPath: String
+
     public init(root: URL) {
         self.root = root.standardizedFileURL
+        rootPath = self.root.path
     }
+
+    /// The path of a file of the cache.
+    func path(_ name: String) -> String { rootPath.hasSuffix("/") ? rootPath + name : rootPath + "/" + name }
 
     public var metadataURL: URL { root.appendingPathComponent(Self.metadataName) }
 
@@ -101,13 +109,13 @@ public struct CacheDirectory: Sendable {
     /// failed; `produce` returns false to abandon the file.
     public func writeAtomically(to name: String, _ produce: (_ write: (UnsafeRawBufferPointer) -> Bool) -> Bool) throws {
         precondition(!name.contains("/"), "cache names never contain a path separator")
-        let temporary = root.appendingPathComponent("\(Self.temporaryPrefix)\(UUID().uuidString)")
-        let final = root.appendingPathComponent(name)
-        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw StoreError.io(path: temporary.path, reason: Self.errnoText()) }
+        let temporary = path("\(Self.temporaryPrefix)\(UUID().uuidString)")
+        let final = path(name)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw StoreError.io(path: temporary, reason: Self.errnoText()) }
         var ok = false
         defer {
-            if !ok { unlink(temporary.path) }
+            if !ok { unlink(temporary) }
         }
         var failure: String?
         let produced = produce { bytes in
@@ -127,9 +135,9 @@ public struct CacheDirectory: Sendable {
         if failure == nil, !produced { failure = "the contents could not be produced" }
         if failure == nil, fsync(fd) != 0 { failure = Self.errnoText() }
         close(fd)
-        if let failure { throw StoreError.io(path: final.path, reason: failure) }
-        guard rename(temporary.path, final.path) == 0 else {
-            throw StoreError.io(path: final.path, reason: Self.errnoText())
+        if let failure { throw StoreError.io(path: final, reason: failure) }
+        guard rename(temporary, final) == 0 else {
+            throw StoreError.io(path: final, reason: Self.errnoText())
         }
         ok = true
     }
@@ -183,6 +191,8 @@ public struct CacheDirectory: Sendable {
     /// How `bring` put a file in the cache.
     public enum Brought: Sendable {
         case linked, copied
+        /// A file of that name and size was there already (names are content hashes).
+        case present
     }
 
     /// Puts `source`'s file `name` into this directory under the same name, atomically:
@@ -191,13 +201,14 @@ public struct CacheDirectory: Sendable {
     /// other's), else a copy.
     public func bring(_ name: String, from source: CacheDirectory) throws -> Brought {
         precondition(!name.contains("/"), "cache names never contain a path separator")
-        let from = source.root.appendingPathComponent(name).path
-        let final = root.appendingPathComponent(name).path
-        // A new name: one link, atomic. One that exists (another file): link beside it
-        // and rename over it.
+        let from = source.path(name)
+        let final = path(name)
+        // A new name: one link, atomic. One that exists with the size the source's has:
+        // the same content. Another file: link beside it and rename over it.
         if link(from, final) == 0 { return .linked }
         let failure = errno
-        let temporary = root.appendingPathComponent("\(Self.temporaryPrefix)\(UUID().uuidString)").path
+        if failure == EEXIST, let size = fileSize(name), size == source.fileSize(name) { return .present }
+        let temporary = path("\(Self.temporaryPrefix)\(UUID().uuidString)")
         if failure == EEXIST {
             guard link(from, temporary) == 0 else { throw StoreError.io(path: from, reason: Self.errnoText()) }
             guard rename(temporary, final) == 0 else {
@@ -221,14 +232,14 @@ public struct CacheDirectory: Sendable {
     /// Size of one file, or nil when it does not exist.
     public func fileSize(_ name: String) -> Int64? {
         var info = stat()
-        guard lstat(root.appendingPathComponent(name).path, &info) == 0 else { return nil }
+        guard lstat(path(name), &info) == 0 else { return nil }
         return Int64(info.st_size)
     }
 
     /// Removes a file; a file already gone is not an error.
     public func remove(_ name: String) throws {
-        if unlink(root.appendingPathComponent(name).path) != 0 && errno != ENOENT {
-            throw StoreError.io(path: root.appendingPathComponent(name).path, reason: Self.errnoText())
+        if unlink(path(name)) != 0 && errno != ENOENT {
+            throw StoreError.io(path: path(name), reason: Self.errnoText())
         }
     }
 

@@ -88,11 +88,16 @@ public enum CacheMerge {
         let session = try CacheSession.open(target, wait: wait, create: true, markRun: true, logger: logger)
         defer { session.close() }
         let index = session.index
-        let referenced = try index.read { try EntryRecords.allFileNames($0) }
-        var listing = try target.listFiles()
-        let swept = Set(try target.sweep(keeping: referenced, leftoversOnly: true, in: listing))
-        listing.removeAll { swept.contains($0.name) }
-        let orphans = Set(listing.map(\.name).filter { CacheDirectory.isCacheFileName($0) && !referenced.contains($0) })
+        // A merge killed before its commit left files linked and not referenced: swept now
+        // (the listing is skipped otherwise: a merged cache may hold a million files).
+        var orphans = Set<String>()
+        if session.previousRunInterrupted {
+            let referenced = try index.read { try EntryRecords.allFileNames($0) }
+            var listing = try target.listFiles()
+            let swept = Set(try target.sweep(keeping: referenced, leftoversOnly: true, in: listing))
+            listing.removeAll { swept.contains($0.name) }
+            orphans = Set(listing.map(\.name).filter { CacheDirectory.isCacheFileName($0) && !referenced.contains($0) })
+        }
 
         let superseded = try supersededOrigins(resolved, index: index)
         if !superseded.isEmpty {
@@ -123,7 +128,8 @@ public enum CacheMerge {
             ])
             outcomes.append(outcome)
         }
-        let finish = try session.finish(pruner: Pruner(budgetBytes: budgetBytes, trimRatio: trimRatio), entriesChanged: true, orphans: orphans)
+        let changed = !superseded.isEmpty || outcomes.contains { $0.entriesTaken + $0.entriesRefreshed + $0.entriesDropped > 0 }
+        let finish = try session.finish(pruner: Pruner(budgetBytes: budgetBytes, trimRatio: trimRatio), entriesChanged: changed, orphans: orphans)
         try target.markRunFinished()
         let (entries, profiles) = try index.read { (try EntryRecords.count($0), try ProfileRecords.count($0)) }
         return Outcome(sources: outcomes, supersededOrigins: superseded, finish: finish, entries: entries, profiles: profiles)
@@ -178,15 +184,14 @@ public enum CacheMerge {
             """)
         for row in wanted {
             let name: String = row[0], size: Int64 = row[1]
-            guard CacheDirectory.isCacheFileName(name) else { missing.append(name); continue }
-            if target.fileSize(name) == size { continue }
-            guard source.directory.fileSize(name) == size else {
+            guard CacheDirectory.isCacheFileName(name), source.directory.fileSize(name) == size else {
                 missing.append(name)
                 continue
             }
             switch try target.bring(name, from: source.directory) {
             case .linked: outcome.filesLinked += 1
             case .copied: outcome.filesCopied += 1
+            case .present: break
             }
         }
         // The links reach the disk before the commit that uses them.
