@@ -117,9 +117,13 @@ struct LenientString: Decodable {
     init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() { return }
-        if let text = try? container.decode(String.self) {
-            value = text
-        } else if (try? container.decode(Bool.self)) != nil {
+        do {
+            value = try container.decode(String.self)
+            return
+        } catch DecodingError.typeMismatch {
+            // Not text: what is it? (Any other error, such as invalid UTF-8, is the record's.)
+        }
+        if (try? container.decode(Bool.self)) != nil {
             found = "true or false"
         } else if (try? container.decode(Double.self)) != nil {
             found = "a number"

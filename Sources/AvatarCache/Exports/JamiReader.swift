@@ -170,9 +170,7 @@ struct VCardParser {
             self.text = text
             bytesAsLatin1 = false
         } else {
-            var text = ""
-            text.unicodeScalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
-            self.text = text
+            self.text = String(bytes: bytes, encoding: .isoLatin1) ?? String(decoding: bytes, as: UTF8.self)
             bytesAsLatin1 = true
         }
         self.maxCardBytes = maxCardBytes
