@@ -63,6 +63,8 @@ import Testing
             #expect(mergedMetadata.profiles[id]?.photoSource == metadata.profiles[id]?.photoSource, "\(id)")
         }
         #expect(Set(mergedMetadata.entries.keys) == Set(metadata.entries.keys))
+        HostileLedger.record("inputs", "duplicate user ids", tried: "an id repeated inside one export (twice), the same user in a second export; the run split 3 ways", count: 3,
+                             outcome: "each repeat a bad record naming both positions, the first record kept and only its photo fetched; the later export updates the user; every shard reports and keeps the same")
     }
 
     @Test func aFieldOfTheWrongTypeIsReportedWithItsLineAndTheUserKept() async throws {
@@ -120,6 +122,8 @@ import Testing
         #expect(metadata.profiles["numeric-url"]?.displayName == "Numeric Url")
         #expect(metadata.profiles["p1"]?.displayName == "Pat One" && metadata.profiles["p1"]?.photoSource == nil)
         #expect(report.sources == 1 && server.requests.map(\.path) == ["/ok.jpg"], "only the real URL is fetched")
+        HostileLedger.record("inputs", "fields of the wrong type", tried: "a number as profileImageUrl (users and conversations), an object as displayName, an array as email, true as a name", count: 5,
+                             outcome: "each reported with its field and line, read as absent; every user kept; nothing fetched for them")
     }
 
     @Test func aHugeURLIsCutInEveryOutputAndAHashKeepsTwoApart() throws {
@@ -150,6 +154,8 @@ import Testing
         #expect(metadata.failures.values.allSatisfy { $0.reason.count <= ShownText.maxReasonCharacters + 100 })
         let verify = try CLITests().run(["verify", "--cache", cache])
         #expect(verify.stdout.utf8.count < 5_000)
+        HostileLedger.record("inputs", "a 100 KB URL in the outputs", tried: "two 100 KB URLs differing at their end", count: 2,
+                             outcome: "shown as 200 characters and a hash in the log (\(result.stderr.utf8.count) bytes of stderr), the report and verify; the two stay apart; the cache's keys keep the whole URL")
     }
 
     // MARK: Monica, as people save it and as its API returns it
@@ -198,6 +204,8 @@ import Testing
             .map { $0.replacingOccurrences(of: "\n", with: " ") }.joined(separator: "\n")
         let lines = try readMonica(try write("contacts.ndjson", ndjson))
         #expect(lines.profiles.map(\.id) == ["4", "5"] && lines.bad.isEmpty, "\(lines.bad)")
+        HostileLedger.record("inputs", "Monica exports as saved", tried: "saved pages in one JSON array (jq -s), a folder of pages, contacts as NDJSON", count: 3,
+                             outcome: "every contact read, the folder detected as Monica's")
     }
 
     @Test func monicaBodiesAsTheAPIReturnsThem() async throws {
@@ -230,5 +238,7 @@ import Testing
         #expect(report.downloaded == 1 && report.profilesWithPhoto == 1, "\(report.summary)")
         let request = try #require(server.requests.first { $0.path == "/ext.jpg" })
         #expect(!request.headers.contains { $0.0.lowercased() == "authorization" }, "no token for an external avatar")
+        HostileLedger.record("inputs", "Monica API bodies", tried: "a single contact ({\"data\": {…}}), a page of photos, an avatar of source external", count: 3,
+                             outcome: "the contact read; the photos reported as not contacts (exit 65, nothing taken for a nameless contact); the external URL fetched without the token")
     }
 }
