@@ -98,6 +98,13 @@ public final class WarmPipeline: Sendable {
 
     public func run() async throws -> RunReport {
         try configuration.validate()
+        // Every export is there, readable and of a known format before the cache is
+        // touched: a mistyped path leaves no lock, marker or directory behind.
+        for path in configuration.exports {
+            guard FileManager.default.fileExists(atPath: path) else { throw ExportError(file: path, reason: "no such file or folder") }
+            guard FileManager.default.isReadableFile(atPath: path) else { throw ExportError(file: path, reason: "cannot be read (permissions)") }
+            _ = try configuration.exportFormats[path] ?? configuration.format ?? ExportFormat.detect(path: path)
+        }
         try Vips.initialise()
         let started = Date()
         let directory = CacheDirectory(root: configuration.cacheDirectory)
@@ -140,7 +147,13 @@ public final class WarmPipeline: Sendable {
                              sizes: Dictionary(listing.map { ($0.name, $0.size) }, uniquingKeysWith: { a, _ in a }))
         stageDone("open")
 
-        try readExports(into: &report, state: state)
+        do {
+            try readExports(into: &report, state: state)
+        } catch let error as ExportError {
+            // Only the index was written, in transactions: nothing for the marker to explain.
+            if !session.previousRunInterrupted { try? directory.markRunFinished() }
+            throw error
+        }
         stageDone("read")
         state.recovered = recoverOrphans(orphans, directory: directory)
         // One HTTP client, decode pool and writer for both stages, made when a job needs them.

@@ -58,6 +58,23 @@ public enum ReportOutputs {
 
     /// Writes a file next to its final place, flushes and renames it, so a reader (the
     /// node exporter, a CI step) never sees half of it.
+    /// Whether an output file (`flag` names it) can be written: its directory exists and
+    /// is writable, and the path is not a directory. Throws a `ConfigurationError`.
+    public static func checkWritable(_ path: String, flag: String) throws {
+        let url = URL(fileURLWithPath: path)
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw ConfigurationError(message: "\(flag) \(path) is a directory; give a file path")
+        }
+        let directory = url.deletingLastPathComponent().path
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ConfigurationError(message: "\(flag) \(path): the directory \(directory) does not exist")
+        }
+        guard FileManager.default.isWritableFile(atPath: directory) else {
+            throw ConfigurationError(message: "\(flag) \(path): the directory \(directory) is not writable")
+        }
+    }
+
     public static func writeAtomically(_ data: Data, to path: String) throws {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent()

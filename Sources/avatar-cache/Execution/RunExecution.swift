@@ -17,6 +17,10 @@ struct RunExecution {
         let configuration: WarmConfiguration
         do {
             configuration = try settings.configuration()
+            // Output files are checked before the run: a wrong path costs nothing.
+            for (flag, path) in [("--report", settings.report), ("--metrics-file", settings.metricsFile)] {
+                if let path { try ReportOutputs.checkWritable(path, flag: flag) }
+            }
         } catch {
             throw ExitCodes.fail(error)
         }
@@ -51,19 +55,30 @@ struct RunExecution {
         }
         print(report.summary)
         print("cache: \(configuration.cacheDirectory.standardizedFileURL.path)")
-        do {
-            if let path = settings.report {
-                try ReportOutputs.writeAtomically(try report.jsonData(), to: path)
+        // Each output on its own: one that cannot be written does not stop the others, and
+        // is exit 74 (the run is done and the cache saved), unless a run's own exit code
+        // says more.
+        var outputFailed = false
+        func output(_ name: String, _ write: () throws -> Void) {
+            do { try write() } catch {
+                outputFailed = true
+                FileHandle.standardError.write(Data("avatar-cache: error: \(name) not written: \(error) (the run is done and the cache saved)\n".utf8))
             }
-            if let path = settings.metricsFile {
+        }
+        if let path = settings.report {
+            output("the report \(path)") { try ReportOutputs.writeAtomically(try report.jsonData(), to: path) }
+        }
+        if let path = settings.metricsFile {
+            output("the metrics file \(path)") {
                 try ReportOutputs.writeAtomically(Data(ReportOutputs.prometheus(report, exitCode: exitCode.rawValue).utf8), to: path)
             }
-            if let path = ProcessInfo.processInfo.environment["GITHUB_STEP_SUMMARY"], !path.isEmpty {
+        }
+        if let path = ProcessInfo.processInfo.environment["GITHUB_STEP_SUMMARY"], !path.isEmpty {
+            output("the step summary $GITHUB_STEP_SUMMARY (\(path))") {
                 try ReportOutputs.append(ReportOutputs.markdown(report, exitCode: exitCode.rawValue), to: path)
             }
-        } catch {
-            throw ExitCodes.fail(error)
         }
+        if exitCode == ExitCodes.success, outputFailed { exitCode = ExitCodes.outputNotWritten }
         if exitCode != ExitCodes.success { throw exitCode }
     }
 }
