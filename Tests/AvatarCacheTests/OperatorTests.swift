@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+@testable import AvatarCache
+
+/// What an operator meets first (issue 14): mistakes found before the cache is touched,
+/// and output files with their own exit code.
+@Suite struct OperatorTests {
+    func run(_ arguments: [String], environment: [String: String] = [:]) throws -> CLITests.Result {
+        let process = Process()
+        process.executableURL = CLITests.binary
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CLITests.Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                               stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    @Test func aMissingExportLeavesNoTraceInANewCacheOrAGoodOne() throws {
+        let directory = try Fixtures.temporaryDirectory("missing-export")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let missing = directory.appendingPathComponent("no-such-export.json").path
+        // A new directory: not created.
+        let fresh = directory.appendingPathComponent("fresh").path
+        let first = try run(["warm", missing, "--cache", fresh])
+        #expect(first.status == 65 && first.stderr.contains("no such file"), "\(first.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: fresh), "no directory, lock or marker for a run that could not start")
+
+        // A good cache: nothing changes, and verify does not think a run was killed.
+        let export = try Fixtures.writeUsersExport([(id: "1", name: "Ann Lee", url: nil)], in: directory)
+        let cache = directory.appendingPathComponent("cache").path
+        #expect(try run(["warm", export, "--cache", cache]).status == 0)
+        let before = try Fixtures.fileNames(in: URL(fileURLWithPath: cache))
+        let garbage = directory.appendingPathComponent("garbage.txt").path
+        try Data("not an export at all".utf8).write(to: URL(fileURLWithPath: garbage))
+        for bad in [missing, garbage] {
+            let result = try run(["warm", export, bad, "--cache", cache])
+            #expect(result.status == 65, "\(bad): \(result.stderr)")
+        }
+        #expect(try Fixtures.fileNames(in: URL(fileURLWithPath: cache)) == before, "not a file added or removed")
+        let verify = try run(["verify", "--cache", cache])
+        #expect(verify.status == 0 && !verify.stdout.contains("killed"), "\(verify.stdout)")
+    }
+
+    @Test func outputFilesThatCannotBeWrittenHaveTheirOwnExitCode() throws {
+        let directory = try Fixtures.temporaryDirectory("outputs")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport([(id: "1", name: "Ann Lee", url: nil)], in: directory)
+        let cache = directory.appendingPathComponent("cache").path
+        // A report in a directory that does not exist: found before the run (usage, 64).
+        let early = try run(["warm", export, "--cache", cache, "--report", directory.appendingPathComponent("nope/report.json").path])
+        #expect(early.status == 64 && early.stderr.contains("does not exist"), "\(early.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: cache))
+        let metricsIsADirectory = try run(["warm", export, "--cache", cache, "--metrics-file", directory.path])
+        #expect(metricsIsADirectory.status == 64 && metricsIsADirectory.stderr.contains("is a directory"), "\(metricsIsADirectory.stderr)")
+
+        // The step summary (an environment variable) is only found unwritable after the
+        // run: exit 74, the other outputs written, the cache saved.
+        let report = directory.appendingPathComponent("report.json").path
+        let late = try run(["warm", export, "--cache", cache, "--report", report], environment: ["GITHUB_STEP_SUMMARY": directory.path])
+        #expect(late.status == 74, "\(late.stderr)")
+        #expect(late.stderr.contains("step summary") && late.stderr.contains("the cache saved"), "\(late.stderr)")
+        #expect(FileManager.default.fileExists(atPath: report), "the report is written all the same")
+        #expect(try run(["verify", "--cache", cache]).status == 0)
+    }
+}
