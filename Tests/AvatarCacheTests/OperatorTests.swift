@@ -68,4 +68,50 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: report), "the report is written all the same")
         #expect(try run(["verify", "--cache", cache]).status == 0)
     }
+
+    @Test func theInstallPutsTheBinaryAndItsCompletionsUnderThePrefix() throws {
+        let prefix = try Fixtures.temporaryDirectory("install")
+        defer { try? FileManager.default.removeItem(at: prefix) }
+        // The built binary (the release build is scripts/install's own; the rest is this).
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [Fixtures.repositoryRoot.appendingPathComponent("scripts/install").path,
+                             "--prefix", prefix.path, "--binary", CLITests.binary.path]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(output)")
+        let installed = prefix.appendingPathComponent("bin/avatar-cache").path
+        #expect(FileManager.default.isExecutableFile(atPath: installed))
+        let version = try CLITestsRunner.run(installed, ["--version"])
+        #expect(version.status == 0 && version.stdout.contains(AvatarCacheVersion.string), "\(version)")
+        for (path, marker) in [("share/bash-completion/completions/avatar-cache", "complete"),
+                               ("share/zsh/site-functions/_avatar-cache", "#compdef avatar-cache"),
+                               ("share/fish/vendor_completions.d/avatar-cache.fish", "complete -c")] {
+            let text = try String(contentsOf: prefix.appendingPathComponent(path), encoding: .utf8)
+            #expect(text.contains(marker) && text.contains("merge") && text.contains("shard"), "\(path)")
+        }
+        #expect(output.contains("is not on PATH"), "a prefix off PATH is pointed out: \(output)")
+    }
+}
+
+/// Runs any executable and collects its output.
+enum CLITestsRunner {
+    static func run(_ executable: String, _ arguments: [String]) throws -> CLITests.Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CLITests.Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                               stderr: String(decoding: stderr, as: UTF8.self))
+    }
 }
