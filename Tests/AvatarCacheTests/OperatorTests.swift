@@ -69,6 +69,46 @@ import Testing
         #expect(try run(["verify", "--cache", cache]).status == 0)
     }
 
+    @Test func debugTellsEachSourcesDecisionAndTraceEachHopWithoutSecrets() throws {
+        let server = try FixtureServer(routes: [
+            "/signed.jpg?sig=SECRET-SIGNATURE": .ok(bytes: try Fixtures.photo("astronaut.jpg")),
+            "/monica.jpg": .ok(bytes: try Fixtures.photo("chelsea.jpg")),
+        ])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("log-levels")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let monica = """
+            {"data": [
+              {"id": 1, "first_name": "Sig", "last_name": "Ned", "information": {"avatar": {"source": "gravatar", "url": "\(server.url("/signed.jpg"))?sig=SECRET-SIGNATURE"}}},
+              {"id": 2, "first_name": "Mon", "last_name": "Ica", "information": {"avatar": {"source": "photo", "url": "\(server.url("/monica.jpg"))"}}}
+            ]}
+            """
+        let export = directory.appendingPathComponent("contacts.json").path
+        try Data(monica.utf8).write(to: URL(fileURLWithPath: export))
+        let common = ["--allow-private-networks", "--monica-host", "127.0.0.1:\(server.port)"]
+        let token = ["AVATAR_CACHE_MONICA_TOKEN": "TOKEN-VALUE-NEVER-SHOWN"]
+        func warm(_ cache: String, _ level: String) throws -> CLITests.Result {
+            try run(["warm", export, "--cache", directory.appendingPathComponent(cache).path, "--log-level", level] + common, environment: token)
+        }
+        let info = try warm("a", "info")
+        #expect(info.status == 0 && !info.stderr.contains("decision="), "\(info.stderr)")
+        let debug = try warm("b", "debug")
+        #expect(debug.stderr.components(separatedBy: "decision=downloaded, decoded").count - 1 == 2, "\(debug.stderr)")
+        #expect(debug.stderr.contains("fetchMs=") && debug.stderr.contains("renderMs="))
+        #expect(!debug.stderr.contains("http hop"), "hops are trace, not debug")
+        let again = try warm("b", "debug")
+        #expect(again.stderr.contains("decision=fresh until"), "\(again.stderr)")
+        let trace = try warm("c", "trace")
+        #expect(trace.stderr.components(separatedBy: "http hop").count - 1 == 2, "\(trace.stderr)")
+        #expect(trace.stderr.contains("token=sent (not shown)") && trace.stderr.contains("token=none"))
+        #expect(trace.stderr.contains("signed.jpg?…"), "the query is not shown: \(trace.stderr)")
+        for output in [info, debug, again, trace] {
+            #expect(!output.stderr.contains("TOKEN-VALUE") && !output.stdout.contains("TOKEN-VALUE"))
+        }
+        let hops = trace.stderr.split(separator: "\n").filter { $0.contains("http hop") }
+        #expect(hops.count == 2 && hops.allSatisfy { !$0.contains("SECRET-SIGNATURE") }, "a hop never shows the query: \(hops)")
+    }
+
     @Test func theInstallPutsTheBinaryAndItsCompletionsUnderThePrefix() throws {
         let prefix = try Fixtures.temporaryDirectory("install")
         defer { try? FileManager.default.removeItem(at: prefix) }

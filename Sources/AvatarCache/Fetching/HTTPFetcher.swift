@@ -96,9 +96,12 @@ public final class HTTPFetcher: Sendable {
     let policy: NetworkPolicy
     let limits: FetchLimits
     let logger: Logger
+    /// Where each HTTP hop is told at trace level (URL without query or credentials,
+    /// status, whether the token went, never a header's value); nil: nowhere.
+    let trace: Logger?
     static let userAgent = "avatar-cache/\(AvatarCacheVersion.string)"
 
-    public init(policy: NetworkPolicy, limits: FetchLimits, maxConnectionsPerHost: Int) {
+    public init(policy: NetworkPolicy, limits: FetchLimits, maxConnectionsPerHost: Int, trace: Logger? = nil) {
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
@@ -117,6 +120,19 @@ public final class HTTPFetcher: Sendable {
         self.limits = limits
         // The client's own logs could carry request headers (the token): it gets none.
         self.logger = Logger(label: "avatar-cache.http", factory: { _ in SwiftLogNoOpLogHandler() })
+        self.trace = trace.flatMap { $0.logLevel <= .trace ? $0 : nil }
+    }
+
+    /// A URL as a trace line shows it: no user-info, no query or fragment (signed URLs
+    /// carry their signature there), cut when long.
+    static func traced(_ url: URL) -> String {
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        let hadQuery = components?.query != nil
+        components?.user = nil
+        components?.password = nil
+        components?.query = nil
+        components?.fragment = nil
+        return abbreviated((components?.string ?? "?") + (hadQuery ? "?…" : ""), limit: ShownText.maxURLCharacters)
     }
 
     /// Shuts the client down; call once, when no fetch is running.
@@ -206,6 +222,12 @@ public final class HTTPFetcher: Sendable {
                 throw !final && (failure.failureClass == .timeout || failure.failureClass == .network) ? Retryable(failure: failure) : failure
             }
             let status = response.status.code
+            trace?.trace("http hop", metadata: [
+                "url": "\(Self.traced(url))", "status": "\(status)", "redirects": "\(redirects)",
+                "token": "\(credential?.matches(url) == true ? "sent (not shown)" : "none")",
+                "conditional": "\(validators != nil)",
+                "contentLength": "\(response.headers.first(name: "Content-Length") ?? "none")",
+            ])
             if status == 304, validators != nil {
                 try? await Self.drain(response)
                 return .notModified(

@@ -43,12 +43,20 @@ extension WarmPipeline {
                         let freshUntil = previous.freshUntil ?? previous.fetchedAt.addingTimeInterval(pipeline.configuration.ttl)
                         if inline || started < freshUntil {
                             fresh += 1
+                            pipeline.logger.debug("source", metadata: [
+                                "source": "\(shownURL(source.key))",
+                                "decision": "\(inline ? "inline, cached: no work" : "fresh until \(ISO8601.format(freshUntil)): no request")",
+                            ])
                             continue
                         }
                     }
-                    if !complete, try FailureRecords.failure(db, key: source.key) != nil {
+                    if !complete, let failure = try FailureRecords.failure(db, key: source.key) {
                         // Failed recently: not asked for again before its retry time.
                         skippedRecentlyFailed += 1
+                        pipeline.logger.debug("source", metadata: [
+                            "source": "\(shownURL(source.key))",
+                            "decision": "failed \(ISO8601.format(failure.failedAt)) (\(failure.failureClass.rawValue)): not asked again before \(ISO8601.format(failure.retryAfter))",
+                        ])
                         continue
                     }
                     let work: Work

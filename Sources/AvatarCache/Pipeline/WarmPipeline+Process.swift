@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Logging
 
 extension WarmPipeline {
     /// What the job stages share: one HTTP client, one decode pool, one writer.
@@ -8,11 +9,12 @@ extension WarmPipeline {
         let pool: DecodeWorkerPool
         let writer: RenderWriter
 
-        init(_ configuration: WarmConfiguration) {
+        init(_ configuration: WarmConfiguration, logger: Logger) {
             fetcher = HTTPFetcher(
                 policy: NetworkPolicy(allowPrivateNetworks: configuration.allowPrivateNetworks, allowedHosts: Set(configuration.allowedHosts)),
                 limits: configuration.fetchLimits,
-                maxConnectionsPerHost: configuration.maxConnectionsPerHost
+                maxConnectionsPerHost: configuration.maxConnectionsPerHost,
+                trace: logger
             )
             pool = DecodeWorkerPool(threads: configuration.decodeThreads)
             writer = RenderWriter(
@@ -38,7 +40,7 @@ extension WarmPipeline {
         state: RunState, workers: inout Workers?, report: inout RunReport
     ) async throws {
         guard !control.isStopping, let first = try next() else { return }
-        let shared = workers ?? Workers(configuration)
+        let shared = workers ?? Workers(configuration, logger: logger)
         workers = shared
         let fetcher = shared.fetcher, pool = shared.pool, writer = shared.writer
         let coordinator = RenderCoordinator(known: { [self] in knownFiles(forContent: $0, state: state) })
@@ -79,6 +81,8 @@ extension WarmPipeline {
     ) async throws -> Result<Outcome, SourceFailure> {
         var holdsBody = false
         var photo: FetchedPhoto?
+        let jobStarted = DispatchTime.now().uptimeNanoseconds
+        func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
         let contentSHA256: String
         let render: @Sendable () async throws -> RenderedFiles
         switch job.work {
@@ -97,7 +101,8 @@ extension WarmPipeline {
                     entry.lastAccess = max(entry.lastAccess, accessTime(job.rank, started: started))
                     entry.etag = etag ?? entry.etag
                     entry.lastModified = lastModified ?? entry.lastModified
-                    return .success(Outcome(entry: entry, bytesDownloaded: 0, rendered: RenderedFiles(entry), notModified: true))
+                    return .success(Outcome(entry: entry, bytesDownloaded: 0, rendered: RenderedFiles(entry), notModified: true,
+                                            fetchSeconds: seconds(since: jobStarted)))
                 case .fetched(let fetched):
                     await backlog.add()
                     holdsBody = true
@@ -115,6 +120,8 @@ extension WarmPipeline {
             contentSHA256 = SHA256Hex.of(Array(spec.key.utf8))
             render = { try await pool.run { try writer.renderMonogram(spec, contentSHA256: contentSHA256) } }
         }
+        let fetchSeconds = seconds(since: jobStarted)
+        let renderStarted = DispatchTime.now().uptimeNanoseconds
         let rendered: RenderedFiles
         do {
             rendered = try await coordinator.files(for: contentSHA256, render: render)
@@ -144,7 +151,8 @@ extension WarmPipeline {
         case .inline(let inline): entry.sourceBytes = inline.bytes.count
         case .monogram: break
         }
-        return .success(Outcome(entry: entry, bytesDownloaded: photo?.bytes.count ?? 0, rendered: rendered))
+        return .success(Outcome(entry: entry, bytesDownloaded: photo?.bytes.count ?? 0, rendered: rendered,
+                                fetchSeconds: fetchSeconds, renderSeconds: seconds(since: renderStarted)))
     }
 
     /// Commits finished jobs in one transaction: entries saved (the files they replace
@@ -184,6 +192,11 @@ extension WarmPipeline {
                 state.add(outcome.entry.files.values)
                 committed.append(outcome.entry.contentSHA256)
                 count(job, outcome, into: &report)
+                logger.debug("source", metadata: [
+                    "source": "\(shownURL(job.key))", "decision": "\(decision(job, outcome))",
+                    "fetchMs": "\(Int(outcome.fetchSeconds * 1000))", "renderMs": "\(Int(outcome.renderSeconds * 1000))",
+                    "bytes": "\(outcome.bytesDownloaded)",
+                ])
             case .failure(let failure):
                 let kept = job.previous != nil
                 let source = job.key.hasPrefix("sha256:") ? "inline photo \(job.key)" : job.key
@@ -195,6 +208,18 @@ extension WarmPipeline {
             }
         }
         await coordinator.forget(committed)
+    }
+
+    /// What was done with a source, for the debug log.
+    private func decision(_ job: Job, _ outcome: Outcome) -> String {
+        if outcome.notModified { return "not modified (304): files kept" }
+        let how: String
+        switch job.work {
+        case .download: how = job.previous == nil ? "downloaded" : "stale, downloaded again"
+        case .inline: how = "inline"
+        case .monogram: return outcome.rendered.renderedNow ? "monogram drawn" : "monogram already drawn"
+        }
+        return how + (outcome.rendered.renderedNow ? ", decoded" : ", same bytes as a cached photo: not decoded")
     }
 
     private func count(_ job: Job, _ outcome: Outcome, into report: inout RunReport) {

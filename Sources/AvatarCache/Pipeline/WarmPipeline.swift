@@ -67,6 +67,9 @@ public final class WarmPipeline: Sendable {
         var rendered: RenderedFiles
         /// The server answered 304: nothing was downloaded or written.
         var notModified = false
+        /// Getting the bytes (download, or none), and rendering or finding the files.
+        var fetchSeconds = 0.0
+        var renderSeconds = 0.0
     }
 
     /// What one run shares between its stages.
