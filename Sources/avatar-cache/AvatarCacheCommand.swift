@@ -59,7 +59,7 @@ enum ExitCodes {
     static func fail(_ error: Error) -> ExitCode {
         FileHandle.standardError.write(Data("avatar-cache: error: \(error)\n".utf8))
         switch error {
-        case is ConfigurationError, is ImagingError, is PipelineFile.Error: return usage
+        case is ConfigurationError, is ImagingError, is PipelineFile.Error, is PipelineFile.Errors: return usage
         case is ExportError: return unreadableExport
         case is CacheLockedError: return locked
         case is CacheLookup.NotFound: return notInCache

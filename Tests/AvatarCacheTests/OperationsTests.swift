@@ -177,8 +177,11 @@ import Testing
         try PipelineFile.parse(text, file: "test.yml", environment: environment)
     }
 
+    /// The first mistake reported.
     func error(_ text: String) -> PipelineFile.Error? {
-        do { _ = try parse(text); return nil } catch let error as PipelineFile.Error { return error } catch { return nil }
+        do { _ = try parse(text); return nil } catch let error as PipelineFile.Error { return error } catch let errors as PipelineFile.Errors {
+            return errors.errors.first
+        } catch { return nil }
     }
 
     @Test func everyShippedPipelineParses() throws {
@@ -226,6 +229,45 @@ import Testing
         #expect(crop.message == "expected one of centre, attention, found \"diagonal\"")
         let inputs = try #require(error("inputs:\n  - path: a.json\n    fromat: monica\n"))
         #expect(inputs.line == 3 && inputs.key == "inputs.fromat")
+    }
+
+    @Test func everyMistakeIsReportedAndAnUnknownKeyGetsTheNearestOne() throws {
+        do {
+            _ = try parse("cache: /tmp/c\nbudgett: 10MB\nquality: 101\ninputs: [a.json]\nconcurency: 4\nlog_level: debug\n")
+            Issue.record("the mistakes were not found")
+        } catch let errors as PipelineFile.Errors {
+            #expect(errors.errors.map(\.line) == [2, 3, 5, 6], "\(errors)")
+            #expect(errors.errors[0].message.contains("did you mean \"budget\"?"))
+            #expect(errors.errors[2].message.contains("did you mean \"concurrency\"?"))
+            #expect(errors.errors[3].message.contains("did you mean \"log-level\"?"))
+            #expect(errors.description.hasPrefix("4 mistakes in test.yml:"))
+        }
+        #expect(error("cache: /tmp/c\nzzzz: 1\n")?.message.contains("did you mean") == false, "no suggestion when nothing is near")
+    }
+
+    @Test func everyFlagOfWarmIsAKeyInSingularAndPluralForms() throws {
+        // The flags as swift-argument-parser knows them (its help dump), not a list kept here.
+        let dump = try CLITests().run(["warm", "--experimental-dump-help"])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
+        let arguments = try #require((json["command"] as? [String: Any])?["arguments"] as? [[String: Any]])
+        let flags = arguments.compactMap { argument -> String? in
+            guard argument["kind"] as? String != "positional" else { return nil }
+            return (argument["names"] as? [[String: Any]])?.first { $0["kind"] as? String == "long" }?["name"] as? String
+        }.filter { !["help", "version", "cache"].contains($0) }
+        #expect(flags.count > 30, "\(flags)")
+        for flag in flags {
+            #expect(PipelineFile.keys[flag] != nil, "--\(flag) has no pipeline key")
+        }
+        let settings = try parse("""
+            size: 64
+            scale: [2, 3]
+            allow-host: photos.intranet:8443
+            log-level: debug
+            """)
+        #expect(settings.sizes == [64] && settings.scales == [2, 3])
+        #expect(settings.allowHosts == ["photos.intranet:8443"] && settings.logLevel == .debug)
+        let plural = try parse("sizes: [110, 300]\nallow-hosts: [a, b]\n")
+        #expect(plural.sizes == [110, 300] && plural.allowHosts == ["a", "b"])
     }
 
     @Test func flagsOverrideTheFile() throws {

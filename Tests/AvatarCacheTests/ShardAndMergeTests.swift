@@ -255,7 +255,7 @@ import Testing
         let file = try PipelineFile.parse("cache: c\ninputs: [users.json]\nshard: ${TASK_ID}/${TASK_COUNT}\n", file: "p.yml",
                                           environment: ["TASK_ID": "4", "TASK_COUNT": "7"])
         #expect(file.shard == (try Shard(index: 4, count: 7)))
-        #expect(throws: PipelineFile.Error.self) {
+        #expect(throws: PipelineFile.Errors.self) {
             try PipelineFile.parse("cache: c\nshard: 7/7\n", file: "p.yml", environment: [:])
         }
         let directory = try Fixtures.temporaryDirectory("shard-cli")

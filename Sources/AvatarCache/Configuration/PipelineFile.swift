@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Yams
 
 /// Reads `pipelines/*.yml`. Every key is checked before any work: an unknown key, a
@@ -17,6 +18,16 @@ public enum PipelineFile {
         }
     }
 
+    /// Every mistake found in one file, each with its line and key.
+    public struct Errors: Swift.Error, CustomStringConvertible {
+        public var errors: [Error]
+
+        public var description: String {
+            errors.count == 1 ? errors[0].description
+                : "\(errors.count) mistakes in \(errors[0].file):\n" + errors.map { "  \($0)" }.joined(separator: "\n")
+        }
+    }
+
     public static func load(_ path: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PipelineSettings {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw Error(file: path, line: 0, key: nil, message: "cannot read the file")
@@ -26,16 +37,17 @@ public enum PipelineFile {
 
     static let keys: [String: String] = [
         "cache": "a directory path", "inputs": "a list of paths or {path, format}", "format": "an export format", "shard": "i/n, the i-th of n shards from 0 (0/3)",
-        "sizes": "a list of point sizes", "scales": "a list of scales", "scale": "a scale", "crop": "centre or attention",
+        "sizes": "a list of point sizes", "size": "a point size or a list of them", "scales": "a list of scales",
+        "scale": "a scale or a list of them", "crop": "centre or attention",
         "output-format": "jpeg, png or webp", "monogram-format": "jpeg, png or webp", "quality": "an integer 1–100",
         "budget": "a size like 100MB", "trim-ratio": "a number in (0, 1]", "ttl-hours": "a number of hours",
         "max-ttl-hours": "a number of hours", "failure-ttl-hours": "a number of hours", "concurrency": "an integer",
         "decode-threads": "an integer", "max-connections-per-host": "an integer", "max-bytes": "a size like 20MB",
         "max-pixels": "an integer", "max-decode-memory": "a size like 100MB", "timeout": "seconds", "connect-timeout": "seconds", "max-redirects": "an integer",
         "retries": "an integer", "max-retry-wait": "seconds", "source-deadline": "seconds", "allow-private-networks": "true or false",
-        "allow-hosts": "a list of host or host:port",
+        "allow-hosts": "a list of host or host:port", "allow-host": "host or host:port, or a list of them",
         "monica-host": "host or host:port", "monica-token-file": "a path", "monica-token-env": "an environment variable name",
-        "wait": "seconds", "report": "a path", "metrics-file": "a path", "log-format": "text or json",
+        "wait": "seconds", "report": "a path", "metrics-file": "a path", "log-format": "text or json", "log-level": "trace, debug, info, notice, warning, error or critical",
         "max-failure-rate": "a number between 0 and 1",
     ]
 
@@ -55,58 +67,92 @@ public enum PipelineFile {
             throw Error(file: file, line: line(root), key: nil, message: "expected a mapping of keys to values at the top")
         }
         var settings = PipelineSettings()
+        // Every mistake is reported, not only the first.
+        var errors: [Error] = []
         for (keyNode, value) in mapping {
             guard let key = keyNode.string else {
-                throw Error(file: file, line: line(keyNode), key: nil, message: "keys must be text")
+                errors.append(Error(file: file, line: line(keyNode), key: nil, message: "keys must be text"))
+                continue
             }
             guard let expected = keys[key] else {
+                let suggestion = nearestKey(to: key).map { "did you mean \"\($0)\"? " } ?? ""
                 let known = keys.keys.sorted().joined(separator: ", ")
-                throw Error(file: file, line: line(keyNode), key: key, message: "unknown key (known keys: \(known))")
+                errors.append(Error(file: file, line: line(keyNode), key: key, message: "unknown key; \(suggestion)(known keys: \(known))"))
+                continue
             }
             let reader = ValueReader(file: file, key: key, expected: expected, environment: environment)
-            switch key {
-            case "cache": settings.cache = try reader.string(value)
-            case "inputs": settings.inputs = try reader.inputs(value)
-            case "format": settings.format = try reader.enumeration(value, ExportFormat.self)
-            case "shard": settings.shard = try reader.shard(value)
-            case "sizes": settings.sizes = try reader.integers(value, in: 1...2000)
-            case "scales": settings.scales = try reader.integers(value, in: 1...8)
-            case "scale": settings.scales = [try reader.integer(value, in: 1...8)]
-            case "crop": settings.crop = try reader.enumeration(value, CropMode.self)
-            case "output-format": settings.outputFormat = try reader.enumeration(value, OutputFormat.self)
-            case "monogram-format": settings.monogramFormat = try reader.enumeration(value, OutputFormat.self)
-            case "quality": settings.quality = try reader.integer(value, in: 1...100)
-            case "budget": settings.budget = try reader.size(value)
-            case "trim-ratio": settings.trimRatio = try reader.number(value, in: 0.01...1)
-            case "ttl-hours": settings.ttlHours = try reader.number(value, in: 0...100_000)
-            case "max-ttl-hours": settings.maxTTLHours = try reader.number(value, in: 0...100_000)
-            case "failure-ttl-hours": settings.failureTTLHours = try reader.number(value, in: 0...100_000)
-            case "concurrency": settings.concurrency = try reader.integer(value, in: 1...1024)
-            case "decode-threads": settings.decodeThreads = try reader.integer(value, in: 1...256)
-            case "max-connections-per-host": settings.maxConnectionsPerHost = try reader.integer(value, in: 1...1024)
-            case "max-bytes": settings.maxBytes = try reader.size(value)
-            case "max-pixels": settings.maxPixels = try reader.integer(value, in: 1...1_000_000_000)
-            case "max-decode-memory": settings.maxDecodeMemory = try reader.size(value)
-            case "timeout": settings.timeout = try reader.number(value, in: 0.001...86_400)
-            case "connect-timeout": settings.connectTimeout = try reader.number(value, in: 0.001...86_400)
-            case "max-redirects": settings.maxRedirects = try reader.integer(value, in: 0...50)
-            case "retries": settings.retries = try reader.integer(value, in: 0...10)
-            case "max-retry-wait": settings.maxRetryWait = try reader.number(value, in: 0...3600)
-            case "source-deadline": settings.sourceDeadline = try reader.number(value, in: 0.001...86_400)
-            case "allow-private-networks": settings.allowPrivateNetworks = try reader.boolean(value)
-            case "allow-hosts": settings.allowHosts = try reader.strings(value)
-            case "monica-host": settings.monicaHost = try reader.string(value)
-            case "monica-token-file": settings.monicaTokenFile = try reader.string(value)
-            case "monica-token-env": settings.monicaTokenEnv = try reader.string(value)
-            case "wait": settings.wait = try reader.number(value, in: 0...86_400)
-            case "report": settings.report = try reader.string(value)
-            case "metrics-file": settings.metricsFile = try reader.string(value)
-            case "log-format": settings.logFormat = try reader.enumeration(value, LogFormat.self)
-            case "max-failure-rate": settings.maxFailureRate = try reader.number(value, in: 0...1)
-            default: break
+            do {
+                try read(key, value, reader, into: &settings)
+            } catch let error as Error {
+                errors.append(error)
             }
         }
+        if !errors.isEmpty { throw Errors(errors: errors) }
         return settings
+    }
+
+    /// The known key nearest to a mistyped one (at most two edits, or a key it contains).
+    static func nearestKey(to key: String) -> String? {
+        func distance(_ a: [Character], _ b: [Character]) -> Int {
+            var previous = Array(0...b.count)
+            for (i, x) in a.enumerated() {
+                var current = [i + 1]
+                for (j, y) in b.enumerated() {
+                    current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
+                }
+                previous = current
+            }
+            return previous[b.count]
+        }
+        let typed = Array(key.lowercased().replacingOccurrences(of: "_", with: "-"))
+        let ranked = keys.keys.map { ($0, distance(typed, Array($0))) }.sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }
+        guard let best = ranked.first else { return nil }
+        return best.1 <= max(2, typed.count / 4) ? best.0 : nil
+    }
+
+    /// Reads one key's value into `settings`.
+    static func read(_ key: String, _ value: Node, _ reader: ValueReader, into settings: inout PipelineSettings) throws {
+        switch key {
+        case "cache": settings.cache = try reader.string(value)
+        case "inputs": settings.inputs = try reader.inputs(value)
+        case "format": settings.format = try reader.enumeration(value, ExportFormat.self)
+        case "shard": settings.shard = try reader.shard(value)
+        case "sizes", "size": settings.sizes = try reader.oneOrMoreIntegers(value, in: 1...2000)
+        case "scales", "scale": settings.scales = try reader.oneOrMoreIntegers(value, in: 1...8)
+        case "crop": settings.crop = try reader.enumeration(value, CropMode.self)
+        case "output-format": settings.outputFormat = try reader.enumeration(value, OutputFormat.self)
+        case "monogram-format": settings.monogramFormat = try reader.enumeration(value, OutputFormat.self)
+        case "quality": settings.quality = try reader.integer(value, in: 1...100)
+        case "budget": settings.budget = try reader.size(value)
+        case "trim-ratio": settings.trimRatio = try reader.number(value, in: 0.01...1)
+        case "ttl-hours": settings.ttlHours = try reader.number(value, in: 0...100_000)
+        case "max-ttl-hours": settings.maxTTLHours = try reader.number(value, in: 0...100_000)
+        case "failure-ttl-hours": settings.failureTTLHours = try reader.number(value, in: 0...100_000)
+        case "concurrency": settings.concurrency = try reader.integer(value, in: 1...1024)
+        case "decode-threads": settings.decodeThreads = try reader.integer(value, in: 1...256)
+        case "max-connections-per-host": settings.maxConnectionsPerHost = try reader.integer(value, in: 1...1024)
+        case "max-bytes": settings.maxBytes = try reader.size(value)
+        case "max-pixels": settings.maxPixels = try reader.integer(value, in: 1...1_000_000_000)
+        case "max-decode-memory": settings.maxDecodeMemory = try reader.size(value)
+        case "timeout": settings.timeout = try reader.number(value, in: 0.001...86_400)
+        case "connect-timeout": settings.connectTimeout = try reader.number(value, in: 0.001...86_400)
+        case "max-redirects": settings.maxRedirects = try reader.integer(value, in: 0...50)
+        case "retries": settings.retries = try reader.integer(value, in: 0...10)
+        case "max-retry-wait": settings.maxRetryWait = try reader.number(value, in: 0...3600)
+        case "source-deadline": settings.sourceDeadline = try reader.number(value, in: 0.001...86_400)
+        case "allow-private-networks": settings.allowPrivateNetworks = try reader.boolean(value)
+        case "allow-hosts", "allow-host": settings.allowHosts = try reader.oneOrMoreStrings(value)
+        case "monica-host": settings.monicaHost = try reader.string(value)
+        case "monica-token-file": settings.monicaTokenFile = try reader.string(value)
+        case "monica-token-env": settings.monicaTokenEnv = try reader.string(value)
+        case "wait": settings.wait = try reader.number(value, in: 0...86_400)
+        case "report": settings.report = try reader.string(value)
+        case "metrics-file": settings.metricsFile = try reader.string(value)
+        case "log-format": settings.logFormat = try reader.enumeration(value, LogFormat.self)
+        case "log-level": settings.logLevel = try reader.enumeration(value, Logger.Level.self)
+        case "max-failure-rate": settings.maxFailureRate = try reader.number(value, in: 0...1)
+        default: break
+        }
     }
 
     static func line(_ node: Node) -> Int { node.mark?.line ?? 0 }
@@ -212,6 +258,17 @@ public enum PipelineFile {
         func strings(_ node: Node) throws -> [String] {
             guard case .sequence(let sequence) = node else { throw fail(node) }
             return try sequence.map { try string($0) }
+        }
+
+        /// One value or a list of them (`size: 110` and `sizes: [110, 300]` alike).
+        func oneOrMoreIntegers(_ node: Node, in range: ClosedRange<Int>) throws -> [Int] {
+            if case .scalar = node { return [try integer(node, in: range)] }
+            return try integers(node, in: range)
+        }
+
+        func oneOrMoreStrings(_ node: Node) throws -> [String] {
+            if case .scalar = node { return [try string(node)] }
+            return try strings(node)
         }
 
         func integers(_ node: Node, in range: ClosedRange<Int>) throws -> [Int] {

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Every setting of a run, each optional: what a pipeline file says, what CLI flags
 /// say, merged (flags win) and turned into a `WarmConfiguration`. Key names are the CLI
@@ -46,6 +47,7 @@ public struct PipelineSettings: Sendable, Equatable {
     public var report: String?
     public var metricsFile: String?
     public var logFormat: LogFormat?
+    public var logLevel: Logger.Level?
     public var maxFailureRate: Double?
 
     public init() {}
@@ -62,7 +64,7 @@ public struct PipelineSettings: Sendable, Equatable {
         take(\.maxConnectionsPerHost); take(\.maxBytes); take(\.maxPixels); take(\.maxDecodeMemory); take(\.timeout)
         take(\.connectTimeout); take(\.maxRedirects); take(\.retries); take(\.maxRetryWait); take(\.sourceDeadline)
         take(\.allowPrivateNetworks); take(\.allowHosts); take(\.monicaHost); take(\.monicaTokenFile); take(\.monicaTokenEnv)
-        take(\.wait); take(\.report); take(\.metricsFile); take(\.logFormat); take(\.maxFailureRate)
+        take(\.wait); take(\.report); take(\.metricsFile); take(\.logFormat); take(\.logLevel); take(\.maxFailureRate)
         if !overrides.inputs.isEmpty { merged.inputs = overrides.inputs }
         return merged
     }

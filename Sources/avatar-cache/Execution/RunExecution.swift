@@ -26,7 +26,7 @@ struct RunExecution {
         }
         let format = settings.logFormat ?? .text
         let progress = format == .text && isatty(STDERR_FILENO) == 1 ? TerminalProgress() : nil
-        let logger = Logging.make(format: format, level: logLevel?.level ?? .info, progress: progress)
+        let logger = Logging.make(format: format, level: logLevel?.level ?? settings.logLevel ?? .info, progress: progress)
 
         let control = RunControl()
         let signals = SignalWatcher(control: control, logger: logger)
