@@ -73,7 +73,7 @@ struct CacheOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The cache directory.", valueName: "dir"))
     var cache: String
 
-    @Option(name: .long, help: ArgumentHelp("trace, debug, info, notice, warning, error or critical. Default: info.", valueName: "level"))
+    @Option(name: .long, help: ArgumentHelp("How much is logged on stderr. Default: info.", valueName: "level"))
     var logLevel: LogLevelArgument?
 
     var cacheURL: URL { URL(fileURLWithPath: cache) }

@@ -109,6 +109,37 @@ import Testing
         #expect(hops.count == 2 && hops.allSatisfy { !$0.contains("SECRET-SIGNATURE") }, "a hop never shows the query: \(hops)")
     }
 
+    @Test func smallThingsAnOperatorSees() throws {
+        let directory = try Fixtures.temporaryDirectory("small-things")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // JSON log lines keep numbers and booleans as JSON numbers and booleans.
+        let server = try FixtureServer(routes: [:])
+        defer { server.shutdown() }
+        let export = try Fixtures.writeUsersExport([(id: "1", name: "Ann Lee", url: server.url("/missing.jpg"))], in: directory)
+        let json = try run(["warm", export, "--cache", directory.appendingPathComponent("c").path, "--allow-private-networks",
+                            "--log-format", "json", "--log-level", "debug"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let lines = json.stderr.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let failed = try #require(lines.first { $0["message"] as? String == "source failed" }, "\(json.stderr)")
+        #expect(failed["keptCachedPhoto"] as? Bool == false && !(failed["keptCachedPhoto"] is String), "\(failed)")
+        let stage = try #require(lines.first { $0["message"] as? String == "stage done" })
+        #expect(stage["seconds"] is NSNumber && !(stage["seconds"] is String), "\(stage)")
+
+        // A binary file given as an export: its bytes are not echoed.
+        let binary = directory.appendingPathComponent("photo.bin").path
+        try Data([0x00, 0xFF, 0xD8, 0xFF, 0xE0, 0x01, 0x02, 0x1B, 0x5B, 0x32, 0x4A] + Array(repeating: 0x80, count: 64)).write(to: URL(fileURLWithPath: binary))
+        let refused = try run(["warm", binary, "--cache", directory.appendingPathComponent("d").path])
+        #expect(refused.status == 65 && refused.stderr.contains("it is not text"), "\(refused.stderr)")
+        #expect(!refused.stderr.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{FFFD}" || $0 == "\0" }, "no raw bytes on the terminal")
+
+        // --help names each option's allowed values once.
+        let help = try run(["warm", "--help"])
+        let logLevelHelp = try #require(help.stdout.range(of: "--log-level").map { String(help.stdout[$0.lowerBound...].prefix(220)) })
+        #expect(logLevelHelp.components(separatedBy: "critical").count - 1 == 1, "\(logLevelHelp)")
+        let formatHelp = try #require(help.stdout.range(of: "--format <format>").map { String(help.stdout[$0.lowerBound...].prefix(220)) })
+        #expect(formatHelp.components(separatedBy: "nexus-conversations").count - 1 == 1, "\(formatHelp)")
+    }
+
     @Test func theInstallPutsTheBinaryAndItsCompletionsUnderThePrefix() throws {
         let prefix = try Fixtures.temporaryDirectory("install")
         defer { try? FileManager.default.removeItem(at: prefix) }

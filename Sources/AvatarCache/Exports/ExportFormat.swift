@@ -48,7 +48,10 @@ public enum ExportFormat: String, Sendable, CaseIterable, Codable {
         if has("participantIds") || has("conversations") { return .nexusConversations }
         if has("first_name") || (has("data") && has("information")) { return .monica }
         if has("profileImageUrl") || has("displayName") || has("users") { return .nexusUsers }
-        let sample = trimmed.prefix(80).replacingOccurrences(of: "\n", with: "\\n")
-        throw ExportError(file: path, reason: "cannot tell the export format: no vCard, no \"participantIds\", \"first_name\" or \"profileImageUrl\" key in the first 64 KiB (it starts with \"\(sample)\"); pass --format nexus-users|nexus-conversations|monica|jami")
+        // What it starts with, as text only: a binary file's bytes are not echoed.
+        let start = trimmed.prefix(80)
+        let printable = start.unicodeScalars.allSatisfy { $0 == "\n" || $0 == "\t" || ($0.value >= 0x20 && $0.value != 0x7F && $0 != "\u{FFFD}") }
+        let sample = printable ? "it starts with \"\(start.replacingOccurrences(of: "\n", with: "\\n"))\"" : "it is not text (a binary file?)"
+        throw ExportError(file: path, reason: "cannot tell the export format: no vCard, no \"participantIds\", \"first_name\" or \"profileImageUrl\" key in the first 64 KiB (\(sample)); pass --format nexus-users|nexus-conversations|monica|jami")
     }
 }

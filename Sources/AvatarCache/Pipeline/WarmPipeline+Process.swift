@@ -194,8 +194,9 @@ extension WarmPipeline {
                 count(job, outcome, into: &report)
                 logger.debug("source", metadata: [
                     "source": "\(shownURL(job.key))", "decision": "\(decision(job, outcome))",
-                    "fetchMs": "\(Int(outcome.fetchSeconds * 1000))", "renderMs": "\(Int(outcome.renderSeconds * 1000))",
-                    "bytes": "\(outcome.bytesDownloaded)",
+                    "fetchMs": .stringConvertible(Int(outcome.fetchSeconds * 1000)),
+                    "renderMs": .stringConvertible(Int(outcome.renderSeconds * 1000)),
+                    "bytes": .stringConvertible(outcome.bytesDownloaded),
                 ])
             case .failure(let failure):
                 let kept = job.previous != nil
@@ -203,7 +204,7 @@ extension WarmPipeline {
                 report.record(failure, url: source, keptCachedPhoto: kept)
                 logger.warning("source failed", metadata: [
                     "source": "\(shownURL(source))", "class": "\(failure.failureClass.rawValue)",
-                    "reason": "\(failure.reason)", "keptCachedPhoto": "\(kept)",
+                    "reason": "\(failure.reason)", "keptCachedPhoto": .stringConvertible(kept),
                 ])
             }
         }

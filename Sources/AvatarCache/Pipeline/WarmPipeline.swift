@@ -120,7 +120,7 @@ public final class WarmPipeline: Sendable {
         report.shard = configuration.shard?.description
         var stageStarted = Date()
         func stageDone(_ stage: String) {
-            logger.debug("stage done", metadata: ["stage": "\(stage)", "seconds": "\(String(format: "%.3f", Date().timeIntervalSince(stageStarted)))"])
+            logger.debug("stage done", metadata: ["stage": "\(stage)", "seconds": .stringConvertible((Date().timeIntervalSince(stageStarted) * 1000).rounded() / 1000)])
             stageStarted = Date()
         }
         let session = try CacheSession.open(directory, wait: configuration.lockWait, create: true, markRun: true, logger: logger)

@@ -122,9 +122,9 @@ public enum CacheMerge {
             }
             logger.info("merged", metadata: [
                 "cache": "\(source.directory.root.path)", "origin": "\(source.origin)",
-                "entriesTaken": "\(outcome.entriesTaken)", "entriesKept": "\(outcome.entriesKept)",
-                "entriesDropped": "\(outcome.entriesDropped)", "profilesTaken": "\(outcome.profilesTaken)",
-                "filesLinked": "\(outcome.filesLinked)", "filesCopied": "\(outcome.filesCopied)",
+                "entriesTaken": .stringConvertible(outcome.entriesTaken), "entriesKept": .stringConvertible(outcome.entriesKept),
+                "entriesDropped": .stringConvertible(outcome.entriesDropped), "profilesTaken": .stringConvertible(outcome.profilesTaken),
+                "filesLinked": .stringConvertible(outcome.filesLinked), "filesCopied": .stringConvertible(outcome.filesCopied),
             ])
             outcomes.append(outcome)
         }

@@ -77,8 +77,8 @@ public final class CacheSession {
         if !deletable.isEmpty { directory.syncDirectory() }
         if !plan.evicted.isEmpty {
             logger.info("pruned", metadata: [
-                "evicted": "\(plan.evicted.count)",
-                "bytesBefore": "\(plan.bytesBefore)", "bytesAfter": "\(plan.bytesAfter)",
+                "evicted": .stringConvertible(plan.evicted.count),
+                "bytesBefore": .stringConvertible(plan.bytesBefore), "bytesAfter": .stringConvertible(plan.bytesAfter),
             ])
         }
         return Outcome(plan: plan, cacheBytes: plan.bytesAfter, deletedFiles: deletable.count)

@@ -40,14 +40,32 @@ struct LineLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
+    /// A metadata value as JSON: numbers and booleans given as such stay numbers and
+    /// booleans; everything else is text.
+    static func json(_ value: Logger.Metadata.Value) -> Any {
+        switch value {
+        case .stringConvertible(let convertible):
+            switch convertible {
+            case let number as Int: return number
+            case let number as Int64: return number
+            case let number as Double where number.isFinite: return number
+            case let flag as Bool: return flag
+            default: return convertible.description
+            }
+        case .string(let text): return text
+        case .array(let values): return values.map(json)
+        case .dictionary(let values): return values.mapValues(json)
+        }
+    }
+
     func log(level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
         let all = metadata.merging(explicit ?? [:]) { $1 }
         let time = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withInternetDateTime, .withFractionalSeconds])
         let text: String
         switch format {
         case .json:
-            var object: [String: String] = ["time": time, "level": level.rawValue, "message": message.description]
-            for (key, value) in all where object[key] == nil { object[key] = "\(value)" }
+            var object: [String: Any] = ["time": time, "level": level.rawValue, "message": message.description]
+            for (key, value) in all where object[key] == nil { object[key] = Self.json(value) }
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
             text = String(decoding: data, as: UTF8.self) + "\n"
         case .text:

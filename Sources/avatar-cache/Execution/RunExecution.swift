@@ -50,7 +50,8 @@ struct RunExecution {
                   Double(report.failed) / Double(report.sources) > allowed {
             exitCode = ExitCodes.failureRateExceeded
             logger.error("failure rate over the limit", metadata: [
-                "failed": "\(report.failed)", "sources": "\(report.sources)", "maxFailureRate": "\(allowed)",
+                "failed": .stringConvertible(report.failed), "sources": .stringConvertible(report.sources),
+                "maxFailureRate": .stringConvertible(allowed),
             ])
         }
         print(report.summary)

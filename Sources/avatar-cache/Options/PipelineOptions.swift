@@ -5,7 +5,7 @@ import Foundation
 /// Every setting of a run as a flag. All optional: a flag given overrides the pipeline
 /// file's key of the same name; one not given leaves the file's value or the default.
 struct PipelineOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Export format of every input: nexus-users, nexus-conversations, monica, jami. Default: detected.", valueName: "format"))
+    @Option(help: ArgumentHelp("Export format of every input. Default: detected per input.", valueName: "format"))
     var format: ExportFormat?
     @Option(help: ArgumentHelp("Take only this shard's profiles: i/n, the i-th of n from 0 (Slurm: $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT; Kubernetes: $JOB_COMPLETION_INDEX/n). Partitioned by a hash of the photo's source, else the user id. Merge the shards' caches with `avatar-cache merge`. Default: every profile.", valueName: "i/n"),
             transform: { try Shard(parsing: $0) })
@@ -16,11 +16,11 @@ struct PipelineOptions: ParsableArguments {
     var size: [Int] = []
     @Option(help: ArgumentHelp("Pixels per point; repeat for several. Default: 3 (330 px and 900 px).", valueName: "n"))
     var scale: [Int] = []
-    @Option(help: ArgumentHelp("centre or attention. Default: centre.", valueName: "mode"))
+    @Option(help: ArgumentHelp("How the square is cut: the middle, or libvips' attention crop. Default: centre.", valueName: "mode"))
     var crop: CropMode?
-    @Option(help: ArgumentHelp("Photo files: jpeg, webp or png. Default: jpeg.", valueName: "format"))
+    @Option(help: ArgumentHelp("Encoding of photo files. Default: jpeg.", valueName: "format"))
     var outputFormat: OutputFormat?
-    @Option(help: ArgumentHelp("Monogram files: png or webp (a disc on transparency) or jpeg (a filled square). Default: png.", valueName: "format"))
+    @Option(help: ArgumentHelp("Encoding of monograms: png and webp draw a disc on transparency, jpeg a filled square. Default: png.", valueName: "format"))
     var monogramFormat: OutputFormat?
     @Option(help: ArgumentHelp("JPEG/WebP quality, 1–100. Default: 82.", valueName: "q"))
     var quality: Int?
@@ -84,11 +84,11 @@ struct PipelineOptions: ParsableArguments {
     var report: String?
     @Option(help: ArgumentHelp("Write the run's figures in the Prometheus text format here (atomically).", valueName: "path.prom"))
     var metricsFile: String?
-    @Option(help: ArgumentHelp("text or json log lines on stderr. Default: text.", valueName: "format"))
+    @Option(help: ArgumentHelp("Log lines on stderr as text or one JSON object each. Default: text.", valueName: "format"))
     var logFormat: LogFormat?
     @Option(help: ArgumentHelp("Exit 3 when more than this fraction of the sources failed. Default: never.", valueName: "fraction"))
     var maxFailureRate: Double?
-    @Option(help: ArgumentHelp("trace, debug, info, notice, warning, error or critical. Default: info.", valueName: "level"))
+    @Option(help: ArgumentHelp("How much is logged on stderr. Default: info.", valueName: "level"))
     var logLevel: LogLevelArgument?
 
     /// The settings these flags give (nothing for flags not given).

@@ -31,7 +31,7 @@ struct Merge: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Wait up to this long for each cache's lock.", valueName: "seconds"))
     var wait: Double = 0
 
-    @Option(help: ArgumentHelp("trace, debug, info, notice, warning, error or critical. Default: warning.", valueName: "level"))
+    @Option(help: ArgumentHelp("How much is logged on stderr. Default: warning.", valueName: "level"))
     var logLevel: LogLevelArgument?
 
     func run() async throws {
