@@ -43,7 +43,7 @@ public enum PipelineFile {
         "budget": "a size like 100MB", "trim-ratio": "a number in (0, 1]", "ttl-hours": "a number of hours",
         "max-ttl-hours": "a number of hours", "failure-ttl-hours": "a number of hours", "concurrency": "an integer",
         "decode-threads": "an integer", "max-connections-per-host": "an integer", "max-bytes": "a size like 20MB",
-        "max-pixels": "an integer", "max-decode-memory": "a size like 100MB", "timeout": "seconds", "connect-timeout": "seconds", "max-redirects": "an integer",
+        "max-pixels": "an integer", "max-decode-memory": "a size like 100MB", "max-record-bytes": "a size like 28MB", "timeout": "seconds", "connect-timeout": "seconds", "max-redirects": "an integer",
         "retries": "an integer", "max-retry-wait": "seconds", "source-deadline": "seconds", "allow-private-networks": "true or false",
         "allow-hosts": "a list of host or host:port", "allow-host": "host or host:port, or a list of them",
         "monica-host": "host or host:port", "monica-token-file": "a path", "monica-token-env": "an environment variable name",
@@ -124,7 +124,7 @@ public enum PipelineFile {
         case "monogram-format": settings.monogramFormat = try reader.enumeration(value, OutputFormat.self)
         case "quality": settings.quality = try reader.integer(value, in: 1...100)
         case "budget": settings.budget = try reader.size(value)
-        case "trim-ratio": settings.trimRatio = try reader.number(value, in: 0.01...1)
+        case "trim-ratio": settings.trimRatio = try reader.number(value, in: Pruner.trimRatioRange)
         case "ttl-hours": settings.ttlHours = try reader.number(value, in: 0...100_000)
         case "max-ttl-hours": settings.maxTTLHours = try reader.number(value, in: 0...100_000)
         case "failure-ttl-hours": settings.failureTTLHours = try reader.number(value, in: 0...100_000)
@@ -134,6 +134,7 @@ public enum PipelineFile {
         case "max-bytes": settings.maxBytes = try reader.size(value)
         case "max-pixels": settings.maxPixels = try reader.integer(value, in: 1...1_000_000_000)
         case "max-decode-memory": settings.maxDecodeMemory = try reader.size(value)
+        case "max-record-bytes": settings.maxRecordBytes = try reader.size(value)
         case "timeout": settings.timeout = try reader.number(value, in: 0.001...86_400)
         case "connect-timeout": settings.connectTimeout = try reader.number(value, in: 0.001...86_400)
         case "max-redirects": settings.maxRedirects = try reader.integer(value, in: 0...50)

@@ -30,6 +30,7 @@ public struct PipelineSettings: Sendable, Equatable {
     public var maxBytes: Int64?
     public var maxPixels: Int?
     public var maxDecodeMemory: Int64?
+    public var maxRecordBytes: Int64?
     public var timeout: Double?
     public var connectTimeout: Double?
     public var maxRedirects: Int?
@@ -61,7 +62,7 @@ public struct PipelineSettings: Sendable, Equatable {
         take(\.cache); take(\.format); take(\.shard); take(\.sizes); take(\.scales); take(\.crop); take(\.outputFormat)
         take(\.monogramFormat); take(\.quality); take(\.budget); take(\.trimRatio); take(\.ttlHours)
         take(\.maxTTLHours); take(\.failureTTLHours); take(\.concurrency); take(\.decodeThreads)
-        take(\.maxConnectionsPerHost); take(\.maxBytes); take(\.maxPixels); take(\.maxDecodeMemory); take(\.timeout)
+        take(\.maxConnectionsPerHost); take(\.maxBytes); take(\.maxPixels); take(\.maxDecodeMemory); take(\.maxRecordBytes); take(\.timeout)
         take(\.connectTimeout); take(\.maxRedirects); take(\.retries); take(\.maxRetryWait); take(\.sourceDeadline)
         take(\.allowPrivateNetworks); take(\.allowHosts); take(\.monicaHost); take(\.monicaTokenFile); take(\.monicaTokenEnv)
         take(\.wait); take(\.report); take(\.metricsFile); take(\.logFormat); take(\.logLevel); take(\.maxFailureRate)
@@ -102,6 +103,7 @@ public struct PipelineSettings: Sendable, Equatable {
         if let maxBytes { configuration.fetchLimits.maxBytes = Int(clamping: maxBytes) }
         if let maxPixels { configuration.maxPixels = maxPixels }
         if let maxDecodeMemory { configuration.maxDecodeMemory = maxDecodeMemory }
+        if let maxRecordBytes { configuration.maxRecordBytes = Int(clamping: maxRecordBytes) }
         if let timeout { configuration.fetchLimits.timeout = timeout }
         if let connectTimeout { configuration.fetchLimits.connectTimeout = connectTimeout }
         if let maxRedirects { configuration.fetchLimits.maxRedirects = maxRedirects }

@@ -37,9 +37,9 @@ public struct WarmConfiguration: Sendable {
     // MARK: Cache policy
 
     /// Cache budget in bytes. Default 100 MB (100,000,000 bytes).
-    public var budgetBytes: Int64 = 100_000_000
+    public var budgetBytes: Int64 = Pruner.defaultBudgetBytes
     /// After going over budget, trim down to this fraction of it. Default 0.8.
-    public var trimRatio: Double = 0.8
+    public var trimRatio: Double = Pruner.defaultTrimRatio
     /// A source fetched within this many seconds is used without any request, unless the
     /// server stated its own freshness lifetime. Default 7 days.
     public var ttl: TimeInterval = 7 * 24 * 3600
@@ -67,6 +67,8 @@ public struct WarmConfiguration: Sendable {
     public var fetchLimits = FetchLimits()
     /// Largest image accepted, in pixels, read from the header before decoding. Default 50,000,000.
     public var maxPixels: Int = 50_000_000
+    /// Largest single record of an export (a JSON record, a vCard), in bytes. Default 28 MB.
+    public var maxRecordBytes: Int = ReaderLimits.defaultMaxRecordBytes
     /// Memory the decodes in progress may hold together (estimated from each header);
     /// a decode over it waits for the others. Default 100 MB.
     public var maxDecodeMemory: Int64 = 100_000_000
@@ -97,7 +99,7 @@ public struct WarmConfiguration: Sendable {
         if fetchLimits.retries < 0 || fetchLimits.retries > 10 { try fail("--retries must be between 0 and 10") }
         if !(1...100).contains(quality) { try fail("--quality must be between 1 and 100") }
         if budgetBytes <= 0 { try fail("--budget must be more than 0 bytes") }
-        if !(trimRatio > 0 && trimRatio <= 1) { try fail("trim ratio must be in (0, 1]") }
+        try Pruner.checkTrimRatio(trimRatio)
         if ttl < 0 { try fail("--ttl must not be negative") }
         if !(1...1024).contains(concurrency) { try fail("--concurrency must be between 1 and 1024") }
         if !(1...256).contains(decodeThreads) { try fail("--decode-threads must be between 1 and 256") }
@@ -106,6 +108,7 @@ public struct WarmConfiguration: Sendable {
         if fetchLimits.maxBytes <= 0 { try fail("--max-bytes must be more than 0") }
         if fetchLimits.maxRedirects < 0 { try fail("--max-redirects must not be negative") }
         if maxPixels <= 0 { try fail("--max-pixels must be more than 0") }
+        if maxRecordBytes < 1_000 { try fail("--max-record-bytes must be at least 1KB") }
         if maxDecodeMemory <= 0 { try fail("--max-decode-memory must be more than 0") }
     }
 }

@@ -112,9 +112,10 @@ public protocol ExportReader {
 public struct ReaderLimits: Sendable {
     /// Largest inline photo (vCard PHOTO, `data:` URL), decoded bytes. Default 20 MB.
     public var maxInlineBytes: Int = 20_000_000
-    /// Largest single JSON record or vCard, in bytes. Default: room for the largest
-    /// inline photo in base64, plus 1 MB.
-    public var maxRecordBytes: Int { maxInlineBytes / 3 * 4 + 1_000_000 }
+    /// Largest single JSON record or vCard, in bytes (`--max-record-bytes`). Default
+    /// 28 MB: room for a 20 MB inline photo in base64, plus 1 MB.
+    public var maxRecordBytes: Int = ReaderLimits.defaultMaxRecordBytes
+    public static let defaultMaxRecordBytes = 28_000_000
 
     public init() {}
 }

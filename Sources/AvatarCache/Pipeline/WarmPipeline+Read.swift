@@ -9,6 +9,7 @@ extension WarmPipeline {
     func readExports(into report: inout RunReport, state: RunState) throws {
         var limits = ReaderLimits()
         limits.maxInlineBytes = configuration.fetchLimits.maxBytes
+        limits.maxRecordBytes = configuration.maxRecordBytes
         var ordinal = 0
         /// A record read, with where; `owned`: this run takes it (always, unless sharded).
         struct Read {

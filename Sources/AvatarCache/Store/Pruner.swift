@@ -8,12 +8,26 @@ import GRDB
 /// Runs inside the caller's write transaction, oldest first by the index on
 /// `lastAccess`: the files it frees are deleted from disk only after the commit.
 public struct Pruner: Sendable {
-    /// Cache budget in bytes. Default 100 MB.
+    /// The budget every command starts from (`--budget`): 100 MB (the PRD's).
+    public static let defaultBudgetBytes: Int64 = 100_000_000
+    /// The fraction trimmed down to (`--trim-ratio`): 0.8 (the PRD's).
+    public static let defaultTrimRatio = 0.8
+    /// The trim ratios accepted, by flags and pipeline files alike.
+    public static let trimRatioRange = 0.01...1.0
+
+    /// Throws, naming the flag, when `ratio` is outside `trimRatioRange`.
+    public static func checkTrimRatio(_ ratio: Double) throws {
+        guard trimRatioRange.contains(ratio) else {
+            throw ConfigurationError(message: "--trim-ratio must be between \(trimRatioRange.lowerBound) and \(trimRatioRange.upperBound), not \(ratio)")
+        }
+    }
+
+    /// Cache budget in bytes.
     public var budgetBytes: Int64
-    /// Fraction of the budget to trim down to once over it. Default 0.8.
+    /// Fraction of the budget to trim down to once over it.
     public var trimRatio: Double
 
-    public init(budgetBytes: Int64 = 100_000_000, trimRatio: Double = 0.8) {
+    public init(budgetBytes: Int64 = defaultBudgetBytes, trimRatio: Double = defaultTrimRatio) {
         self.budgetBytes = budgetBytes
         self.trimRatio = trimRatio
     }

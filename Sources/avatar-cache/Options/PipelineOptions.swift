@@ -52,6 +52,8 @@ struct PipelineOptions: ParsableArguments {
     var maxPixels: Int?
     @Option(help: ArgumentHelp("Memory the decodes in progress may hold together, estimated from each header; a decode over it waits. Default: 100MB.", valueName: "size"))
     var maxDecodeMemory: ByteCount?
+    @Option(help: ArgumentHelp("Largest single record of an export (a JSON record, a vCard); a larger one is a bad record. Default: 28MB.", valueName: "size"))
+    var maxRecordBytes: ByteCount?
     @Option(help: ArgumentHelp("Whole download, connect to last byte, in seconds. Default: 30.", valueName: "seconds"))
     var timeout: Double?
     @Option(help: ArgumentHelp("Connect timeout in seconds. Default: 10.", valueName: "seconds"))
@@ -113,6 +115,7 @@ struct PipelineOptions: ParsableArguments {
         settings.maxBytes = maxBytes?.bytes
         settings.maxPixels = maxPixels
         settings.maxDecodeMemory = maxDecodeMemory?.bytes
+        settings.maxRecordBytes = maxRecordBytes?.bytes
         settings.timeout = timeout
         settings.connectTimeout = connectTimeout
         settings.maxRedirects = maxRedirects

@@ -23,10 +23,10 @@ struct Merge: AsyncParsableCommand {
     var into: String
 
     @Option(help: ArgumentHelp("Budget of the merged cache: one prune after the merge.", valueName: "size"))
-    var budget = ByteCount(bytes: 100_000_000)
+    var budget = ByteCount(bytes: Pruner.defaultBudgetBytes)
 
     @Option(help: ArgumentHelp("Fraction of the budget to trim down to.", valueName: "ratio"))
-    var trimRatio = 0.8
+    var trimRatio = Pruner.defaultTrimRatio
 
     @Option(help: ArgumentHelp("Wait up to this long for each cache's lock.", valueName: "seconds"))
     var wait: Double = 0
@@ -39,7 +39,7 @@ struct Merge: AsyncParsableCommand {
         let outcome: CacheMerge.Outcome
         do {
             guard !caches.isEmpty else { throw ConfigurationError(message: "merge: give at least one cache to merge") }
-            guard (0.01...1).contains(trimRatio) else { throw ConfigurationError(message: "--trim-ratio must be in (0, 1]") }
+            try Pruner.checkTrimRatio(trimRatio)
             outcome = try CacheMerge.merge(caches.map { CacheDirectory(root: URL(fileURLWithPath: $0)) },
                                            into: CacheDirectory(root: URL(fileURLWithPath: into)),
                                            budgetBytes: budget.bytes, trimRatio: trimRatio, wait: wait, logger: logger)

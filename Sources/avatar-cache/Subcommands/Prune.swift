@@ -11,10 +11,10 @@ struct Prune: AsyncParsableCommand {
     @OptionGroup var cacheOptions: CacheOptions
 
     @Option(help: ArgumentHelp("Cache budget.", valueName: "size"))
-    var budget = ByteCount(bytes: 100_000_000)
+    var budget = ByteCount(bytes: Pruner.defaultBudgetBytes)
 
     @Option(help: ArgumentHelp("Fraction of the budget to trim down to.", valueName: "ratio"))
-    var trimRatio = 0.8
+    var trimRatio = Pruner.defaultTrimRatio
 
     @Option(help: ArgumentHelp("Wait up to this long for another run's lock.", valueName: "seconds"))
     var wait: Double = 0
@@ -23,7 +23,7 @@ struct Prune: AsyncParsableCommand {
         let logger = cacheOptions.makeLogger()
         let directory = CacheDirectory(root: cacheOptions.cacheURL)
         do {
-            guard (0.01...1).contains(trimRatio) else { throw ConfigurationError(message: "--trim-ratio must be in (0, 1]") }
+            try Pruner.checkTrimRatio(trimRatio)
             let session = try CacheSession.open(directory, wait: wait, create: false, logger: logger)
             defer { session.close() }
             let outcome = try session.finish(pruner: Pruner(budgetBytes: budget.bytes, trimRatio: trimRatio), entriesChanged: false)

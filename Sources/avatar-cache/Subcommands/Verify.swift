@@ -12,7 +12,7 @@ struct Verify: AsyncParsableCommand {
     var cache: String
 
     @Option(help: ArgumentHelp("The budget to check against.", valueName: "size"))
-    var budget = ByteCount(bytes: 100_000_000)
+    var budget = ByteCount(bytes: Pruner.defaultBudgetBytes)
 
     @Flag(help: "Fix what can be fixed, then report what was found.")
     var repair = false
@@ -61,7 +61,7 @@ struct Stats: AsyncParsableCommand {
     var cache: String
 
     @Option(help: ArgumentHelp("The budget to compare with.", valueName: "size"))
-    var budget = ByteCount(bytes: 100_000_000)
+    var budget = ByteCount(bytes: Pruner.defaultBudgetBytes)
 
     @Flag(help: "Print JSON.")
     var json = false
