@@ -1,6 +1,10 @@
 import Foundation
+import NIOCore
 import Testing
 @testable import AvatarCache
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What an operator meets first (issue 14): mistakes found before the cache is touched,
 /// and output files with their own exit code.
@@ -159,6 +163,16 @@ import Testing
         #expect(limited.stderr.contains("larger than 2000 bytes") && limited.stdout.contains("1 profiles"), "\(limited.stdout) \(limited.stderr)")
         let roomy = try run(["warm", export, "--cache", cache + "2", "--max-bytes", "1KB"])
         #expect(roomy.status == 0 && roomy.stdout.contains("2 profiles"), "a small --max-bytes leaves records alone: \(roomy.stdout) \(roomy.stderr)")
+    }
+
+    @Test func networkErrorsAreClassifiedByTheirTypeNotTheirText() {
+        struct Worded: Error, CustomStringConvertible { var description: String }
+        #expect(HTTPFetcher.classify(ChannelError.connectTimeout(.seconds(1))).failureClass == .timeout)
+        #expect(HTTPFetcher.classify(IOError(errnoCode: ETIMEDOUT, reason: "connect")).failureClass == .timeout)
+        #expect(HTTPFetcher.classify(IOError(errnoCode: ECONNREFUSED, reason: "connect")).failureClass == .network)
+        // Words in a message decide nothing: a proxy's page saying "timeout" is not one.
+        #expect(HTTPFetcher.classify(Worded(description: "upstream said: gateway timeout")).failureClass == .network)
+        #expect(HTTPFetcher.classify(Worded(description: "timed out")).failureClass == .network)
     }
 
     @Test func theInstallPutsTheBinaryAndItsCompletionsUnderThePrefix() throws {

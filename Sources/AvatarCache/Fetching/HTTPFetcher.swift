@@ -344,30 +344,17 @@ public final class HTTPFetcher: Sendable {
             return SourceFailure(.network, "\(error)")
         }
         if error is CancellationError { return SourceFailure(.timeout, "cancelled") }
-        let text = String(describing: error)
-        if text.localizedCaseInsensitiveContains("timeout") || text.localizedCaseInsensitiveContains("timed out") {
-            return SourceFailure(.timeout, text)
+        // Timeouts by their type, never by their text.
+        if let channel = error as? ChannelError, case .connectTimeout = channel {
+            return SourceFailure(.timeout, "timed out connecting (\(channel))")
         }
-        return SourceFailure(.network, text)
+        if let io = error as? IOError, io.errnoCode == ETIMEDOUT {
+            return SourceFailure(.timeout, "timed out (\(io))")
+        }
+        return SourceFailure(.network, String(describing: error))
     }
 
     private static func drain(_ response: HTTPClientResponse) async throws {
         _ = try await response.body.collect(upTo: 64 * 1024)
-    }
-}
-
-/// HTTP dates (RFC 9110 IMF-fixdate, plus the obsolete RFC 850 and asctime forms).
-enum HTTPDate {
-    nonisolated(unsafe) private static let formatters: [DateFormatter] = ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"].map {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = $0
-        return formatter
-    }
-    private static let lock = NSLock()
-
-    static func parse(_ text: String) -> Date? {
-        lock.withLock { formatters.lazy.compactMap { $0.date(from: text) }.first }
     }
 }

@@ -55,10 +55,6 @@ public enum Vips {
         _ = cvipsshim_set_mmap_threshold(Int32(bytes))
     }
 
-    /// The libvips version, e.g. "8.14.1".
-    public static var version: String {
-        String(cString: vips_version_string())
-    }
 
     /// Reads and clears libvips' error buffer.
     static func takeErrorMessage() -> String {

@@ -1,7 +1,8 @@
 // CVipsShim: fixed-argument wrappers around the libvips calls that are C variadic
 // functions (every libvips operation takes optional arguments as a NULL-terminated
 // list). Swift cannot call variadic C functions, so each wrapper passes a fixed set of
-// options and nothing else lives here: the imaging logic is in Swift (Imaging/).
+// options (CVipsShim.c) and the imaging logic is in Swift (Imaging/). The one
+// exception, the JPEG centre decoder below, lives in JPEGCentreDecoder.c.
 //
 // Every function returns 0 on success and non-zero on failure, like libvips itself;
 // the message is then in vips_error_buffer().
@@ -46,7 +47,6 @@ int cvipsshim_text(VipsImage **out, const char *markup, const char *font, int dp
 int cvipsshim_black(VipsImage **out, int width, int height, int bands);
 int cvipsshim_draw_circle(VipsImage *image, const double *ink, int inkCount, int cx, int cy, int radius);
 int cvipsshim_bandjoin(VipsImage *a, VipsImage *b, VipsImage **out);
-int cvipsshim_extract_band(VipsImage *in, VipsImage **out, int band);
 int cvipsshim_composite_over(VipsImage *base, VipsImage *overlay, VipsImage **out, int x, int y);
 
 // Savers. Metadata (EXIF, XMP, ICC, comments) is always stripped; the caller frees
