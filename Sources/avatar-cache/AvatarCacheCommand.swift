@@ -83,6 +83,20 @@ struct CacheOptions: ParsableArguments {
     }
 }
 
+/// `--budget`, `--trim-ratio` and `--wait`, for the commands that prune (prune, merge).
+struct PruneOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Cache budget; over it, least-recently-used entries are evicted down to the trim ratio.", valueName: "size"))
+    var budget = ByteCount(bytes: Pruner.defaultBudgetBytes)
+
+    @Option(help: ArgumentHelp("Fraction of the budget to trim down to.", valueName: "ratio"))
+    var trimRatio = Pruner.defaultTrimRatio
+
+    @Option(help: ArgumentHelp("Wait up to this long for another run's lock (each cache's, for merge).", valueName: "seconds"))
+    var wait: Double = 0
+
+    var pruner: Pruner { Pruner(budgetBytes: budget.bytes, trimRatio: trimRatio) }
+}
+
 /// A byte count argument: `100MB`, `512KB`, `2GB` (powers of 1,000), `64MiB` (1,024).
 struct ByteCount: ExpressibleByArgument {
     var bytes: Int64

@@ -21,10 +21,15 @@ import Testing
         return Fixtures.repositoryRoot.appendingPathComponent(".build/debug/avatar-cache")
     }
 
-    func run(_ arguments: [String]) throws -> Result {
+    func run(_ arguments: [String]) throws -> Result { try Self.run(arguments) }
+
+    /// Runs the binary (or `executable`) to its end, with `environment` added to this
+    /// process's, and collects its output.
+    static func run(_ arguments: [String], environment: [String: String] = [:], executable: URL = binary) throws -> Result {
         let process = Process()
-        process.executableURL = Self.binary
+        process.executableURL = executable
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

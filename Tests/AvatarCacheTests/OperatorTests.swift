@@ -10,19 +10,7 @@ import Glibc
 /// and output files with their own exit code.
 @Suite struct OperatorTests {
     func run(_ arguments: [String], environment: [String: String] = [:]) throws -> CLITests.Result {
-        let process = Process()
-        process.executableURL = CLITests.binary
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return CLITests.Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                               stderr: String(decoding: stderr, as: UTF8.self))
+        try CLITests.run(arguments, environment: environment)
     }
 
     @Test func aMissingExportLeavesNoTraceInANewCacheOrAGoodOne() throws {
@@ -192,7 +180,7 @@ import Glibc
         #expect(process.terminationStatus == 0, "\(output)")
         let installed = prefix.appendingPathComponent("bin/avatar-cache").path
         #expect(FileManager.default.isExecutableFile(atPath: installed))
-        let version = try CLITestsRunner.run(installed, ["--version"])
+        let version = try CLITests.run(["--version"], executable: URL(fileURLWithPath: installed))
         #expect(version.status == 0 && version.stdout.contains(AvatarCacheVersion.string), "\(version)")
         for (path, marker) in [("share/bash-completion/completions/avatar-cache", "complete"),
                                ("share/zsh/site-functions/_avatar-cache", "#compdef avatar-cache"),
@@ -201,23 +189,5 @@ import Glibc
             #expect(text.contains(marker) && text.contains("merge") && text.contains("shard"), "\(path)")
         }
         #expect(output.contains("is not on PATH"), "a prefix off PATH is pointed out: \(output)")
-    }
-}
-
-/// Runs any executable and collects its output.
-enum CLITestsRunner {
-    static func run(_ executable: String, _ arguments: [String]) throws -> CLITests.Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return CLITests.Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                               stderr: String(decoding: stderr, as: UTF8.self))
     }
 }

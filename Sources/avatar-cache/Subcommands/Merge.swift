@@ -22,14 +22,7 @@ struct Merge: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The cache to merge into (created when missing).", valueName: "dir"))
     var into: String
 
-    @Option(help: ArgumentHelp("Budget of the merged cache: one prune after the merge.", valueName: "size"))
-    var budget = ByteCount(bytes: Pruner.defaultBudgetBytes)
-
-    @Option(help: ArgumentHelp("Fraction of the budget to trim down to.", valueName: "ratio"))
-    var trimRatio = Pruner.defaultTrimRatio
-
-    @Option(help: ArgumentHelp("Wait up to this long for each cache's lock.", valueName: "seconds"))
-    var wait: Double = 0
+    @OptionGroup var prune: PruneOptions
 
     @Option(help: ArgumentHelp("How much is logged on stderr. Default: warning.", valueName: "level"))
     var logLevel: LogLevelArgument?
@@ -39,10 +32,10 @@ struct Merge: AsyncParsableCommand {
         let outcome: CacheMerge.Outcome
         do {
             guard !caches.isEmpty else { throw ConfigurationError(message: "merge: give at least one cache to merge") }
-            try Pruner.checkTrimRatio(trimRatio)
+            try Pruner.checkTrimRatio(prune.trimRatio)
             outcome = try CacheMerge.merge(caches.map { CacheDirectory(root: URL(fileURLWithPath: $0)) },
                                            into: CacheDirectory(root: URL(fileURLWithPath: into)),
-                                           budgetBytes: budget.bytes, trimRatio: trimRatio, wait: wait, logger: logger)
+                                           budgetBytes: prune.budget.bytes, trimRatio: prune.trimRatio, wait: prune.wait, logger: logger)
         } catch {
             throw ExitCodes.fail(error)
         }
@@ -61,6 +54,6 @@ struct Merge: AsyncParsableCommand {
         }
         let plan = outcome.finish.plan
         print("merged \(outcome.sources.count) cache\(outcome.sources.count == 1 ? "" : "s") into \(into): \(outcome.entries) entries, \(outcome.profiles) profiles; "
-            + "evicted \(plan.evicted.count) (\(ByteSize.format(plan.freedBytes))); cache \(ByteSize.format(outcome.finish.cacheBytes)) of \(ByteSize.format(budget.bytes))")
+            + "evicted \(plan.evicted.count) (\(ByteSize.format(plan.freedBytes))); cache \(ByteSize.format(outcome.finish.cacheBytes)) of \(ByteSize.format(prune.budget.bytes))")
     }
 }

@@ -10,25 +10,18 @@ struct Prune: AsyncParsableCommand {
 
     @OptionGroup var cacheOptions: CacheOptions
 
-    @Option(help: ArgumentHelp("Cache budget.", valueName: "size"))
-    var budget = ByteCount(bytes: Pruner.defaultBudgetBytes)
-
-    @Option(help: ArgumentHelp("Fraction of the budget to trim down to.", valueName: "ratio"))
-    var trimRatio = Pruner.defaultTrimRatio
-
-    @Option(help: ArgumentHelp("Wait up to this long for another run's lock.", valueName: "seconds"))
-    var wait: Double = 0
+    @OptionGroup var prune: PruneOptions
 
     func run() async throws {
         let logger = cacheOptions.makeLogger()
         let directory = CacheDirectory(root: cacheOptions.cacheURL)
         do {
-            try Pruner.checkTrimRatio(trimRatio)
-            let session = try CacheSession.open(directory, wait: wait, create: false, logger: logger)
+            try Pruner.checkTrimRatio(prune.trimRatio)
+            let session = try CacheSession.open(directory, wait: prune.wait, create: false, logger: logger)
             defer { session.close() }
-            let outcome = try session.finish(pruner: Pruner(budgetBytes: budget.bytes, trimRatio: trimRatio), entriesChanged: false)
+            let outcome = try session.finish(pruner: prune.pruner, entriesChanged: false)
             let plan = outcome.plan
-            print("evicted \(plan.evicted.count) entries (\(ByteSize.format(plan.freedBytes))); cache \(ByteSize.format(outcome.cacheBytes)) of \(ByteSize.format(budget.bytes))")
+            print("evicted \(plan.evicted.count) entries (\(ByteSize.format(plan.freedBytes))); cache \(ByteSize.format(outcome.cacheBytes)) of \(ByteSize.format(prune.budget.bytes))")
         } catch {
             throw ExitCodes.fail(error)
         }
