@@ -8,14 +8,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("export.json").path
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        var profiles: [Profile] = [], bad: [BadRecord] = []
-        try NexusUsersReader(path: path).read { item in
-            switch item {
-            case .profile(let profile): profiles.append(profile)
-            case .bad(let record): bad.append(record)
-            }
-        }
-        return (profiles, bad)
+        return try Fixtures.read(NexusUsersReader(path: path))
     }
 
     @Test func topLevelArray() throws {

@@ -168,14 +168,7 @@ import Testing
     }
 
     func readMonica(_ path: String) throws -> (profiles: [Profile], bad: [BadRecord]) {
-        var profiles: [Profile] = [], bad: [BadRecord] = []
-        try ExportFormat.detect(path: path).reader(path: path, limits: ReaderLimits()).read { item in
-            switch item {
-            case .profile(let profile): profiles.append(profile)
-            case .bad(let record): bad.append(record)
-            }
-        }
-        return (profiles, bad)
+        try Fixtures.read(ExportFormat.detect(path: path).reader(path: path, limits: ReaderLimits()))
     }
 
     @Test func monicaPagesInOneArrayInAFolderAndAsNDJSONAreRead() throws {

@@ -6,14 +6,7 @@ import Testing
 /// hand-made edge cases.
 @Suite struct SeedReadersTests {
     func read(_ reader: ExportReader) throws -> (profiles: [Profile], bad: [BadRecord]) {
-        var profiles: [Profile] = [], bad: [BadRecord] = []
-        try reader.read { item in
-            switch item {
-            case .profile(let profile): profiles.append(profile)
-            case .bad(let record): bad.append(record)
-            }
-        }
-        return (profiles, bad)
+        try Fixtures.read(reader)
     }
 
     func sample(_ path: String) -> String { Fixtures.repositoryRoot.appendingPathComponent("samples/\(path)").path }

@@ -7,14 +7,7 @@ import Testing
 @Suite struct VCardFormsTests {
     func read(_ name: String) throws -> (profiles: [Profile], bad: [BadRecord]) {
         let path = Fixtures.repositoryRoot.appendingPathComponent("Tests/AvatarCacheTests/Fixtures/vcards/\(name)").path
-        var profiles: [Profile] = [], bad: [BadRecord] = []
-        try JamiReader(path: path).read { item in
-            switch item {
-            case .profile(let profile): profiles.append(profile)
-            case .bad(let record): bad.append(record)
-            }
-        }
-        return (profiles, bad)
+        return try Fixtures.read(JamiReader(path: path))
     }
 
     @Test func quotedPrintableIsDecodedSoftLineBreaksIncluded() throws {

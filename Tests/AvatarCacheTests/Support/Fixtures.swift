@@ -56,6 +56,18 @@ enum Fixtures {
         try MetadataDocument.read(CacheDirectory(root: cache))
     }
 
+    /// Everything a reader yields: its profiles and its bad records, in order.
+    static func read(_ reader: ExportReader) throws -> (profiles: [Profile], bad: [BadRecord]) {
+        var profiles: [Profile] = [], bad: [BadRecord] = []
+        try reader.read { item in
+            switch item {
+            case .profile(let profile): profiles.append(profile)
+            case .bad(let record): bad.append(record)
+            }
+        }
+        return (profiles, bad)
+    }
+
     static func fileNames(in cache: URL) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: cache.path).sorted()
     }
