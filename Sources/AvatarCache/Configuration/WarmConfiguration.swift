@@ -112,14 +112,3 @@ public struct WarmConfiguration: Sendable {
         if maxDecodeMemory <= 0 { try fail("--max-decode-memory must be more than 0") }
     }
 }
-
-/// A configuration value that makes no sense; `message` names the option.
-public struct ConfigurationError: Error, CustomStringConvertible {
-    public var message: String
-
-    public init(message: String) {
-        self.message = message
-    }
-
-    public var description: String { message }
-}

@@ -122,30 +122,3 @@ extension WarmPipeline {
         report.profiles = counts.profiles
     }
 }
-
-/// Items collected elsewhere (the index's writer), taken on the reading thread.
-final class LockedList<Element>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [Element] = []
-
-    func append(_ item: Element) { lock.withLock { items.append(item) } }
-
-    func takeAll() -> [Element] {
-        lock.withLock {
-            defer { items.removeAll() }
-            return items
-        }
-    }
-}
-
-/// The first error of work done elsewhere.
-final class FirstError: @unchecked Sendable {
-    private let lock = NSLock()
-    private var error: Error?
-
-    var value: Error? { lock.withLock { error } }
-
-    func record(_ error: Error) {
-        lock.withLock { self.error = self.error ?? error }
-    }
-}
