@@ -275,6 +275,12 @@ import Testing
         #expect(twice.status == 64 && twice.stderr.contains("both shard 0/1"), "\(twice.stderr)")
         let merged = try CLITests().run(["merge", c, "--into", directory.appendingPathComponent("m").path])
         #expect(merged.status == 0 && merged.stdout.contains("merged 1 cache into"), "\(merged.stdout) \(merged.stderr)")
+        // A cache still being written (its lock held) is exit 75 before the target is touched.
+        let held = try CacheLock.acquire(in: CacheDirectory(root: URL(fileURLWithPath: c)))
+        let busy = try CLITests().run(["merge", c, "--into", directory.appendingPathComponent("m2").path])
+        held.release()
+        #expect(busy.status == 75, "\(busy.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("m2").path), "the target is not created")
         let notACache = try CLITests().run(["merge", directory.path, "--into", directory.appendingPathComponent("m").path])
         #expect(notACache.status == 73 && notACache.stderr.contains("is not an avatar-cache cache"), "\(notACache.stderr)")
     }

@@ -4,10 +4,11 @@ import Logging
 
 /// `avatar-cache merge`: the union of several caches (the shards of a split run) in one.
 ///
-///     lock the target -> for each source, under its lock, in one transaction with its
-///       index attached: drop what it brought before and no longer has; take its entries
-///       (newest access wins; its own earlier version is always replaced), profiles
-///       (newest update wins) and failures (newest failure wins); link or copy the files
+///     lock every source -> lock the target -> for each source, in one transaction with
+///       its index attached: drop what it brought before and no longer has; take its
+///       entries (newest access wins; its own earlier version is replaced; the same
+///       content only refreshed), profiles (between shards of one split the record read
+///       last, else the newest update) and failures (the newest); link or copy the files
 ///       the taken entries use (one file per content: names are content hashes)
 ///     -> one prune -> metadata.json -> delete what nothing references -> unlock
 ///
@@ -84,6 +85,11 @@ public enum CacheMerge {
             }
             resolved.append(Source(directory: source, origin: origin, shard: shard))
         }
+        // Every source's lock first (a shard still being warmed is exit 75 before the
+        // target is touched), held until the merge is done.
+        var locks: [CacheLock] = []
+        defer { for lock in locks { lock.release() } }
+        for source in resolved { locks.append(try CacheLock.acquire(in: source.directory, wait: wait)) }
 
         let session = try CacheSession.open(target, wait: wait, create: true, markRun: true, logger: logger)
         defer { session.close() }
@@ -115,8 +121,6 @@ public enum CacheMerge {
 
         var outcomes: [SourceOutcome] = []
         for source in resolved {
-            let lock = try CacheLock.acquire(in: source.directory, wait: wait)
-            defer { lock.release() }
             let outcome = try index.writeAttaching(source.directory, as: "src") { db in
                 try mergeOne(db, source: source, into: target, session: session, logger: logger)
             }
