@@ -176,7 +176,6 @@ struct VCardParser {
         self.maxCardBytes = maxCardBytes
     }
 
-
     func cards() -> [VCard] {
         var cards: [VCard] = []
         var current: VCard?
