@@ -23,8 +23,8 @@ extension WarmPipeline {
         let inFlight = DispatchSemaphore(value: 2)
         let failure = FirstError()
         let sharded = (configuration.shard?.count ?? 1) > 1
-        /// Records repeating an id earlier in the same export: (position, id, first position).
-        let duplicates = LockedList<(position: Int, id: String, first: Int)>()
+        /// Records repeating an id earlier in the same export: (their rank, id, the first's rank).
+        let duplicates = LockedList<(rank: Int, id: String, first: Int)>()
         func flush() throws {
             guard !batch.isEmpty else { return }
             inFlight.wait()
@@ -39,7 +39,7 @@ extension WarmPipeline {
                     if !record.owned {
                         try writer.writeOther(record.profile.id, at: record.place)
                     } else if let first = try writer.write(record.profile, at: record.place, date: started, sharded: sharded) {
-                        duplicates.append((record.place.position, record.profile.id, first))
+                        duplicates.append((record.place.rank, record.profile.id, first))
                     }
                 }
             }, completion: { error in
@@ -57,15 +57,23 @@ extension WarmPipeline {
             if let error = failure.value { throw error }
         }
         defer { try? drain() }
-        for (fileNumber, path) in configuration.exports.enumerated() {
+        for path in configuration.exports {
             let format = try configuration.exportFormats[path] ?? configuration.format ?? ExportFormat.detect(path: path)
             var profilesInFile = 0, badInFile = 0
             var firstBad: BadRecord?
+            let fileStart = ordinal
+            /// Where the count of dropped records changed (at the rank of the next profile):
+            /// a profile's position in the export is its rank's offset plus those before it.
+            var droppedBefore: [(rank: Int, dropped: Int)] = []
+            func position(ofRank rank: Int) -> Int {
+                (rank - fileStart) + 1 + (droppedBefore.last { $0.rank <= rank }?.dropped ?? 0)
+            }
             /// Reports a bad record; `dropped`: nothing of it was used.
             func reportBad(_ bad: BadRecord, dropped: Bool) {
                 if dropped {
                     badInFile += 1
                     firstBad = firstBad ?? bad
+                    droppedBefore.append((ordinal, badInFile))
                 }
                 report.record(bad)
                 logger.warning("bad record", metadata: ["record": "\(bad)"])
@@ -92,7 +100,7 @@ extension WarmPipeline {
                     // Positions count every shard's records: the same in every shard and in
                     // a single run (access times, and which record of an id is the last).
                     defer { ordinal += 1 }
-                    let place = RunTables.RecordWriter.Place(rank: ordinal, file: fileNumber, position: position)
+                    let place = RunTables.RecordWriter.Place(rank: ordinal, fileStart: fileStart)
                     if let shard = configuration.shard, !shard.owns(profile) {
                         report.recordsInOtherShards += 1
                         batch.append(Read(profile: profile, place: place, owned: false))
@@ -107,10 +115,10 @@ extension WarmPipeline {
             }
             try flush()
             try drain()
-            for duplicate in duplicates.takeAll().sorted(by: { $0.position < $1.position }) {
+            for duplicate in duplicates.takeAll().sorted(by: { $0.rank < $1.rank }) {
                 report.profileRecords -= 1
-                reportBad(BadRecord(file: path, index: duplicate.position, line: 0,
-                                    reason: "user id \"\(duplicate.id)\" again (first at record \(duplicate.first)): this record is ignored, the first is kept"),
+                reportBad(BadRecord(file: path, index: position(ofRank: duplicate.rank), line: 0,
+                                    reason: "user id \"\(duplicate.id)\" again (first at record \(position(ofRank: duplicate.first))): this record is ignored, the first is kept"),
                           dropped: false)
             }
             if profilesInFile == 0, badInFile > 0, let firstBad {

@@ -8,18 +8,16 @@ import GRDB
 ///
 /// `rank` is the record's position across the run's exports (the readers emit in
 /// priority order: most recently active conversations first); the first record of an
-/// id or a source gives its rank. `file` (the export's number in the run) and `position`
-/// (the record's, in it) tell a user id repeated inside one export, a bad record: the
-/// first record wins. A user in two exports is not one: the later export's record
-/// updates the profile. In a run of one shard, `run_other` holds the ids the other shards
-/// take, so that every shard tells the same records apart as one run would.
+/// id or a source gives its rank. An export's records have consecutive ranks, so an id
+/// seen before at a rank at or after the export's first is repeated inside that export:
+/// a bad record, and the first record wins. A user in two exports is not one: the later
+/// export's record updates the profile. In a run of one shard, `run_other` holds the ids
+/// the other shards take, so that every shard tells the same records apart as one run.
 enum RunTables {
     static func create(_ db: Database) throws {
         try db.execute(sql: """
-            CREATE TEMP TABLE IF NOT EXISTS run_profile (
-                id TEXT PRIMARY KEY, rank INTEGER NOT NULL, file INTEGER NOT NULL, position INTEGER NOT NULL) WITHOUT ROWID;
-            CREATE TEMP TABLE IF NOT EXISTS run_other (
-                id TEXT PRIMARY KEY, file INTEGER NOT NULL, position INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE TEMP TABLE IF NOT EXISTS run_profile (id TEXT PRIMARY KEY, rank INTEGER NOT NULL) WITHOUT ROWID;
+            CREATE TEMP TABLE IF NOT EXISTS run_other (id TEXT PRIMARY KEY, rank INTEGER NOT NULL) WITHOUT ROWID;
             CREATE TEMP TABLE IF NOT EXISTS run_source (
                 rank INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, url TEXT, sendMonicaToken INTEGER NOT NULL, inline BLOB);
             DELETE FROM temp.run_profile;
@@ -40,10 +38,11 @@ enum RunTables {
         let addSource: RawStatement
 
         init(_ db: Database) throws {
-            addProfile = try RawStatement(db, sql: "INSERT OR IGNORE INTO temp.run_profile (id, rank, file, position) VALUES (?, ?, ?, ?)")
-            firstOfProfile = try RawStatement(db, sql: "SELECT position FROM temp.run_profile WHERE id = ? AND file = ?")
-            addOther = try RawStatement(db, sql: "INSERT OR IGNORE INTO temp.run_other (id, file, position) VALUES (?, ?, ?)")
-            otherInFile = try RawStatement(db, sql: "SELECT position FROM temp.run_other WHERE id = ? AND file = ?")
+            addProfile = try RawStatement(db, sql: "INSERT OR IGNORE INTO temp.run_profile (id, rank) VALUES (?, ?)")
+            // rank + 1: 0 means no row.
+            firstOfProfile = try RawStatement(db, sql: "SELECT rank + 1 FROM temp.run_profile WHERE id = ? AND rank >= ?")
+            addOther = try RawStatement(db, sql: "INSERT OR IGNORE INTO temp.run_other (id, rank) VALUES (?, ?)")
+            otherInFile = try RawStatement(db, sql: "SELECT rank + 1 FROM temp.run_other WHERE id = ? AND rank >= ?")
             saveProfile = try RawStatement(db, sql: ProfileRecords.saveSQL)
             addSource = try RawStatement(db, sql: """
                 INSERT INTO temp.run_source (rank, key, url, sendMonicaToken, inline) VALUES (?, ?, ?, ?, ?)
@@ -51,46 +50,35 @@ enum RunTables {
                 """)
         }
 
-        /// Where a record was read: its rank in the run, its export and its position there.
+        /// Where a record was read: its rank in the run, and the rank of its export's first.
         struct Place {
             var rank: Int
-            var file: Int
-            var position: Int
+            var fileStart: Int
         }
 
-        /// Writes a record of this run; returns the position of the earlier record of
-        /// the same id in the same export instead, when there is one (nothing written).
+        /// Writes a record of this run; returns the rank of the earlier record of the same
+        /// id in the same export instead, when there is one (nothing written).
         func write(_ profile: Profile, at place: Place, date: Date, sharded: Bool) throws -> Int? {
-            if sharded {
-                otherInFile.bind(1, profile.id)
-                otherInFile.bind(2, place.file)
-                let other = try otherInFile.singleInt()
-                if other > 0 {
-                    firstOfProfile.bind(1, profile.id)
-                    firstOfProfile.bind(2, place.file)
-                    let mine = try firstOfProfile.singleInt()
-                    return mine > 0 ? min(mine, other) : other
-                }
+            func earlier(_ statement: RawStatement) throws -> Int? {
+                statement.bind(1, profile.id)
+                statement.bind(2, place.fileStart)
+                let found = try statement.singleInt()
+                return found > 0 ? found - 1 : nil
+            }
+            if sharded, let other = try earlier(otherInFile) {
+                return min(other, try earlier(firstOfProfile) ?? other)
             }
             addProfile.bind(1, profile.id)
             addProfile.bind(2, place.rank)
-            addProfile.bind(3, place.file)
-            addProfile.bind(4, place.position)
-            if try addProfile.execute() == 0 {
-                // Seen before in this run: in this export, a duplicate (the first wins).
-                firstOfProfile.bind(1, profile.id)
-                firstOfProfile.bind(2, place.file)
-                let first = try firstOfProfile.singleInt()
-                if first > 0 { return first }
-            }
+            // Seen before in this run: in this export, a repeat (the first wins).
+            if try addProfile.execute() == 0, let first = try earlier(firstOfProfile) { return first }
             return try save(profile, rank: place.rank, at: date)
         }
 
         /// Notes the id of a record another shard takes.
         func writeOther(_ id: String, at place: Place) throws {
             addOther.bind(1, id)
-            addOther.bind(2, place.file)
-            addOther.bind(3, place.position)
+            addOther.bind(2, place.rank)
             try addOther.execute()
         }
 
