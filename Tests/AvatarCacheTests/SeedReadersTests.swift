@@ -4,7 +4,14 @@ import Testing
 
 /// The Monica, Jami and conversations readers, on the committed samples and on
 /// hand-made edge cases.
-@Suite struct SeedReadersTests {
+@Suite final class SeedReadersTests {
+    /// Files the tests write, removed with the suite instance (one per test).
+    let scratch: URL
+
+    init() throws { scratch = try Fixtures.temporaryDirectory("seed") }
+
+    deinit { try? FileManager.default.removeItem(at: scratch) }
+
     func read(_ reader: ExportReader) throws -> (profiles: [Profile], bad: [BadRecord]) {
         try Fixtures.read(reader)
     }
@@ -12,8 +19,7 @@ import Testing
     func sample(_ path: String) -> String { Fixtures.repositoryRoot.appendingPathComponent("samples/\(path)").path }
 
     func write(_ text: String, name: String) throws -> String {
-        let directory = try Fixtures.temporaryDirectory("seed")
-        let path = directory.appendingPathComponent(name).path
+        let path = scratch.appendingPathComponent(name).path
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         return path
     }
