@@ -130,6 +130,11 @@ import Glibc
         #expect(logLevelHelp.components(separatedBy: "critical").count - 1 == 1, "\(logLevelHelp)")
         let formatHelp = try #require(help.stdout.range(of: "--format <format>").map { String(help.stdout[$0.lowerBound...].prefix(220)) })
         #expect(formatHelp.components(separatedBy: "nexus-conversations").count - 1 == 1, "\(formatHelp)")
+        // Help speaks to users, not of the documents the project came from.
+        for command in ["warm", "lookup", "merge", "prune", "verify", "stats", "run"] {
+            let text = try run([command, "--help"]).stdout
+            #expect(!text.contains("seed 0") && !text.contains("PRD"), "\(command) --help")
+        }
     }
 
     @Test func oneDefaultForTheBudgetAndTrimRatioAndTheReadersOwnRecordLimit() throws {
