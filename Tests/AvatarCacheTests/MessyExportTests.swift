@@ -67,6 +67,26 @@ import Testing
                              outcome: "each repeat a bad record naming both positions, the first record kept and only its photo fetched; the later export updates the user; every shard reports and keeps the same")
     }
 
+    @Test func aRepeatedIdIsReportedAtTheRecordsTheReaderNamed() async throws {
+        // A Monica page where the first contact is also reported (no "information"): the
+        // positions are the reader's records, not a count of what reached the pipeline.
+        let directory = try Fixtures.temporaryDirectory("repeat-positions")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let page = """
+            {"data": [
+              {"id": 1, "first_name": "Ada", "last_name": "Lovelace"},
+              {"id": 2, "first_name": "Alan", "last_name": "Turing", "information": {"avatar": {"source": "default", "default_avatar_color": "#b3d5fe"}}},
+              {"id": 1, "first_name": "Ada", "last_name": "Again"}
+            ]}
+            """
+        let path = directory.appendingPathComponent("contacts.json").path
+        try Data(page.utf8).write(to: URL(fileURLWithPath: path))
+        let report = try await WarmPipeline(configuration: Fixtures.configuration(exports: [path], cache: directory.appendingPathComponent("c")), logger: .test).run()
+        let repeated = try #require(report.badRecordDetails.first { $0.reason.contains("again (first at") }, "\(report.badRecordDetails)")
+        #expect(repeated.index == 3 && repeated.line == 4, "\(repeated)")
+        #expect(repeated.reason.contains("user id \"1\" again (first at record 1)"), "\(repeated)")
+    }
+
     @Test func aFieldOfTheWrongTypeIsReportedWithItsLineAndTheUserKept() async throws {
         let server = try FixtureServer(routes: ["/ok.jpg": .ok(bytes: try Fixtures.photo("astronaut.jpg"))])
         defer { server.shutdown() }

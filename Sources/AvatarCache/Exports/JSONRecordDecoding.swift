@@ -15,6 +15,9 @@ struct JSONRecordDecoding<Record: Decodable> {
         let line: Int
         let bytes: [UInt8]
 
+        /// The record, for the profiles read from it.
+        var origin: RecordOrigin { RecordOrigin(file: path, index: index, line: line) }
+
         func callAsFunction(_ reason: String) -> BadRecord {
             BadRecord(file: path, index: index, line: line, reason: reason)
         }

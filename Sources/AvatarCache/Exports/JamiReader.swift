@@ -93,6 +93,7 @@ public struct JamiReader: ExportReader {
             initials = Initials.from(firstName: given, lastName: family)
         }
         var profile = Profile(id: id, displayName: name, initials: initials, glyph: glyph)
+        profile.origin = RecordOrigin(file: file, index: index, line: card.line)
         switch card.photo {
         case .none:
             break

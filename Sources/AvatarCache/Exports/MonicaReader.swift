@@ -122,13 +122,13 @@ public struct MonicaReader: ExportReader {
                 } else if let problem = element.problem {
                     try body(.bad(bad(place + problem)))
                 } else if let contact = element.contact {
-                    try emit(contact, body) { bad(place + $0) }
+                    try emit(contact, origin: bad.origin, body) { bad(place + $0) }
                 }
             }
         }
     }
 
-    private func emit(_ contact: Contact, _ body: (ExportItem) throws -> Void, bad: (String) -> BadRecord) throws {
+    private func emit(_ contact: Contact, origin: RecordOrigin, _ body: (ExportItem) throws -> Void, bad: (String) -> BadRecord) throws {
         guard !contact.id.value.isEmpty else {
             try body(.bad(bad("\"id\" is empty")))
             return
@@ -142,6 +142,7 @@ public struct MonicaReader: ExportReader {
             initials: Initials.from(firstName: contact.first_name, lastName: contact.last_name),
             colorHex: contact.information?.avatar?.default_avatar_color
         )
+        profile.origin = origin
         if let color = contact.information?.avatar?.default_avatar_color, profile.colorHex == nil {
             try body(.bad(bad("default_avatar_color \"\(color.prefix(40))\" is not #RRGGBB; a palette colour is used")))
         }

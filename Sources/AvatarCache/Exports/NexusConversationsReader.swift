@@ -93,11 +93,13 @@ public struct NexusConversationsReader: ExportReader {
                 }
                 let info = participants[userID]
                 let url = info?.profileImageUrl?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-                let profile = Profile(
+                var profile = Profile(
                     id: userID,
                     displayName: info?.displayName ?? "",
                     photo: url.isEmpty ? nil : .url(url, sendMonicaToken: false)
                 )
+                // The conversation that decides the name and photo is the record reported.
+                profile.origin = bad.origin
                 // The most recent conversation decides the name and the photo.
                 if let existing = candidates[userID] {
                     if activity > existing.activity || (existing.profile.displayName.isEmpty && info != nil) {

@@ -72,12 +72,14 @@ public struct NexusUsersReader: ExportReader {
                                       field: problem.field)))
                 }
                 let url = user.profileImageUrl?.trimmedWhitespace
-                try body(.profile(Profile(
+                var profile = Profile(
                     id: user.id.value,
                     displayName: user.displayName ?? "",
                     photo: (url?.isEmpty ?? true) ? nil : .url(url!, sendMonicaToken: false),
                     colorHex: user.avatarColorHex
-                )))
+                )
+                profile.origin = bad.origin
+                try body(.profile(profile))
             }
         }
     }

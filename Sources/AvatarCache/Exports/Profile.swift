@@ -13,6 +13,8 @@ public struct Profile: Sendable, Equatable {
     public var photo: PhotoSource?
     /// A colour the source assigned, validated as `#RRGGBB`.
     public var colorHex: String?
+    /// The record it was read from, for reports (set by the readers).
+    public var origin: RecordOrigin?
 
     public init(id: String, displayName: String, initials: String? = nil, glyph: MonogramGlyph? = nil,
                 photo: PhotoSource? = nil, colorHex: String? = nil) {
@@ -28,6 +30,20 @@ public struct Profile: Sendable, Equatable {
     public var photoURL: String? {
         if case .url(let url, _) = photo { return url }
         return nil
+    }
+}
+
+/// Where a record was read: its export file, its position there (1-based, as bad records
+/// count them) and the line it starts on.
+public struct RecordOrigin: Sendable, Equatable {
+    public var file: String
+    public var index: Int
+    public var line: Int
+
+    public init(file: String, index: Int, line: Int) {
+        self.file = file
+        self.index = index
+        self.line = line
     }
 }
 

@@ -23,8 +23,8 @@ extension WarmPipeline {
         let inFlight = DispatchSemaphore(value: 2)
         let failure = FirstError()
         let sharded = (configuration.shard?.count ?? 1) > 1
-        /// Records repeating an id earlier in the same export: (their rank, id, the first's rank).
-        let duplicates = LockedList<(rank: Int, id: String, first: Int)>()
+        /// Records repeating an id earlier in the same export: (the record, id, the first's rank).
+        let duplicates = LockedList<(origin: RecordOrigin?, id: String, first: Int)>()
         func flush() throws {
             guard !batch.isEmpty else { return }
             inFlight.wait()
@@ -39,7 +39,7 @@ extension WarmPipeline {
                     if !record.owned {
                         try writer.writeOther(record.profile.id, at: record.place)
                     } else if let first = try writer.write(record.profile, at: record.place, date: started, sharded: sharded) {
-                        duplicates.append((record.place.rank, record.profile.id, first))
+                        duplicates.append((record.profile.origin, record.profile.id, first))
                     }
                 }
             }, completion: { error in
@@ -62,18 +62,25 @@ extension WarmPipeline {
             var profilesInFile = 0, badInFile = 0
             var firstBad: BadRecord?
             let fileStart = ordinal
-            /// Where the count of dropped records changed (at the rank of the next profile):
-            /// a profile's position in the export is its rank's offset plus those before it.
-            var droppedBefore: [(rank: Int, dropped: Int)] = []
-            func position(ofRank rank: Int) -> Int {
-                (rank - fileStart) + 1 + (droppedBefore.last { $0.rank <= rank }?.dropped ?? 0)
+            /// The record each rank of this export was read from, kept where its offset
+            /// changes (a users export: once): a repeated id's first record is named from
+            /// its rank alone, without a column per profile in the run's table.
+            var origins: [(rank: Int, file: String, offset: Int)] = []
+            func noteOrigin(_ origin: RecordOrigin?, rank: Int) {
+                guard let origin else { return }
+                let offset = origin.index - rank
+                if let last = origins.last, last.file == origin.file, last.offset == offset { return }
+                origins.append((rank, origin.file, offset))
+            }
+            func record(ofRank rank: Int) -> String {
+                guard let point = origins.last(where: { $0.rank <= rank }) else { return "record \(rank - fileStart + 1)" }
+                return point.file == path ? "record \(rank + point.offset)" : "\(point.file) record \(rank + point.offset)"
             }
             /// Reports a bad record; `dropped`: nothing of it was used.
             func reportBad(_ bad: BadRecord, dropped: Bool) {
                 if dropped {
                     badInFile += 1
                     firstBad = firstBad ?? bad
-                    droppedBefore.append((ordinal, badInFile))
                 }
                 report.record(bad)
                 logger.warning("bad record", metadata: ["record": "\(bad)"])
@@ -82,16 +89,19 @@ extension WarmPipeline {
                 switch item {
                 case .profile(var profile):
                     // The index stores text as C strings: a NUL would cut a key short.
-                    let position = profilesInFile + badInFile + 1
+                    func bad(_ reason: String) -> BadRecord {
+                        BadRecord(file: profile.origin?.file ?? path, index: profile.origin?.index ?? profilesInFile + badInFile + 1,
+                                  line: profile.origin?.line ?? 0, reason: reason)
+                    }
                     if profile.id.utf8.contains(0) {
-                        reportBad(BadRecord(file: path, index: position, line: 0, reason: "the id contains a NUL character"), dropped: true)
+                        reportBad(bad("the id contains a NUL character"), dropped: true)
                         return
                     }
                     if profile.displayName.utf8.contains(0) {
                         profile.displayName = profile.displayName.replacingOccurrences(of: "\0", with: "\u{FFFD}")
                     }
                     if let url = profile.photoURL, url.utf8.contains(0) {
-                        reportBad(BadRecord(file: path, index: position, line: 0, reason: "profile \"\(profile.id)\": the photo URL contains a NUL character"), dropped: false)
+                        reportBad(bad("profile \"\(profile.id)\": the photo URL contains a NUL character"), dropped: false)
                         profile.photo = nil
                     }
                     profilesInFile += 1
@@ -100,6 +110,7 @@ extension WarmPipeline {
                     // Positions count every shard's records: the same in every shard and in
                     // a single run (access times, and which record of an id is the last).
                     defer { ordinal += 1 }
+                    noteOrigin(profile.origin, rank: ordinal)
                     let place = RunTables.RecordWriter.Place(rank: ordinal, fileStart: fileStart)
                     if let shard = configuration.shard, !shard.owns(profile) {
                         report.recordsInOtherShards += 1
@@ -115,10 +126,10 @@ extension WarmPipeline {
             }
             try flush()
             try drain()
-            for duplicate in duplicates.takeAll().sorted(by: { $0.rank < $1.rank }) {
+            for duplicate in duplicates.takeAll().sorted(by: { ($0.origin?.file ?? "", $0.origin?.index ?? 0) < ($1.origin?.file ?? "", $1.origin?.index ?? 0) }) {
                 report.profileRecords -= 1
-                reportBad(BadRecord(file: path, index: position(ofRank: duplicate.rank), line: 0,
-                                    reason: "user id \"\(duplicate.id)\" again (first at record \(position(ofRank: duplicate.first))): this record is ignored, the first is kept"),
+                reportBad(BadRecord(file: duplicate.origin?.file ?? path, index: duplicate.origin?.index ?? 0, line: duplicate.origin?.line ?? 0,
+                                    reason: "user id \"\(duplicate.id)\" again (first at \(record(ofRank: duplicate.first))): this record is ignored, the first is kept"),
                           dropped: false)
             }
             if profilesInFile == 0, badInFile > 0, let firstBad {
