@@ -16,6 +16,22 @@ public enum ExportFormat: String, Sendable, CaseIterable, Codable {
         }
     }
 
+    static let vCardExtensions = [".vcf"]
+    static let pageExtensions = [".json", ".ndjson"]
+
+    /// The files of a folder whose names end with one of `extensions` (any case), paths
+    /// in name order: what the readers of a folder (Jami vCards, Monica pages) read.
+    static func folderFiles(_ path: String, endingWith extensions: [String]) throws -> [String] {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: path)
+        } catch {
+            throw ExportError(file: path, reason: "cannot list the folder: \(error.localizedDescription)")
+        }
+        return names.filter { name in extensions.contains { name.lowercased().hasSuffix($0) } }.sorted()
+            .map { (path as NSString).appendingPathComponent($0) }
+    }
+
     /// Tells the format from a folder (Jami vCards), the extension, or the keys in the
     /// first 64 KiB. Throws, saying what it saw, when nothing matches.
     public static func detect(path: String) throws -> ExportFormat {
@@ -25,10 +41,9 @@ public enum ExportFormat: String, Sendable, CaseIterable, Codable {
         }
         if isDirectory.boolValue {
             // Jami's vCards, or a folder of saved JSON pages (Monica's): told by its first file.
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
-            if names.contains(where: { $0.lowercased().hasSuffix(".vcf") }) { return .jami }
-            if let json = names.first(where: { $0.lowercased().hasSuffix(".json") || $0.lowercased().hasSuffix(".ndjson") }) {
-                let format = try detect(path: (path as NSString).appendingPathComponent(json))
+            if try !folderFiles(path, endingWith: vCardExtensions).isEmpty { return .jami }
+            if let json = try folderFiles(path, endingWith: pageExtensions).first {
+                let format = try detect(path: json)
                 guard format == .monica else {
                     throw ExportError(file: path, reason: "a folder of \(format.rawValue) files: give the files (a glob like \(path)/*.json); folders are read for Jami vCards and Monica pages")
                 }

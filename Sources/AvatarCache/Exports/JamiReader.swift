@@ -32,17 +32,9 @@ public struct JamiReader: ExportReader {
             throw ExportError(file: path, reason: "no such file or folder")
         }
         if isDirectory.boolValue {
-            let names: [String]
-            do {
-                names = try FileManager.default.contentsOfDirectory(atPath: path)
-                    .filter { $0.lowercased().hasSuffix(".vcf") }.sorted()
-            } catch {
-                throw ExportError(file: path, reason: "cannot list the folder: \(error.localizedDescription)")
-            }
-            if names.isEmpty { throw ExportError(file: path, reason: "the folder holds no .vcf file") }
-            for name in names {
-                try readFile((path as NSString).appendingPathComponent(name), body)
-            }
+            let files = try ExportFormat.folderFiles(path, endingWith: ExportFormat.vCardExtensions)
+            if files.isEmpty { throw ExportError(file: path, reason: "the folder holds no .vcf file") }
+            for file in files { try readFile(file, body) }
         } else {
             try readFile(path, body)
         }

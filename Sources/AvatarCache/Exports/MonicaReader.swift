@@ -96,10 +96,9 @@ public struct MonicaReader: ExportReader {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
             // A folder of saved pages, read in name order.
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: path))?
-                .filter { $0.lowercased().hasSuffix(".json") || $0.lowercased().hasSuffix(".ndjson") }.sorted() ?? []
-            if names.isEmpty { throw ExportError(file: path, reason: "the folder holds no .json file") }
-            for name in names { try readFile((path as NSString).appendingPathComponent(name), body) }
+            let files = try ExportFormat.folderFiles(path, endingWith: ExportFormat.pageExtensions)
+            if files.isEmpty { throw ExportError(file: path, reason: "the folder holds no .json file") }
+            for file in files { try readFile(file, body) }
         } else {
             try readFile(path, body)
         }

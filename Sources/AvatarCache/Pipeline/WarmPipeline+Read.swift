@@ -6,7 +6,8 @@ extension WarmPipeline {
     /// profiles (colour kept once assigned), and this run's profiles and distinct photo
     /// sources in priority order. Nothing of the exports stays in memory. The index
     /// writes a batch while the next is parsed (two cores), at most two batches ahead.
-    func readExports(into report: inout RunReport, state: RunState) throws {
+    /// `formats`: each export's, in `configuration.exports` order (told before the run).
+    func readExports(_ formats: [ExportFormat], into report: inout RunReport, state: RunState) throws {
         var limits = ReaderLimits()
         limits.maxInlineBytes = configuration.fetchLimits.maxBytes
         limits.maxRecordBytes = configuration.maxRecordBytes
@@ -57,8 +58,7 @@ extension WarmPipeline {
             if let error = failure.value { throw error }
         }
         defer { try? drain() }
-        for path in configuration.exports {
-            let format = try configuration.exportFormats[path] ?? configuration.format ?? ExportFormat.detect(path: path)
+        for (path, format) in zip(configuration.exports, formats) {
             var profilesInFile = 0, badInFile = 0
             var firstBad: BadRecord?
             let fileStart = ordinal

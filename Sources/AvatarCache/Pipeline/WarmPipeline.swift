@@ -103,10 +103,10 @@ public final class WarmPipeline: Sendable {
         try configuration.validate()
         // Every export is there, readable and of a known format before the cache is
         // touched: a mistyped path leaves no lock, marker or directory behind.
-        for path in configuration.exports {
+        let formats = try configuration.exports.map { path -> ExportFormat in
             guard FileManager.default.fileExists(atPath: path) else { throw ExportError(file: path, reason: "no such file or folder") }
             guard FileManager.default.isReadableFile(atPath: path) else { throw ExportError(file: path, reason: "cannot be read (permissions)") }
-            _ = try configuration.exportFormats[path] ?? configuration.format ?? ExportFormat.detect(path: path)
+            return try configuration.exportFormats[path] ?? configuration.format ?? ExportFormat.detect(path: path)
         }
         try Vips.initialise()
         let started = Date()
@@ -151,7 +151,7 @@ public final class WarmPipeline: Sendable {
         stageDone("open")
 
         do {
-            try readExports(into: &report, state: state)
+            try readExports(formats, into: &report, state: state)
         } catch let error as ExportError {
             // Only the index was written, in transactions: nothing for the marker to explain.
             if !session.previousRunInterrupted { try? directory.markRunFinished() }
