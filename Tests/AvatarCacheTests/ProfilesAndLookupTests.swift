@@ -158,28 +158,10 @@ import Testing
 
     @Test func everySampleExportWarmsIntoACompleteCache() async throws {
         // The three systems' samples, photos served on loopback as the demo does.
-        var routes: [String: FixtureServer.Reply] = [:]
-        let photos = Fixtures.repositoryRoot.appendingPathComponent("samples/photos")
-        for name in try FileManager.default.contentsOfDirectory(atPath: photos.path) {
-            routes["/photos/\(name)"] = .ok(bytes: try Fixtures.photo(name))
-        }
-        let server = try FixtureServer(routes: routes)
-        defer { server.shutdown() }
-        let directory = try Fixtures.temporaryDirectory("samples")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        var exports: [String] = []
-        for sample in ["nexus-users.json", "nexus-conversations.json", "monica/contacts-page-1.json", "monica/contacts-page-2.json"] {
-            let text = try String(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("samples/\(sample)"), encoding: .utf8)
-                .replacingOccurrences(of: "https://avatars.example.com", with: server.baseURL)
-                .replacingOccurrences(of: "https://monica.example.com", with: server.baseURL)
-            let path = directory.appendingPathComponent(sample.replacingOccurrences(of: "/", with: "-")).path
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-            exports.append(path)
-        }
-        exports.append(Fixtures.repositoryRoot.appendingPathComponent("samples/jami").path)
-        let cache = directory.appendingPathComponent("cache")
+        let samples = try SampleExports(label: "samples", monicaOnLocalhost: false)
+        let cache = samples.directory.appendingPathComponent("cache")
 
-        let report = try await warm(Fixtures.configuration(exports: exports, cache: cache))
+        let report = try await warm(Fixtures.configuration(exports: samples.exports, cache: cache))
 
         let metadata = try Fixtures.loadMetadata(cache)
         #expect(report.profilesWithNothing == 0)

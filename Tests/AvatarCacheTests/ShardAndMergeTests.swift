@@ -6,47 +6,6 @@ import Testing
 /// Scale-out: `--shard i/n` runs merged with `avatar-cache merge` give the cache one run
 /// gives. Real runs against a real HTTP server on 127.0.0.1, real indexes, real files.
 @Suite struct ShardAndMergeTests {
-    /// The three systems' samples, photos served on loopback (as the demo does).
-    final class Samples {
-        let server: FixtureServer
-        let directory: URL
-        var exports: [String] = []
-
-        init() throws {
-            var routes: [String: FixtureServer.Reply] = [:]
-            let photos = Fixtures.repositoryRoot.appendingPathComponent("samples/photos")
-            for name in try FileManager.default.contentsOfDirectory(atPath: photos.path) {
-                routes["/photos/\(name)"] = .ok(bytes: try Fixtures.photo(name))
-            }
-            server = try FixtureServer(routes: routes)
-            directory = try Fixtures.temporaryDirectory("shards")
-            for sample in ["nexus-users.json", "nexus-conversations.json", "monica/contacts-page-1.json", "monica/contacts-page-2.json"] {
-                let text = try String(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("samples/\(sample)"), encoding: .utf8)
-                    .replacingOccurrences(of: "https://avatars.example.com", with: server.baseURL)
-                    .replacingOccurrences(of: "https://monica.example.com", with: "http://localhost:\(server.port)")
-                let path = directory.appendingPathComponent(sample.replacingOccurrences(of: "/", with: "-")).path
-                try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-                exports.append(path)
-            }
-            exports.append(Fixtures.repositoryRoot.appendingPathComponent("samples/jami").path)
-        }
-
-        func configuration(_ cache: String, shard: Shard? = nil) -> WarmConfiguration {
-            var configuration = Fixtures.configuration(exports: exports, cache: directory.appendingPathComponent(cache))
-            configuration.monica = MonicaCredential(host: "localhost:\(server.port)", token: "test-token")
-            configuration.budgetBytes = 1_000_000_000
-            configuration.shard = shard
-            return configuration
-        }
-
-        func cache(_ name: String) -> CacheDirectory { CacheDirectory(root: directory.appendingPathComponent(name)) }
-
-        deinit {
-            server.shutdown()
-            try? FileManager.default.removeItem(at: directory)
-        }
-    }
-
     func warm(_ configuration: WarmConfiguration) async throws -> RunReport {
         try await WarmPipeline(configuration: configuration, logger: .test).run()
     }
@@ -86,7 +45,7 @@ import Testing
     }
 
     @Test func oneTwoThreeAndSevenShardsMergedGiveTheCacheOfOneRun() async throws {
-        let samples = try Samples()
+        let samples = try SampleExports(label: "shards")
         let single = try await warm(samples.configuration("single"))
         let expectedFiles = try files(samples.cache("single"))
         let expectedLookups = try lookups(samples.cache("single"))
@@ -288,7 +247,7 @@ import Testing
     @Test func acrossFilesystemsTheFilesAreCopied() async throws {
         // The target on a tmpfs of a private mount namespace (unshare -m): another
         // filesystem, where a hard link fails with EXDEV. Merge and verify run inside.
-        let samples = try Samples()
+        let samples = try SampleExports(label: "shards")
         _ = try await warm(samples.configuration("shard", shard: try Shard(index: 0, count: 1)))
         let expected = try files(samples.cache("shard"))
         let mount = samples.directory.appendingPathComponent("tmpfs").path
