@@ -29,7 +29,7 @@ let package = Package(
         .target(
             name: "CVipsShim",
             dependencies: ["CVips"],
-            linkerSettings: [.linkedLibrary("jpeg")]
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("lcms2")]
         ),
         .target(
             name: "AvatarCache",

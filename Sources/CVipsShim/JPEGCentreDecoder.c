@@ -104,3 +104,43 @@ int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, VipsIm
     *out = image;
     return 0;
 }
+
+long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target) {
+    struct jpeg_decompress_struct info;
+    struct cvipsshim_jpeg_error error;
+    info.err = jpeg_std_error(&error.manager);
+    error.manager.error_exit = cvipsshim_jpeg_error_exit;
+    error.manager.emit_message = cvipsshim_jpeg_emit_message;
+    error.warnings = 0;
+    if (setjmp(error.jump)) {
+        jpeg_destroy_decompress(&info);
+        return -1;
+    }
+    jpeg_create_decompress(&info);
+    jpeg_mem_src(&info, (const unsigned char *) buf, (unsigned long) len);
+    jpeg_read_header(&info, TRUE);
+    long long coefficients = 0;
+    if (jpeg_has_multiple_scans(&info)) {
+        // Every component's DCT blocks, 64 coefficients of 2 bytes, rounded up to whole
+        // MCUs: chroma at 4:2:0 is a quarter of luma, so a 12 MP photo holds 36 MB,
+        // not the 72 MB of three full planes.
+        int maxH = 1, maxV = 1;
+        for (int c = 0; c < info.num_components; c++) {
+            if (info.comp_info[c].h_samp_factor > maxH) maxH = info.comp_info[c].h_samp_factor;
+            if (info.comp_info[c].v_samp_factor > maxV) maxV = info.comp_info[c].v_samp_factor;
+        }
+        long long mcuColumns = (info.image_width + 8LL * maxH - 1) / (8LL * maxH);
+        long long mcuRows = (info.image_height + 8LL * maxV - 1) / (8LL * maxV);
+        for (int c = 0; c < info.num_components; c++) {
+            coefficients += mcuColumns * info.comp_info[c].h_samp_factor * mcuRows * info.comp_info[c].v_samp_factor * 64 * 2;
+        }
+    }
+    long long shortSide = info.image_width < info.image_height ? info.image_width : info.image_height;
+    long long scaled = shortSide;
+    for (int n = 1; n <= 8; n++) {
+        if ((shortSide * n + 7) / 8 >= target) { scaled = (shortSide * n + 7) / 8; break; }
+    }
+    int bands = info.num_components == 4 ? 4 : 3;
+    jpeg_destroy_decompress(&info);
+    return coefficients + scaled * scaled * bands;
+}

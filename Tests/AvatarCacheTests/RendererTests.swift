@@ -245,12 +245,25 @@ enum PNGBomb {
         let size = try png.withUnsafeBytes { bytes in
             try VipsImageRef.make("pngload") { cvipsshim_pngload_buffer(bytes.baseAddress, bytes.count, $0) }
         }
-        #expect(AvatarRenderer.decodeMemory(size, format: .png, target: 900) == Int64(size.width * size.height * 4))
+        #expect(png.withUnsafeBytes { AvatarRenderer.decodeMemory($0, header: size, format: .png, target: 900) } == Int64(size.width * size.height * 4))
         let jpeg = try Fixtures.photo("astronaut.jpg")
         let header = try jpeg.withUnsafeBytes { bytes in
             try VipsImageRef.make("jpegload") { cvipsshim_jpegload_buffer(bytes.baseAddress, bytes.count, 1, $0) }
         }
         // A baseline JPEG holds only its scaled centre square.
-        #expect(AvatarRenderer.decodeMemory(header, format: .jpeg, target: 330) < Int64(header.width * header.height * 3))
+        #expect(jpeg.withUnsafeBytes { AvatarRenderer.decodeMemory($0, header: header, format: .jpeg, target: 330) } < Int64(header.width * header.height * 3))
+        // A progressive one holds every coefficient until its last scan: at 4:2:0 a full
+        // luma plane and two quarter chroma planes, 2 bytes per coefficient (made from
+        // astronaut.jpg by `vips copy … [interlace,Q=80,strip]`).
+        let progressive = try [UInt8](Data(contentsOf: Fixtures.repositoryRoot
+            .appendingPathComponent("Tests/AvatarCacheTests/Fixtures/photos/astronaut-progressive.jpg")))
+        let interlaced = try progressive.withUnsafeBytes { bytes in
+            try VipsImageRef.make("jpegload") { cvipsshim_jpegload_buffer(bytes.baseAddress, bytes.count, 1, $0) }
+        }
+        let coefficients = Int64(interlaced.width) * Int64(interlaced.height) * 3 / 2 * 2
+        let square = Int64(interlaced.width) * Int64(interlaced.width) * 3   // 512 px: no DCT scale covers 330 below 6/8
+        let need = progressive.withUnsafeBytes { AvatarRenderer.decodeMemory($0, header: interlaced, format: .jpeg, target: 330) }
+        #expect(need > coefficients && need <= coefficients + square)
+        #expect(need < Int64(interlaced.width) * Int64(interlaced.height) * 3 * 2)   // not three full planes
     }
 }

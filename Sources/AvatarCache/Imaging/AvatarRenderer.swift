@@ -69,7 +69,7 @@ public struct AvatarRenderer: Sendable {
             throw ImagingError.tooManyPixels(width: width, height: height, limit: maxPixels)
         }
         guard let memoryGate else { return try decode(bytes, format: format, header: header) }
-        let need = Self.decodeMemory(header, format: format, target: tiers.first ?? 0)
+        let need = Self.decodeMemory(bytes, header: header, format: format, target: tiers.first ?? 0)
         // After a large decode, its freed buffers go back to the system, or the heap
         // keeps them (and the next large one lands elsewhere).
         defer { if need >= Self.trimAfterBytes { _ = cvipsshim_malloc_trim() } }
@@ -81,22 +81,15 @@ public struct AvatarRenderer: Sendable {
     static let trimAfterBytes: Int64 = 16_000_000
 
     /// What a decode holds at its peak, roughly: a progressive JPEG keeps 2 bytes per
-    /// coefficient of the whole image until its last scan; other decodes hold the pixels
-    /// they make (a JPEG at its DCT scale, other formats at full size with alpha).
-    static func decodeMemory(_ header: VipsImageRef, format: ImageFormat, target: Int) -> Int64 {
-        let width = Int64(header.width), height = Int64(header.height), bands = Int64(max(1, header.bands))
-        switch format {
-        case .jpeg:
-            var multiscan: Int32 = 0
-            if vips_image_get_typeof(header.pointer, "jpeg-multiscan") != 0 {
-                _ = vips_image_get_int(header.pointer, "jpeg-multiscan", &multiscan)
-            }
-            if multiscan != 0 { return width * height * bands * 2 }
-            let side = min(width, height), scaled = max(Int64(target), side / 8)
-            return min(side, scaled) * min(side, scaled) * bands
-        default:
-            return width * height * 4
+    /// DCT coefficient of the whole image until its last scan (from its sampling
+    /// factors: a quarter per chroma plane at 4:2:0); other decodes hold the pixels they
+    /// make (a JPEG at its DCT scale, other formats at full size with alpha).
+    static func decodeMemory(_ bytes: UnsafeRawBufferPointer, header: VipsImageRef, format: ImageFormat, target: Int) -> Int64 {
+        if format == .jpeg {
+            let exact = cvipsshim_jpeg_decode_memory(bytes.baseAddress, bytes.count, Int32(target))
+            if exact >= 0 { return Int64(exact) }
         }
+        return Int64(header.width) * Int64(header.height) * 4
     }
 
     private func decode(_ bytes: UnsafeRawBufferPointer, format: ImageFormat, header: VipsImageRef) throws -> RenderedAvatar {
@@ -135,6 +128,7 @@ public struct AvatarRenderer: Sendable {
             throw ImagingError.invalidImage(message)
         }
         if orientation > 1 {
+            vips_image_set_int(image.pointer, "orientation", Int32(orientation))
             image = try image.apply("autorot") { cvipsshim_autorot($0, $1) }
         }
 
@@ -223,9 +217,17 @@ public struct AvatarRenderer: Sendable {
 
     /// Converts to 8-bit sRGB: through the embedded ICC profile when there is one
     /// (this is what makes CMYK JPEGs come out in the right colours), else by
-    /// libvips' own colour-space conversion.
+    /// libvips' own colour-space conversion. 8-bit pixels go through one cached lcms
+    /// transform on this thread; the rest (16-bit, odd band counts, profiles lcms will
+    /// not pair with the pixels) through libvips' icc_transform.
     private func toSRGB(_ image: VipsImageRef) throws -> VipsImageRef {
         var image = image
+        if image.hasICCProfile {
+            var out: UnsafeMutablePointer<VipsImage>?
+            let status = cvipsshim_icc_to_srgb8(image.pointer, &out)
+            if status == 0, let out { return VipsImageRef(out) }
+            if status < 0 { throw ImagingError.invalidImage(Vips.takeErrorMessage()) }
+        }
         if image.hasICCProfile,
            let transformed = try? image.apply("icc_transform", { cvipsshim_icc_transform_srgb($0, $1) }) {
             image = transformed
@@ -258,7 +260,13 @@ public struct AvatarRenderer: Sendable {
     static func encode(_ image: VipsImageRef, format: OutputFormat, quality: Int) throws -> [UInt8] {
         let quality = Int32(quality)
         switch format {
-        case .jpeg: return try image.encode("jpegsave") { cvipsshim_jpegsave_buffer($0, $1, $2, quality) }
+        case .jpeg:
+            // libjpeg-turbo on this thread for 8-bit RGB and grey (every tier: they are
+            // flattened sRGB); jpegsave, through libvips' thread pool, for anything else.
+            if image.isUnsignedChar, image.bands == 1 || image.bands == 3 {
+                return try image.encode("jpeg") { cvipsshim_jpeg_encode($0, quality, $1, $2) }
+            }
+            return try image.encode("jpegsave") { cvipsshim_jpegsave_buffer($0, $1, $2, quality) }
         case .png: return try image.encode("pngsave") { cvipsshim_pngsave_buffer($0, $1, $2) }
         case .webp: return try image.encode("webpsave") { cvipsshim_webpsave_buffer($0, $1, $2, quality) }
         }

@@ -107,10 +107,12 @@ final class VipsImageRef {
         try VipsImageRef.make(what) { body(pointer, $0) }
     }
 
-    /// Renders the whole image into memory, so later operations read it more than once
-    /// without decoding again.
+    /// Renders the whole image into memory on this thread, so later operations read it
+    /// more than once without decoding again. Only the interpretation and resolution
+    /// are kept of the header.
     func copiedToMemory() throws -> VipsImageRef {
-        guard let out = vips_image_copy_memory(pointer) else {
+        var out: UnsafeMutablePointer<VipsImage>?
+        guard cvipsshim_render_here(pointer, &out) == 0, let out else {
             throw ImagingError.library("decode: \(Vips.takeErrorMessage())")
         }
         return VipsImageRef(out)

@@ -1,8 +1,9 @@
 // CVipsShim: fixed-argument wrappers around the libvips calls that are C variadic
 // functions (every libvips operation takes optional arguments as a NULL-terminated
 // list). Swift cannot call variadic C functions, so each wrapper passes a fixed set of
-// options (CVipsShim.c) and the imaging logic is in Swift (Imaging/). The one
-// exception, the JPEG centre decoder below, lives in JPEGCentreDecoder.c.
+// options (CVipsShim.c) and the imaging logic is in Swift (Imaging/). The exceptions,
+// the JPEG centre decoder and the evaluation and JPEG encoding on the calling thread
+// below, live in JPEGCentreDecoder.c and RenderHere.c.
 //
 // Every function returns 0 on success and non-zero on failure, like libvips itself;
 // the message is then in vips_error_buffer().
@@ -29,11 +30,44 @@ int cvipsshim_heifload_buffer(const void *buf, size_t len, VipsImage **out);
 // counts: use jpegload); -1 on corrupt or truncated data (vips_error set).
 int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, VipsImage **out);
 
+// The memory cvipsshim_jpeg_decode_centre holds at its peak for this JPEG: the centre
+// square at its DCT scale, plus, for a progressive JPEG, every DCT coefficient of the
+// image (libjpeg keeps them until the last scan), from the header's sampling factors.
+// -1 when the header cannot be read.
+long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target);
+
+// The primary image of a HEIC/HEIF file decoded by libheif into a new 8-bit RGB(A)
+// memory image on the calling thread, its transformations applied and its ICC profile
+// attached (HEIFDecoder.c). heifload, measured: <see README>. Fails (-1, vips_error set)
+// on a damaged file or one over `maxPixels`.
+int cvipsshim_heif_decode(const void *buf, size_t len, long long maxPixels, VipsImage **out);
+
+// Evaluates `in` into a new memory image on the calling thread, strip by strip
+// (RenderHere.c). vips_image_copy_memory and the savers hand every image to libvips'
+// thread pool, which at one thread per image costs thread wake-ups per strip and new
+// threads per image: most of the run's futex calls and a fifth of its CPU was the
+// kernel's. Header fields other than the interpretation and resolution are not kept.
+int cvipsshim_render_here(VipsImage *in, VipsImage **out);
+
+// Encodes an 8-bit, 1- or 3-band image as JPEG with libjpeg-turbo on the calling
+// thread (libjpeg's defaults at `quality`: 4:2:0, what jpegsave writes), no metadata.
+// Returns 1 when the image is not such an image (use jpegsave); the caller frees *buf
+// with g_free.
+int cvipsshim_jpeg_encode(VipsImage *in, int quality, void **buf, size_t *len);
+
 // Geometry and colour.
 int cvipsshim_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height);
 int cvipsshim_smartcrop_attention(VipsImage *in, VipsImage **out, int width, int height);
 int cvipsshim_autorot(VipsImage *in, VipsImage **out);
 int cvipsshim_icc_transform_srgb(VipsImage *in, VipsImage **out);
+
+// The image's embedded ICC profile to 8-bit sRGB in one lcms transform on the calling
+// thread, into a new memory image (ICCTransform.c). icc_transform goes through Lab
+// floats, two transforms a pixel: 100 ms for one 1.3 MP CMYK photo. The transform is
+// made once per profile (an 8-bit device link lcms optimises) and kept. 8-bit CMYK,
+// RGB, RGBA and grey; returns 1 for anything else, or a profile lcms refuses for these
+// pixels (use icc_transform).
+int cvipsshim_icc_to_srgb8(VipsImage *in, VipsImage **out);
 int cvipsshim_colourspace(VipsImage *in, VipsImage **out, VipsInterpretation space);
 int cvipsshim_flatten(VipsImage *in, VipsImage **out, double red, double green, double blue);
 int cvipsshim_premultiply(VipsImage *in, VipsImage **out);
