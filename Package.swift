@@ -29,7 +29,7 @@ let package = Package(
         .target(
             name: "CVipsShim",
             dependencies: ["CVips"],
-            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("lcms2")]
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("lcms2"), .linkedLibrary("heif")]
         ),
         .target(
             name: "AvatarCache",

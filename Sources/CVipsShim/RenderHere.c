@@ -112,3 +112,63 @@ int cvipsshim_jpeg_encode(VipsImage *in, int quality, void **buf, size_t *len) {
     *len = output_size;
     return 0;
 }
+
+static void cvipsshim_free_monogram(VipsImage *image, void *pixels) {
+    (void) image;
+    g_free(pixels);
+}
+
+int cvipsshim_monogram_compose(VipsImage *mask, VipsImage *text, int x, int y,
+                               int red, int green, int blue, int opaque, VipsImage **out) {
+    if (mask->BandFmt != VIPS_FORMAT_UCHAR || mask->Bands != 1 || text->BandFmt != VIPS_FORMAT_UCHAR || text->Bands != 4) return 1;
+    int side = mask->Xsize;
+    if (mask->Ysize != side) return 1;
+    int bands = opaque ? 3 : 4;
+    size_t line = (size_t) side * bands;
+    unsigned char *pixels = g_try_malloc(line * side);
+    if (!pixels) { vips_error("monogram", "out of memory"); return -1; }
+    VipsRegion *maskRegion = vips_region_new(mask), *textRegion = vips_region_new(text);
+    VipsRect whole = { 0, 0, side, side }, glyphs = { 0, 0, text->Xsize, text->Ysize };
+    if (!maskRegion || !textRegion || vips_region_prepare(maskRegion, &whole) || vips_region_prepare(textRegion, &glyphs)) {
+        if (maskRegion) g_object_unref(maskRegion);
+        if (textRegion) g_object_unref(textRegion);
+        g_free(pixels);
+        return -1;
+    }
+    const unsigned char background[3] = { (unsigned char) red, (unsigned char) green, (unsigned char) blue };
+    for (int row = 0; row < side; row++) {
+        const unsigned char *disc = VIPS_REGION_ADDR(maskRegion, 0, row);
+        unsigned char *target = pixels + (size_t) row * line;
+        int ty = row - y;
+        const unsigned char *glyphRow = ty >= 0 && ty < text->Ysize ? VIPS_REGION_ADDR(textRegion, 0, ty) : NULL;
+        for (int column = 0; column < side; column++) {
+            // The text OVER the disc, straight (not premultiplied) alpha; a JPEG's
+            // square is opaque, so there the disc's alpha is 255.
+            float discAlpha = opaque ? 1.0f : disc[column] / 255.0f;
+            float textAlpha = 0;
+            const unsigned char *glyph = NULL;
+            int tx = column - x;
+            if (glyphRow && tx >= 0 && tx < text->Xsize) {
+                glyph = glyphRow + (size_t) tx * 4;
+                textAlpha = glyph[3] / 255.0f;
+            }
+            float alpha = textAlpha + discAlpha * (1 - textAlpha);
+            unsigned char *pixel = target + (size_t) column * bands;
+            for (int band = 0; band < 3; band++) {
+                float colour = alpha > 0
+                    ? ((glyph ? glyph[band] * textAlpha : 0) + background[band] * discAlpha * (1 - textAlpha)) / alpha
+                    : background[band];
+                pixel[band] = (unsigned char) (colour + 0.5f);
+            }
+            if (!opaque) pixel[3] = (unsigned char) (alpha * 255 + 0.5f);
+        }
+    }
+    g_object_unref(maskRegion);
+    g_object_unref(textRegion);
+    VipsImage *image = vips_image_new_from_memory(pixels, line * side, side, side, bands, VIPS_FORMAT_UCHAR);
+    if (!image) { g_free(pixels); return -1; }
+    g_signal_connect(image, "postclose", G_CALLBACK(cvipsshim_free_monogram), pixels);
+    image->Type = VIPS_INTERPRETATION_sRGB;
+    *out = image;
+    return 0;
+}

@@ -26,9 +26,10 @@ struct AvatarCacheCommand: AsyncParsableCommand {
         if ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil {
             Vips.limitMallocArenas(2)
         }
-        // Large decode buffers mapped and returned when freed (MALLOC_MMAP_THRESHOLD_ wins).
+        // The largest decode buffers mapped and returned when freed, the rest re-used
+        // from the heap (MALLOC_MMAP_THRESHOLD_ in the environment wins).
         if ProcessInfo.processInfo.environment["MALLOC_MMAP_THRESHOLD_"] == nil {
-            Vips.mapLargeAllocations(from: 1 << 20)
+            Vips.mapLargeAllocations()
         }
         do {
             var command = try parseAsRoot()

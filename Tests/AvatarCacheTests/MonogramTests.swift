@@ -28,6 +28,41 @@ import Testing
         #expect(abs(Int(corner[0]) - 0x34) < 8 && abs(Int(corner[1]) - 0xC7) < 8 && abs(Int(corner[2]) - 0x59) < 8)
     }
 
+    /// Monograms are composed in one 8-bit pass; libvips' float compositing is the
+    /// reference: the same picture within rounding, in PNG (disc) and JPEG (square).
+    @Test func theOnePassCompositionMatchesLibvips() throws {
+        for format in [OutputFormat.png, .jpeg] {
+            let renderer = MonogramRenderer(tiers: [330], outputFormat: format)
+            for (initials, colour) in [("AL", "#007AFF"), ("W", "#FFCC00"), ("", "#AF52DE")] {
+                let spec = spec(initials, colour)
+                let fast = try Pixels(decoding: renderer.render(spec)[0].bytes)
+                let background = MonogramRenderer.rgb(spec.background)
+                let mask = try DiscMask.shared.mask(side: 330, filled: format == .jpeg)
+                let reference = try Pixels(decoding: renderer.composite(spec, mask: mask, text: renderer.textImage(spec, side: 330),
+                                                                        background: background, side: 330))
+                #expect(fast.bands == reference.bands && fast.bands == (format == .jpeg ? 3 : 4))
+                // What shows: colour weighted by alpha (a fully transparent pixel's colour
+                // is not seen: libvips leaves it black, the one pass the disc's colour),
+                // and alpha itself.
+                var total = 0.0
+                for y in 0..<330 {
+                    for x in 0..<330 {
+                        let a = fast.pixel(x, y), b = reference.pixel(x, y)
+                        let alphaA = fast.bands == 4 ? Double(a[3]) / 255 : 1, alphaB = reference.bands == 4 ? Double(b[3]) / 255 : 1
+                        for band in 0..<3 { total += abs(Double(a[band]) * alphaA - Double(b[band]) * alphaB) }
+                        if fast.bands == 4 { total += abs(Double(a[3]) - Double(b[3])) }
+                    }
+                }
+                let difference = total / Double(330 * 330 * fast.bands)
+                // JPEG adds its own error on both sides; PNG is exact but for rounding.
+                #expect(difference < (format == .jpeg ? 1.5 : 0.5), "\(format) \(initials): \(difference) levels apart on average")
+                // The text is there: the centre row holds pixels far from the background.
+                let row = (0..<330).map { fast.pixel($0, 165) }
+                #expect(row.contains { abs(Int($0[0]) - Int(background.0)) + abs(Int($0[1]) - Int(background.1)) > 100 })
+            }
+        }
+    }
+
     /// The contrast measured on the rendered image, for every palette colour: the
     /// background is the colour at the top of the disc; the text colour is the pixel
     /// farthest from it.

@@ -92,6 +92,52 @@ import Testing
         #expect(fromCMYK.meanDifference(naive) > difference, "closer to the original than a profile-less conversion")
     }
 
+    /// HEIC goes through libheif directly (not heifload): the same picture as the JPEG
+    /// it was made from (`vips copy chelsea.jpg chelsea.heic[Q=60,strip]`), at its size.
+    @Test func heicIsDecodedByLibheifToTheSamePicture() throws {
+        let heic = try [UInt8](Data(contentsOf: Fixtures.repositoryRoot
+            .appendingPathComponent("Tests/AvatarCacheTests/Fixtures/photos/chelsea.heic")))
+        let avatar = try renderer.render(heic)
+        #expect(avatar.format == .heif)
+        #expect(avatar.sourceWidth == 451 && avatar.sourceHeight == 300)
+        #expect(avatar.tiers.map(\.side) == [300, 300])
+        let fromHEIC = try Pixels(decoding: avatar.tiers[1].bytes)
+        let fromJPEG = try Pixels(decoding: renderer.render(try Fixtures.photo("chelsea.jpg")).tiers[1].bytes)
+        #expect(fromHEIC.bands == 3)
+        let difference = fromHEIC.meanDifference(fromJPEG)
+        #expect(difference < 6, "HEIC and JPEG of one photo differ by \(difference) levels on average")
+        // Mirrored, it would be far off: the comparison can tell a wrong picture.
+        #expect(fromHEIC.meanDifference(fromJPEG, transform: { (299 - $0, $1) }) > difference * 2)
+
+        // Damaged: cut in half, or over the pixel limit. An error, never a picture.
+        #expect(throws: ImagingError.self) { try renderer.render(Array(heic.prefix(heic.count / 2))) }
+        #expect(throws: ImagingError.self) { try AvatarRenderer(tiers: [330], maxPixels: 451 * 300 - 1).render(heic) }
+    }
+
+    /// Embedded profiles go through one cached 8-bit lcms transform; libvips'
+    /// icc_transform (through Lab floats) is the reference it must agree with.
+    @Test func theDirectICCTransformAgreesWithLibvips() throws {
+        try Vips.initialise()
+        let cmyk = try Fixtures.photo("coffee-cmyk.jpg")
+        let (direct, reference) = try cmyk.withUnsafeBytes { raw in
+            let image = try VipsImageRef.make("jpegload") { cvipsshim_jpegload_buffer(raw.baseAddress, raw.count, 1, $0) }
+            #expect(image.bands == 4 && image.hasICCProfile)
+            let direct = try image.apply("icc") { cvipsshim_icc_to_srgb8($0, $1) }
+            var reference = try image.apply("icc_transform") { cvipsshim_icc_transform_srgb($0, $1) }
+            reference = try reference.apply("cast") { cvipsshim_cast_uchar($0, $1) }
+            return (try Pixels(direct), try Pixels(reference))
+        }
+        #expect(direct.bands == 3 && direct.width == 600 && direct.height == 400)
+        let difference = direct.meanDifference(reference)
+        #expect(difference < 1.5, "lcms' 8-bit transform and libvips' differ by \(difference) levels on average")
+        // The same transform again (now from the cache) gives the same pixels.
+        let again = try cmyk.withUnsafeBytes { raw in
+            let image = try VipsImageRef.make("jpegload") { cvipsshim_jpegload_buffer(raw.baseAddress, raw.count, 1, $0) }
+            return try Pixels(try image.apply("icc") { cvipsshim_icc_to_srgb8($0, $1) })
+        }
+        #expect(again.data == direct.data)
+    }
+
     @Test func animatedGIFGivesItsFirstFrame() throws {
         // Frame 1 is the cat (mostly brown/grey), frame 2 the coffee (red saucer).
         let avatar = try renderer.render(try Fixtures.photo("animated.gif"))

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The peer a team would write: requests + Pillow, one decode per photo (JPEG draft mode
 at the largest DCT scale that still covers the biggest tier), EXIF orientation, sRGB,
-centre-cropped squares at 900 and 330 px, JPEG quality 82, 4 threads.
+centre-cropped squares at 900 and 330 px, JPEG quality 82, 4 threads. HEIC through
+pillow-heif (libheif and libde265, as avatar-cache uses), as a team would add it.
 
 usage: pillow_peer.py EXPORT OUT_DIR
 """
@@ -10,6 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import requests
 from PIL import Image, ImageCms, ImageOps
+from pillow_heif import register_heif_opener
+
+register_heif_opener()
 
 export, out = sys.argv[1], sys.argv[2]
 os.makedirs(out, exist_ok=True)

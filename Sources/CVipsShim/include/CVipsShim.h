@@ -38,8 +38,8 @@ long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target);
 
 // The primary image of a HEIC/HEIF file decoded by libheif into a new 8-bit RGB(A)
 // memory image on the calling thread, its transformations applied and its ICC profile
-// attached (HEIFDecoder.c). heifload, measured: <see README>. Fails (-1, vips_error set)
-// on a damaged file or one over `maxPixels`.
+// attached (HEIFDecoder.c): 40.0 s of CPU for the benchmark's 120 HEICs against 45.1 s
+// through heifload. Fails (-1, vips_error set) on a damaged file or one over `maxPixels`.
 int cvipsshim_heif_decode(const void *buf, size_t len, long long maxPixels, VipsImage **out);
 
 // Evaluates `in` into a new memory image on the calling thread, strip by strip
@@ -83,6 +83,14 @@ int cvipsshim_draw_circle(VipsImage *image, const double *ink, int inkCount, int
 int cvipsshim_bandjoin(VipsImage *a, VipsImage *b, VipsImage **out);
 int cvipsshim_composite_over(VipsImage *base, VipsImage *overlay, VipsImage **out, int x, int y);
 
+// A monogram in one pass on the calling thread (RenderHere.c): the colour with the disc
+// `mask`'s alpha (or an opaque square when `opaque`), the RGBA `text` over it at x, y,
+// into a new 8-bit sRGB memory image (RGBA, or RGB when opaque). composite2 does the
+// same in float through libvips' thread pool: most of a monogram's 25 ms. Returns 1
+// when the inputs are not 8-bit one-band and four-band images.
+int cvipsshim_monogram_compose(VipsImage *mask, VipsImage *text, int x, int y,
+                               int red, int green, int blue, int opaque, VipsImage **out);
+
 // Savers. Metadata (EXIF, XMP, ICC, comments) is always stripped; the caller frees
 // *buf with g_free.
 int cvipsshim_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality);
@@ -96,6 +104,10 @@ int cvipsshim_set_malloc_arena_max(int arenas);
 // mallopt(M_MMAP_THRESHOLD): allocations from this size up are mapped, and given back
 // to the system when freed (fixing it also stops glibc raising it on its own).
 int cvipsshim_set_mmap_threshold(int bytes);
+
+// mallopt(M_TRIM_THRESHOLD): free memory at the top of the heap kept, up to this size,
+// for the next allocations rather than returned to the system at once.
+int cvipsshim_set_trim_threshold(int bytes);
 
 // malloc_trim(0): gives free pages in every arena back to the system.
 int cvipsshim_malloc_trim(void);

@@ -30,6 +30,11 @@ struct Pixels {
                 }
             }.copiedToMemory()
         }
+        try self.init(image)
+    }
+
+    /// The pixels of an image already made.
+    init(_ image: VipsImageRef) throws {
         width = image.width
         height = image.height
         bands = image.bands
