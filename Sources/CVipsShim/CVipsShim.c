@@ -90,6 +90,14 @@ int cvipsshim_resize(VipsImage *in, VipsImage **out, double scale) {
     return vips_resize(in, out, scale, "kernel", VIPS_KERNEL_LANCZOS3, NULL);
 }
 
+int cvipsshim_reducev_lanczos3(VipsImage *in, VipsImage **out, double shrink) {
+    return vips_reducev(in, out, shrink, "kernel", VIPS_KERNEL_LANCZOS3, NULL);
+}
+
+int cvipsshim_rot(VipsImage *in, VipsImage **out, VipsAngle angle) {
+    return vips_rot(in, out, angle, NULL);
+}
+
 int cvipsshim_text(VipsImage **out, const char *markup, const char *font, int dpi) {
     return vips_text(out, markup, "font", font, "dpi", dpi, "rgba", TRUE, NULL);
 }

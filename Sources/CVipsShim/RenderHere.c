@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jpeglib.h>
+#include <jerror.h>
 
 // Rows asked of the pipeline at a time: small enough that each operation's buffers
 // stay in cache, large enough that the per-request overhead does not count.
@@ -43,8 +44,16 @@ int cvipsshim_render_here(VipsImage *in, VipsImage **out) {
     image->Type = in->Type;
     image->Xres = in->Xres;
     image->Yres = in->Yres;
+    const void *profile = NULL;
+    size_t length = 0;
+    if (vips_image_get_typeof(in, VIPS_META_ICC_NAME) && !vips_image_get_blob(in, VIPS_META_ICC_NAME, &profile, &length) && profile)
+        vips_image_set_blob_copy(image, VIPS_META_ICC_NAME, profile, length);
     *out = image;
     return 0;
+}
+
+int cvipsshim_is_in_memory(VipsImage *image) {
+    return image->dtype == VIPS_IMAGE_SETBUF || image->dtype == VIPS_IMAGE_SETBUF_FOREIGN;
 }
 
 struct cvipsshim_encode_error {
@@ -59,25 +68,60 @@ static void cvipsshim_encode_error_exit(j_common_ptr info) {
     longjmp(error->jump, 1);
 }
 
+// A destination that grows one g_malloc'd buffer, which stays ours whatever happens
+// (jpeg_mem_dest's buffer moves as it grows, and only a finished image says where).
+struct cvipsshim_destination {
+    struct jpeg_destination_mgr manager;
+    unsigned char *buffer;
+    size_t size;
+};
+
+static void cvipsshim_destination_init(j_compress_ptr info) {
+    struct cvipsshim_destination *destination = (struct cvipsshim_destination *) info->dest;
+    destination->manager.next_output_byte = destination->buffer;
+    destination->manager.free_in_buffer = destination->size;
+}
+
+static boolean cvipsshim_destination_grow(j_compress_ptr info) {
+    struct cvipsshim_destination *destination = (struct cvipsshim_destination *) info->dest;
+    size_t used = destination->size;
+    unsigned char *larger = g_try_realloc(destination->buffer, used * 2);
+    if (!larger) ERREXIT1(info, JERR_OUT_OF_MEMORY, 0);
+    destination->buffer = larger;
+    destination->size = used * 2;
+    destination->manager.next_output_byte = larger + used;
+    destination->manager.free_in_buffer = destination->size - used;
+    return TRUE;
+}
+
+static void cvipsshim_destination_term(j_compress_ptr info) {
+    (void) info;
+}
+
 int cvipsshim_jpeg_encode(VipsImage *in, int quality, void **buf, size_t *len) {
     if (in->BandFmt != VIPS_FORMAT_UCHAR || (in->Bands != 1 && in->Bands != 3) || in->Coding != VIPS_CODING_NONE) return 1;
     struct jpeg_compress_struct info;
     struct cvipsshim_encode_error error;
-    unsigned char *volatile output = NULL;
-    unsigned long output_size = 0;
+    // Most tiers fit in a quarter of a byte per pixel; the buffer doubles when not.
+    struct cvipsshim_destination destination = { .buffer = NULL, .size = (size_t) in->Xsize * in->Ysize / 4 + 4096 };
     VipsRegion *volatile region = NULL;
+    destination.buffer = g_try_malloc(destination.size);
+    if (!destination.buffer) { vips_error("jpeg", "out of memory"); return -1; }
+    destination.manager.init_destination = cvipsshim_destination_init;
+    destination.manager.empty_output_buffer = cvipsshim_destination_grow;
+    destination.manager.term_destination = cvipsshim_destination_term;
     info.err = jpeg_std_error(&error.manager);
     error.manager.error_exit = cvipsshim_encode_error_exit;
     error.message[0] = 0;
     if (setjmp(error.jump)) {
         jpeg_destroy_compress(&info);
-        free(output);
         if (region) g_object_unref(region);
-        vips_error("jpeg", "%s", error.message);
+        g_free(destination.buffer);
+        if (error.message[0]) vips_error("jpeg", "%s", error.message);
         return -1;
     }
     jpeg_create_compress(&info);
-    jpeg_mem_dest(&info, (unsigned char **) &output, &output_size);
+    info.dest = &destination.manager;
     info.image_width = (JDIMENSION) in->Xsize;
     info.image_height = (JDIMENSION) in->Ysize;
     info.input_components = in->Bands;
@@ -91,12 +135,8 @@ int cvipsshim_jpeg_encode(VipsImage *in, int quality, void **buf, size_t *len) {
     if (!region) longjmp(error.jump, 1);
     for (int y = 0; y < in->Ysize; y += CVIPSSHIM_STRIP) {
         VipsRect rect = { 0, y, in->Xsize, VIPS_MIN(CVIPSSHIM_STRIP, in->Ysize - y) };
-        if (vips_region_prepare(region, &rect)) {
-            g_object_unref(region);
-            jpeg_destroy_compress(&info);
-            free(output);
-            return -1;
-        }
+        // A failed evaluation (vips_error set): the same clean-up as a libjpeg error.
+        if (vips_region_prepare(region, &rect)) longjmp(error.jump, 1);
         for (int row = 0; row < rect.height; row++) {
             JSAMPROW pointer = (JSAMPROW) VIPS_REGION_ADDR(region, 0, y + row);
             jpeg_write_scanlines(&info, &pointer, 1);
@@ -105,11 +145,9 @@ int cvipsshim_jpeg_encode(VipsImage *in, int quality, void **buf, size_t *len) {
     g_object_unref(region);
     region = NULL;
     jpeg_finish_compress(&info);
+    *len = destination.size - destination.manager.free_in_buffer;
     jpeg_destroy_compress(&info);
-    // From malloc, which g_free frees (GLib 2.46 and later allocate with malloc), as
-    // the callers free the savers' buffers.
-    *buf = output;
-    *len = output_size;
+    *buf = destination.buffer;   // the caller frees it with g_free
     return 0;
 }
 
@@ -139,28 +177,31 @@ int cvipsshim_monogram_compose(VipsImage *mask, VipsImage *text, int x, int y,
     for (int row = 0; row < side; row++) {
         const unsigned char *disc = VIPS_REGION_ADDR(maskRegion, 0, row);
         unsigned char *target = pixels + (size_t) row * line;
-        int ty = row - y;
-        const unsigned char *glyphRow = ty >= 0 && ty < text->Ysize ? VIPS_REGION_ADDR(textRegion, 0, ty) : NULL;
+        // The disc alone: the colour with the mask's alpha (a JPEG's square is opaque).
         for (int column = 0; column < side; column++) {
-            // The text OVER the disc, straight (not premultiplied) alpha; a JPEG's
-            // square is opaque, so there the disc's alpha is 255.
-            float discAlpha = opaque ? 1.0f : disc[column] / 255.0f;
-            float textAlpha = 0;
-            const unsigned char *glyph = NULL;
-            int tx = column - x;
-            if (glyphRow && tx >= 0 && tx < text->Xsize) {
-                glyph = glyphRow + (size_t) tx * 4;
-                textAlpha = glyph[3] / 255.0f;
-            }
-            float alpha = textAlpha + discAlpha * (1 - textAlpha);
             unsigned char *pixel = target + (size_t) column * bands;
-            for (int band = 0; band < 3; band++) {
-                float colour = alpha > 0
-                    ? ((glyph ? glyph[band] * textAlpha : 0) + background[band] * discAlpha * (1 - textAlpha)) / alpha
-                    : background[band];
-                pixel[band] = (unsigned char) (colour + 0.5f);
-            }
-            if (!opaque) pixel[3] = (unsigned char) (alpha * 255 + 0.5f);
+            pixel[0] = background[0];
+            pixel[1] = background[1];
+            pixel[2] = background[2];
+            if (!opaque) pixel[3] = disc[column];
+        }
+        int ty = row - y;
+        if (ty < 0 || ty >= text->Ysize) continue;
+        const unsigned char *glyphRow = VIPS_REGION_ADDR(textRegion, 0, ty);
+        int from = VIPS_MAX(0, x), to = VIPS_MIN(side, x + text->Xsize);
+        for (int column = from; column < to; column++) {
+            const unsigned char *glyph = glyphRow + (size_t) (column - x) * 4;
+            int textAlpha = glyph[3];
+            if (textAlpha == 0) continue;
+            unsigned char *pixel = target + (size_t) column * bands;
+            // The text OVER the disc, straight (not premultiplied) alpha, in 1/255ths:
+            // alpha = t + d (1 - t), colour = (g t + b d (1 - t)) / alpha.
+            int discAlpha = opaque ? 255 : disc[column];
+            int under = discAlpha * (255 - textAlpha);              // in 1/255^2
+            int alpha = textAlpha * 255 + under;                      // in 1/255^2
+            for (int band = 0; band < 3; band++)
+                pixel[band] = (unsigned char) ((glyph[band] * textAlpha * 255 + background[band] * under + alpha / 2) / alpha);
+            if (!opaque) pixel[3] = (unsigned char) ((alpha + 127) / 255);
         }
     }
     g_object_unref(maskRegion);

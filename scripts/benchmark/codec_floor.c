@@ -13,7 +13,7 @@
 //   GIF   giflib, the first frame to indexed pixels
 //   encodes: each written file is decoded first (not timed), then encoded again as
 //         avatar-cache does: JPEG quality 82 (4:2:0, libjpeg-turbo defaults), PNG at
-//         zlib level 3, WebP at quality 82 (the quality given with -q)
+//         zlib level 3 without row filters (pngsave's defaults), WebP at quality 82 (the quality given with -q)
 //
 // usage: codec_floor [-t THREADS] [-s TARGET] [-q QUALITY] MANIFEST
 //   MANIFEST lines: "decode<TAB>path" (a source) or "encode<TAB>path" (a written file)
@@ -207,6 +207,7 @@ static int encode_png(struct item *it, struct thread_result *self) {
     if (setjmp(png_jmpbuf(png))) { png_destroy_write_struct(&png, &info); return -1; }
     png_set_write_fn(png, &written, png_memory_write, png_memory_flush);
     png_set_compression_level(png, 3);
+    png_set_filter(png, 0, PNG_FILTER_NONE);   // pngsave's default filter
     png_set_IHDR(png, info, it->width, it->height, 8, it->channels == 4 ? PNG_COLOR_TYPE_RGBA : PNG_COLOR_TYPE_RGB,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, info);

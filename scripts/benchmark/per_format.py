@@ -29,7 +29,7 @@ kinds = {
     "jpeg-cmyk": ("JPEG, phone, CMYK with ICC profile", [phone[8]]),
     "png": ("PNG (600-800 px)", ["other-00.png", "other-04.png"]),
     "webp": ("WebP (900-1200 px)", ["other-01.webp", "other-05.webp"]),
-    "heic": ("HEIC (1.4, 3 and 12 MP)", ["other-02.heic", "extra:heic-3mp.heic", "extra:heic-12mp.heic"]),
+    "heic": ("HEIC (1.3, 3 and 12 MP)", ["other-02.heic", "extra:heic-3mp.heic", "extra:heic-12mp.heic"]),
     "gif": ("GIF (400 px)", ["other-03.gif"]),
 }
 

@@ -90,6 +90,8 @@ final class VipsImageRef {
     var interpretation: VipsInterpretation { vips_image_get_interpretation(pointer) }
     var hasICCProfile: Bool { vips_image_get_typeof(pointer, "icc-profile-data") != 0 }
     var isUnsignedChar: Bool { vips_image_get_format(pointer) == VIPS_FORMAT_UCHAR }
+    /// Pixels already in memory (decoded, rendered): reading them computes nothing.
+    var isInMemory: Bool { cvipsshim_is_in_memory(pointer) != 0 }
 
     /// Runs one libvips operation that writes a new image to its out-parameter.
     static func make(
@@ -113,8 +115,8 @@ final class VipsImageRef {
     }
 
     /// Renders the whole image into memory on this thread, so later operations read it
-    /// more than once without decoding again. Only the interpretation and resolution
-    /// are kept of the header.
+    /// more than once without decoding again. Of the header, only the interpretation,
+    /// resolution and ICC profile are kept.
     func copiedToMemory() throws -> VipsImageRef {
         var out: UnsafeMutablePointer<VipsImage>?
         guard cvipsshim_render_here(pointer, &out) == 0, let out else {

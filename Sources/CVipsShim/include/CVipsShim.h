@@ -46,8 +46,11 @@ int cvipsshim_heif_decode(const void *buf, size_t len, long long maxPixels, Vips
 // (RenderHere.c). vips_image_copy_memory and the savers hand every image to libvips'
 // thread pool, which at one thread per image costs thread wake-ups per strip and new
 // threads per image: most of the run's futex calls and a fifth of its CPU was the
-// kernel's. Header fields other than the interpretation and resolution are not kept.
+// kernel's. Of the header, the interpretation, resolution and ICC profile are kept.
 int cvipsshim_render_here(VipsImage *in, VipsImage **out);
+
+// Whether the image's pixels are in memory already (made from memory or rendered).
+int cvipsshim_is_in_memory(VipsImage *image);
 
 // Encodes an 8-bit, 1- or 3-band image as JPEG with libjpeg-turbo on the calling
 // thread (libjpeg's defaults at `quality`: 4:2:0, what jpegsave writes), no metadata.
@@ -74,6 +77,8 @@ int cvipsshim_premultiply(VipsImage *in, VipsImage **out);
 int cvipsshim_unpremultiply(VipsImage *in, VipsImage **out);
 int cvipsshim_cast_uchar(VipsImage *in, VipsImage **out);
 int cvipsshim_resize(VipsImage *in, VipsImage **out, double scale);
+int cvipsshim_reducev_lanczos3(VipsImage *in, VipsImage **out, double shrink);
+int cvipsshim_rot(VipsImage *in, VipsImage **out, VipsAngle angle);
 
 // Monograms: text (Pango markup, RGBA so colour emoji keep their colours), a blank
 // canvas, a filled circle drawn in place, and alpha compositing.
