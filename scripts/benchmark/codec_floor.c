@@ -152,6 +152,16 @@ static int encode_jpeg(struct item *it, struct thread_result *self) {
     return 0;
 }
 
+// The item's bytes give way to their pixels (the encodes' input).
+static int adopt_pixels(struct item *it, unsigned char *pixels, int width, int height, int channels) {
+    free(it->data);
+    it->data = pixels;
+    it->width = width;
+    it->height = height;
+    it->channels = channels;
+    return 0;
+}
+
 static int pixels_of_jpeg(struct item *it) {
     struct jpeg_decompress_struct info;
     struct jpeg_failure failure;
@@ -169,14 +179,10 @@ static int pixels_of_jpeg(struct item *it) {
         JSAMPROW row = pixels + info.output_scanline * stride;
         jpeg_read_scanlines(&info, &row, 1);
     }
-    it->width = info.output_width;
-    it->height = info.output_height;
-    it->channels = info.output_components;
+    int width = info.output_width, height = info.output_height, channels = info.output_components;
     jpeg_finish_decompress(&info);
     jpeg_destroy_decompress(&info);
-    free(it->data);
-    it->data = pixels;
-    return 0;
+    return adopt_pixels(it, pixels, width, height, channels);
 }
 
 // ---- PNG ----
@@ -226,13 +232,8 @@ static int pixels_of_png(struct item *it) {
     image.format = alpha ? PNG_FORMAT_RGBA : PNG_FORMAT_RGB;
     unsigned char *pixels = malloc(PNG_IMAGE_SIZE(image));
     if (!png_image_finish_read(&image, NULL, pixels, 0, NULL)) { free(pixels); return -1; }
-    it->width = image.width;
-    it->height = image.height;
-    it->channels = alpha ? 4 : 3;
     png_image_free(&image);
-    free(it->data);
-    it->data = pixels;
-    return 0;
+    return adopt_pixels(it, pixels, (int) image.width, (int) image.height, alpha ? 4 : 3);
 }
 
 // ---- WebP ----
@@ -274,12 +275,8 @@ static int pixels_of_webp(struct item *it) {
     int w, h;
     uint8_t *pixels = WebPDecodeRGBA(it->data, it->size, &w, &h);
     if (!pixels) return -1;
-    free(it->data);
-    it->data = pixels;   // freed with free(): WebP's default allocator is malloc
-    it->width = w;
-    it->height = h;
-    it->channels = 4;
-    return 0;
+    // freed with free(): WebP's default allocator is malloc
+    return adopt_pixels(it, pixels, w, h, 4);
 }
 
 // ---- GIF ----
