@@ -201,6 +201,53 @@ import Testing
         HostileLedger.record("images", "truncated and corrupt", tried: cases.map(\.0).joined(separator: "; "), count: cases.count, outcome: "invalidImage; nothing half-decoded written")
     }
 
+    /// The decoders this project calls itself, beside libvips' loaders: libheif for
+    /// HEIC, libjpeg-turbo's centre decoder and encoder, lcms for embedded profiles.
+    /// Seeded mutants of each (bytes flipped, spans cut or repeated): every one either
+    /// renders square tiers that decode again or is an image error. A crash would end
+    /// the test process.
+    @Test func mutatedPhotosThroughTheDirectDecodersFailCleanly() throws {
+        let fixtures = Fixtures.repositoryRoot.appendingPathComponent("Tests/AvatarCacheTests/Fixtures/photos")
+        let sources: [(String, [UInt8])] = [
+            ("HEIC", try [UInt8](Data(contentsOf: fixtures.appendingPathComponent("chelsea.heic")))),
+            ("progressive JPEG", try [UInt8](Data(contentsOf: fixtures.appendingPathComponent("astronaut-progressive.jpg")))),
+            ("CMYK JPEG with ICC", try Fixtures.photo("coffee-cmyk.jpg")),
+        ]
+        var random = SeededRandom(seed: 2026)
+        var rendered = 0, refused = 0, tried = 0
+        for (name, original) in sources {
+            for round in 0..<40 {
+                var bytes = original
+                switch round % 4 {
+                case 0:   // a few bytes flipped past the first 16 (the signature stays)
+                    for _ in 0..<(1 + random.below(8)) { bytes[16 + random.below(bytes.count - 16)] ^= UInt8(1 + random.below(255)) }
+                case 1:   // cut anywhere past the signature
+                    bytes = Array(bytes.prefix(16 + random.below(bytes.count - 16)))
+                case 2:   // a span repeated
+                    let start = 16 + random.below(bytes.count - 16), length = random.below(min(4096, bytes.count - start))
+                    bytes.insert(contentsOf: bytes[start..<(start + length)], at: start)
+                default:  // a run of noise over the middle
+                    let start = 16 + random.below(bytes.count - 16)
+                    for index in start..<min(bytes.count, start + 64) { bytes[index] = random.byte() }
+                }
+                tried += 1
+                do {
+                    let avatar = try renderer.render(bytes)
+                    for tier in avatar.tiers {
+                        let pixels = try Pixels(decoding: tier.bytes)
+                        #expect(pixels.width == tier.side && pixels.height == tier.side, "\(name) mutant \(round)")
+                    }
+                    rendered += 1
+                } catch is ImagingError {
+                    refused += 1
+                }
+            }
+        }
+        #expect(rendered + refused == tried)
+        #expect(refused > 0, "cut files must be refused")
+        HostileLedger.record("images", "mutated photos through the direct decoders", tried: "seeded mutants of a HEIC (libheif), a progressive JPEG (libjpeg-turbo) and a CMYK JPEG with its ICC profile (lcms): bytes flipped, cut, spans repeated, noise", count: tried, outcome: "\(rendered) rendered to square tiers that decode again, \(refused) refused as image errors; no crash")
+    }
+
     @Test func outputsCarryNoMetadata() throws {
         // coffee-rotated.jpg carries EXIF; coffee-cmyk.jpg a 960 KB ICC profile.
         for name in ["coffee-rotated.jpg", "coffee-cmyk.jpg", "chelsea-disc.png", "animated.gif"] {
