@@ -20,7 +20,7 @@ static void cvipsshim_free_packed(VipsImage *image, void *pixels) {
     g_free(pixels);
 }
 
-int cvipsshim_heif_decode(const void *buf, size_t len, long long maxPixels, VipsImage **out) {
+int cvipsshim_heif_decode(const void *buf, size_t len, long long maxPixels, VipsImage **out, int *codedWidth, int *codedHeight) {
     struct heif_context *context = heif_context_alloc();
     struct heif_image_handle *handle = NULL;
     struct heif_image *decoded = NULL;
@@ -33,12 +33,19 @@ int cvipsshim_heif_decode(const void *buf, size_t len, long long maxPixels, Vips
     error = heif_context_read_from_memory_without_copy(context, buf, len, NULL);
     if (error.code == heif_error_Ok) error = heif_context_get_primary_image_handle(context, &handle);
     if (error.code != heif_error_Ok) goto failed;
+    // What gets decoded is the coded size (the ispe box), which a crop ('clap') may
+    // hide: a small picture cut from a huge coded one is a pixel bomb all the same.
     long long width = heif_image_handle_get_width(handle), height = heif_image_handle_get_height(handle);
+    long long ispeWidth = heif_image_handle_get_ispe_width(handle), ispeHeight = heif_image_handle_get_ispe_height(handle);
+    if (ispeWidth > width) width = ispeWidth;
+    if (ispeHeight > height) height = ispeHeight;
+    *codedWidth = (int) width;
+    *codedHeight = (int) height;
     if (width <= 0 || height <= 0 || width * height > maxPixels) {
         vips_error("heif", "image is %lld x %lld pixels", width, height);
         heif_image_handle_release(handle);
         heif_context_free(context);
-        return -1;
+        return width > 0 && height > 0 ? 2 : -1;
     }
     int alpha = heif_image_handle_has_alpha_channel(handle);
     int bands = alpha ? 4 : 3;

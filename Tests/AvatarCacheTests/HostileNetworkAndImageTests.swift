@@ -248,6 +248,27 @@ import Testing
         HostileLedger.record("images", "mutated photos through the direct decoders", tried: "seeded mutants of a HEIC (libheif), a progressive JPEG (libjpeg-turbo) and a CMYK JPEG with its ICC profile (lcms): bytes flipped, cut, spans repeated, noise", count: tried, outcome: "\(rendered) rendered to square tiers that decode again, \(refused) refused as image errors; no crash")
     }
 
+    /// A real HEIC whose `ispe` boxes (the coded size of each item) declare 10,000 ×
+    /// 10,000 pixels, twice `--max-pixels`: refused from the header, before anything is
+    /// decoded (libheif itself refuses only over 16,384 a side).
+    @Test func aHEICPixelBombIsRefusedFromTheHeader() throws {
+        var heic = try [UInt8](Data(contentsOf: Fixtures.repositoryRoot
+            .appendingPathComponent("Tests/AvatarCacheTests/Fixtures/photos/chelsea.heic")))
+        let ispe = Array("ispe".utf8)
+        let boxes = (0..<(heic.count - 16)).filter { Array(heic[$0..<($0 + 4)]) == ispe }
+        #expect(!boxes.isEmpty, "the fixture has ispe boxes")
+        // ispe: type, version and flags (4 bytes), width (4), height (4).
+        for at in boxes {
+            for (offset, value) in [(at + 8, UInt32(10_000)), (at + 12, UInt32(10_000))] {
+                for byte in 0..<4 { heic[offset + byte] = UInt8(truncatingIfNeeded: value >> (24 - 8 * byte)) }
+            }
+        }
+        let started = Date()
+        #expect(classify(heic) == .tooManyPixels)
+        #expect(Date().timeIntervalSince(started) < 1)
+        HostileLedger.record("images", "HEIC pixel bomb", tried: "a real HEIC whose ispe boxes declare 10,000²", count: 1, outcome: "tooManyPixels from the header, nothing decoded")
+    }
+
     @Test func outputsCarryNoMetadata() throws {
         // coffee-rotated.jpg carries EXIF; coffee-cmyk.jpg a 960 KB ICC profile.
         for name in ["coffee-rotated.jpg", "coffee-cmyk.jpg", "chelsea-disc.png", "animated.gif"] {

@@ -39,8 +39,10 @@ long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target);
 // The primary image of a HEIC/HEIF file decoded by libheif into a new 8-bit RGB(A)
 // memory image on the calling thread, its transformations applied and its ICC profile
 // attached (HEIFDecoder.c): 40.0 s of CPU for the benchmark's 120 HEICs against 45.1 s
-// through heifload. Fails (-1, vips_error set) on a damaged file or one over `maxPixels`.
-int cvipsshim_heif_decode(const void *buf, size_t len, long long maxPixels, VipsImage **out);
+// through heifload. Fails (-1, vips_error set) on a damaged file; returns 2 when the
+// coded size (the larger of the ispe box and the shown size: a crop can hide a huge
+// coded image), set in *codedWidth and *codedHeight, is over `maxPixels`.
+int cvipsshim_heif_decode(const void *buf, size_t len, long long maxPixels, VipsImage **out, int *codedWidth, int *codedHeight);
 
 // Evaluates `in` into a new memory image on the calling thread, strip by strip
 // (RenderHere.c). vips_image_copy_memory and the savers hand every image to libvips'
