@@ -1,6 +1,7 @@
 // HEIC/HEIF straight from libheif into a libvips image (declared in
 // include/CVipsShim.h, where the reason is given).
 #include "CVipsShim.h"
+#include "ShimInternal.h"
 #include <libheif/heif.h>
 #include <string.h>
 
@@ -12,11 +13,6 @@ static void cvipsshim_release_heif(VipsImage *image, void *data) {
     (void) image;
     struct cvipsshim_heif_pixels *pixels = data;
     heif_image_release(pixels->image);
-    g_free(pixels);
-}
-
-static void cvipsshim_free_packed(VipsImage *image, void *pixels) {
-    (void) image;
     g_free(pixels);
 }
 
@@ -68,9 +64,8 @@ int cvipsshim_heif_decode(const void *buf, size_t len, long long maxPixels, Vips
     } else {
         unsigned char *packed = g_malloc((size_t) w * bands * h);
         for (int y = 0; y < h; y++) memcpy(packed + (size_t) y * w * bands, plane + (size_t) y * stride, (size_t) w * bands);
-        image = vips_image_new_from_memory(packed, (size_t) w * bands * h, w, h, bands, VIPS_FORMAT_UCHAR);
-        if (!image) { g_free(packed); goto cleanup; }
-        g_signal_connect(image, "postclose", G_CALLBACK(cvipsshim_free_packed), packed);
+        image = cvipsshim_image_owning(packed, (size_t) w * bands * h, w, h, bands, VIPS_FORMAT_UCHAR);
+        if (!image) goto cleanup;
     }
     image->Type = VIPS_INTERPRETATION_sRGB;
     if (heif_image_handle_get_color_profile_type(handle) == heif_color_profile_type_prof ||

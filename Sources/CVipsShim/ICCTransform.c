@@ -1,6 +1,7 @@
 // Embedded ICC profile to sRGB with one 8-bit lcms transform, cached per profile
 // (declared in include/CVipsShim.h, where the reason is given).
 #include "CVipsShim.h"
+#include "ShimInternal.h"
 #include <lcms2.h>
 #include <pthread.h>
 #include <string.h>
@@ -57,11 +58,6 @@ static cmsHTRANSFORM cvipsshim_transform_for(const void *profile, size_t length,
     return transform;
 }
 
-static void cvipsshim_free_transformed(VipsImage *image, void *pixels) {
-    (void) image;
-    g_free(pixels);
-}
-
 int cvipsshim_icc_to_srgb8(VipsImage *in, VipsImage **out) {
     const void *profile = NULL;
     size_t length = 0;
@@ -92,9 +88,8 @@ int cvipsshim_icc_to_srgb8(VipsImage *in, VipsImage **out) {
     if (region) g_object_unref(region);
     if (owned) cmsDeleteTransform(transform);
     if (failed) { g_free(pixels); return -1; }
-    VipsImage *image = vips_image_new_from_memory(pixels, size, in->Xsize, in->Ysize, bands, VIPS_FORMAT_UCHAR);
-    if (!image) { g_free(pixels); return -1; }
-    g_signal_connect(image, "postclose", G_CALLBACK(cvipsshim_free_transformed), pixels);
+    VipsImage *image = cvipsshim_image_owning(pixels, size, in->Xsize, in->Ysize, bands, VIPS_FORMAT_UCHAR);
+    if (!image) return -1;
     image->Type = VIPS_INTERPRETATION_sRGB;
     image->Xres = in->Xres;
     image->Yres = in->Yres;

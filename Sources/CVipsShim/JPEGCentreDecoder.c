@@ -1,18 +1,9 @@
-// The one piece of imaging in C: decoding only the centre square of a JPEG at a
-// reduced DCT scale with libjpeg-turbo (declared in include/CVipsShim.h, where the
-// reason is given). Kept apart from the variadic wrappers in CVipsShim.c.
+// Decoding only the centre square of a JPEG at a reduced DCT scale with libjpeg-turbo,
+// and what that decode will hold (declared in include/CVipsShim.h, where the reason is
+// given); the shim's libjpeg error manager and scale rule (ShimInternal.h).
 #include "CVipsShim.h"
-#include <setjmp.h>
-#include <stdio.h>
+#include "ShimInternal.h"
 #include <string.h>
-#include <jpeglib.h>
-
-struct cvipsshim_jpeg_error {
-    struct jpeg_error_mgr manager;
-    jmp_buf jump;
-    int warnings;
-    char message[JMSG_LENGTH_MAX];
-};
 
 static void cvipsshim_jpeg_error_exit(j_common_ptr info) {
     struct cvipsshim_jpeg_error *error = (struct cvipsshim_jpeg_error *) info->err;
@@ -29,20 +20,27 @@ static void cvipsshim_jpeg_emit_message(j_common_ptr info, int level) {
     }
 }
 
-static void cvipsshim_free_pixels(VipsImage *image, void *pixels) {
-    (void) image;
-    g_free(pixels);
+struct jpeg_error_mgr *cvipsshim_jpeg_errors(struct cvipsshim_jpeg_error *error) {
+    struct jpeg_error_mgr *manager = jpeg_std_error(&error->manager);
+    manager->error_exit = cvipsshim_jpeg_error_exit;
+    manager->emit_message = cvipsshim_jpeg_emit_message;
+    error->warnings = 0;
+    error->message[0] = 0;
+    return manager;
+}
+
+unsigned int cvipsshim_jpeg_scale(unsigned int shortSide, int target) {
+    for (unsigned int n = 1; n <= 8; n++) {
+        if ((shortSide * n + 7) / 8 >= (unsigned int) target) return n;
+    }
+    return 8;
 }
 
 int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, VipsImage **out) {
     struct jpeg_decompress_struct info;
     struct cvipsshim_jpeg_error error;
     unsigned char *volatile pixels = NULL;
-    info.err = jpeg_std_error(&error.manager);
-    error.manager.error_exit = cvipsshim_jpeg_error_exit;
-    error.manager.emit_message = cvipsshim_jpeg_emit_message;
-    error.warnings = 0;
-    error.message[0] = 0;
+    info.err = cvipsshim_jpeg_errors(&error);
     if (setjmp(error.jump)) {
         jpeg_destroy_decompress(&info);
         g_free(pixels);
@@ -62,11 +60,7 @@ int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, VipsIm
     int bands = cmyk ? 4 : 3;
     int invert = cmyk && info.saw_Adobe_marker;
     unsigned int shortSide = info.image_width < info.image_height ? info.image_width : info.image_height;
-    unsigned int scale = 8;
-    for (unsigned int n = 1; n <= 8; n++) {
-        if ((shortSide * n + 7) / 8 >= (unsigned int) target) { scale = n; break; }
-    }
-    info.scale_num = scale;
+    info.scale_num = cvipsshim_jpeg_scale(shortSide, target);
     info.scale_denom = 8;
     info.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
     jpeg_start_decompress(&info);
@@ -97,9 +91,8 @@ int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, VipsIm
         return -1;
     }
     // The image takes the pixels over and frees them when it closes: no second copy.
-    VipsImage *image = vips_image_new_from_memory(pixels, line * side, side, side, bands, VIPS_FORMAT_UCHAR);
-    if (!image) { g_free(pixels); return -1; }
-    g_signal_connect(image, "postclose", G_CALLBACK(cvipsshim_free_pixels), pixels);
+    VipsImage *image = cvipsshim_image_owning(pixels, line * side, side, side, bands, VIPS_FORMAT_UCHAR);
+    if (!image) return -1;
     image->Type = cmyk ? VIPS_INTERPRETATION_CMYK : VIPS_INTERPRETATION_sRGB;
     *out = image;
     return 0;
@@ -108,10 +101,7 @@ int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, VipsIm
 long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target) {
     struct jpeg_decompress_struct info;
     struct cvipsshim_jpeg_error error;
-    info.err = jpeg_std_error(&error.manager);
-    error.manager.error_exit = cvipsshim_jpeg_error_exit;
-    error.manager.emit_message = cvipsshim_jpeg_emit_message;
-    error.warnings = 0;
+    info.err = cvipsshim_jpeg_errors(&error);
     if (setjmp(error.jump)) {
         jpeg_destroy_decompress(&info);
         return -1;
@@ -135,11 +125,8 @@ long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target) 
             coefficients += mcuColumns * info.comp_info[c].h_samp_factor * mcuRows * info.comp_info[c].v_samp_factor * 64 * 2;
         }
     }
-    long long shortSide = info.image_width < info.image_height ? info.image_width : info.image_height;
-    long long scaled = shortSide;
-    for (int n = 1; n <= 8; n++) {
-        if ((shortSide * n + 7) / 8 >= target) { scaled = (shortSide * n + 7) / 8; break; }
-    }
+    unsigned int shortSide = info.image_width < info.image_height ? info.image_width : info.image_height;
+    long long scaled = ((long long) shortSide * cvipsshim_jpeg_scale(shortSide, target) + 7) / 8;
     int bands = info.num_components == 4 ? 4 : 3;
     jpeg_destroy_decompress(&info);
     return coefficients + scaled * scaled * bands;

@@ -2,6 +2,7 @@
 // libjpeg-turbo straight from it (declared in include/CVipsShim.h, where the reason
 // is given).
 #include "CVipsShim.h"
+#include "ShimInternal.h"
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,9 +14,19 @@
 // stay in cache, large enough that the per-request overhead does not count.
 #define CVIPSSHIM_STRIP 32
 
-static void cvipsshim_free_buffer(VipsImage *image, void *pixels) {
+static void cvipsshim_free_owned(VipsImage *image, void *pixels) {
     (void) image;
     g_free(pixels);
+}
+
+VipsImage *cvipsshim_image_owning(void *pixels, size_t size, int width, int height, int bands, VipsBandFormat format) {
+    VipsImage *image = vips_image_new_from_memory(pixels, size, width, height, bands, format);
+    if (!image) {
+        g_free(pixels);
+        return NULL;
+    }
+    g_signal_connect(image, "postclose", G_CALLBACK(cvipsshim_free_owned), pixels);
+    return image;
 }
 
 int cvipsshim_render_here(VipsImage *in, VipsImage **out) {
@@ -38,9 +49,8 @@ int cvipsshim_render_here(VipsImage *in, VipsImage **out) {
             memcpy(pixels + (size_t) (y + row) * line, VIPS_REGION_ADDR(region, 0, y + row), line);
     }
     g_object_unref(region);
-    VipsImage *image = vips_image_new_from_memory(pixels, size, in->Xsize, in->Ysize, in->Bands, in->BandFmt);
-    if (!image) { g_free(pixels); return -1; }
-    g_signal_connect(image, "postclose", G_CALLBACK(cvipsshim_free_buffer), pixels);
+    VipsImage *image = cvipsshim_image_owning(pixels, size, in->Xsize, in->Ysize, in->Bands, in->BandFmt);
+    if (!image) return -1;
     image->Type = in->Type;
     image->Xres = in->Xres;
     image->Yres = in->Yres;
@@ -54,18 +64,6 @@ int cvipsshim_render_here(VipsImage *in, VipsImage **out) {
 
 int cvipsshim_is_in_memory(VipsImage *image) {
     return image->dtype == VIPS_IMAGE_SETBUF || image->dtype == VIPS_IMAGE_SETBUF_FOREIGN;
-}
-
-struct cvipsshim_encode_error {
-    struct jpeg_error_mgr manager;
-    jmp_buf jump;
-    char message[JMSG_LENGTH_MAX];
-};
-
-static void cvipsshim_encode_error_exit(j_common_ptr info) {
-    struct cvipsshim_encode_error *error = (struct cvipsshim_encode_error *) info->err;
-    (*info->err->format_message)(info, error->message);
-    longjmp(error->jump, 1);
 }
 
 // A destination that grows one g_malloc'd buffer, which stays ours whatever happens
@@ -101,7 +99,7 @@ static void cvipsshim_destination_term(j_compress_ptr info) {
 int cvipsshim_jpeg_encode(VipsImage *in, int quality, void **buf, size_t *len) {
     if (in->BandFmt != VIPS_FORMAT_UCHAR || (in->Bands != 1 && in->Bands != 3) || in->Coding != VIPS_CODING_NONE) return 1;
     struct jpeg_compress_struct info;
-    struct cvipsshim_encode_error error;
+    struct cvipsshim_jpeg_error error;
     // Most tiers fit in a quarter of a byte per pixel; the buffer doubles when not.
     struct cvipsshim_destination destination = { .buffer = NULL, .size = (size_t) in->Xsize * in->Ysize / 4 + 4096 };
     VipsRegion *volatile region = NULL;
@@ -110,9 +108,7 @@ int cvipsshim_jpeg_encode(VipsImage *in, int quality, void **buf, size_t *len) {
     destination.manager.init_destination = cvipsshim_destination_init;
     destination.manager.empty_output_buffer = cvipsshim_destination_grow;
     destination.manager.term_destination = cvipsshim_destination_term;
-    info.err = jpeg_std_error(&error.manager);
-    error.manager.error_exit = cvipsshim_encode_error_exit;
-    error.message[0] = 0;
+    info.err = cvipsshim_jpeg_errors(&error);
     if (setjmp(error.jump)) {
         jpeg_destroy_compress(&info);
         if (region) g_object_unref(region);
@@ -149,11 +145,6 @@ int cvipsshim_jpeg_encode(VipsImage *in, int quality, void **buf, size_t *len) {
     jpeg_destroy_compress(&info);
     *buf = destination.buffer;   // the caller frees it with g_free
     return 0;
-}
-
-static void cvipsshim_free_monogram(VipsImage *image, void *pixels) {
-    (void) image;
-    g_free(pixels);
 }
 
 int cvipsshim_monogram_compose(VipsImage *mask, VipsImage *text, int x, int y,
@@ -206,9 +197,8 @@ int cvipsshim_monogram_compose(VipsImage *mask, VipsImage *text, int x, int y,
     }
     g_object_unref(maskRegion);
     g_object_unref(textRegion);
-    VipsImage *image = vips_image_new_from_memory(pixels, line * side, side, side, bands, VIPS_FORMAT_UCHAR);
-    if (!image) { g_free(pixels); return -1; }
-    g_signal_connect(image, "postclose", G_CALLBACK(cvipsshim_free_monogram), pixels);
+    VipsImage *image = cvipsshim_image_owning(pixels, line * side, side, side, bands, VIPS_FORMAT_UCHAR);
+    if (!image) return -1;
     image->Type = VIPS_INTERPRETATION_sRGB;
     *out = image;
     return 0;

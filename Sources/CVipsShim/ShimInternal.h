@@ -1,0 +1,31 @@
+// Pieces the C files of the shim share (not part of its public header).
+#ifndef CVIPSSHIM_INTERNAL_H
+#define CVIPSSHIM_INTERNAL_H
+
+#include <setjmp.h>
+#include <stdio.h>
+#include <jpeglib.h>
+#include <vips/vips.h>
+
+// A new 8-bit (or `format`) memory image over `pixels`, which it owns: they are
+// g_free'd when the image closes, and also when the image cannot be made (NULL then).
+VipsImage *cvipsshim_image_owning(void *pixels, size_t size, int width, int height, int bands, VipsBandFormat format);
+
+// libjpeg's error manager for the shim: error_exit formats the message and jumps back
+// to `jump`; warnings (corrupt data, premature end) are counted, the first one's
+// message kept, for the decoder to treat as failure.
+struct cvipsshim_jpeg_error {
+    struct jpeg_error_mgr manager;
+    jmp_buf jump;
+    int warnings;
+    char message[JMSG_LENGTH_MAX];
+};
+
+// Sets `error` up as `info`'s error manager and returns it for info->err.
+struct jpeg_error_mgr *cvipsshim_jpeg_errors(struct cvipsshim_jpeg_error *error);
+
+// The smallest libjpeg-turbo scale N (of N/8, N = 1…8) whose scaled short side still
+// has `target` pixels; 8 when none does.
+unsigned int cvipsshim_jpeg_scale(unsigned int shortSide, int target);
+
+#endif
