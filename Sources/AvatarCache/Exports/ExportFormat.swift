@@ -32,6 +32,16 @@ public enum ExportFormat: String, Sendable, CaseIterable, Codable {
             .map { (path as NSString).appendingPathComponent($0) }
     }
 
+    /// The files a reader reads for `path`: a folder's files with these extensions, in
+    /// name order (an error naming `kind` when there is none), else the path itself.
+    static func filesToRead(_ path: String, endingWith extensions: [String], kind: String) throws -> [String] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else { return [path] }
+        let files = try folderFiles(path, endingWith: extensions)
+        if files.isEmpty { throw ExportError(file: path, reason: "the folder holds no \(kind) file") }
+        return files
+    }
+
     /// Tells the format from a folder (Jami vCards), the extension, or the keys in the
     /// first 64 KiB. Throws, saying what it saw, when nothing matches.
     public static func detect(path: String) throws -> ExportFormat {

@@ -27,16 +27,11 @@ public struct JamiReader: ExportReader {
     }
 
     public func read(_ body: (ExportItem) throws -> Void) throws {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        guard FileManager.default.fileExists(atPath: path) else {
             throw ExportError(file: path, reason: "no such file or folder")
         }
-        if isDirectory.boolValue {
-            let files = try ExportFormat.folderFiles(path, endingWith: ExportFormat.vCardExtensions)
-            if files.isEmpty { throw ExportError(file: path, reason: "the folder holds no .vcf file") }
-            for file in files { try readFile(file, body) }
-        } else {
-            try readFile(path, body)
+        for file in try ExportFormat.filesToRead(path, endingWith: ExportFormat.vCardExtensions, kind: ".vcf") {
+            try readFile(file, body)
         }
     }
 

@@ -93,14 +93,9 @@ public struct MonicaReader: ExportReader {
     }
 
     public func read(_ body: (ExportItem) throws -> Void) throws {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-            // A folder of saved pages, read in name order.
-            let files = try ExportFormat.folderFiles(path, endingWith: ExportFormat.pageExtensions)
-            if files.isEmpty { throw ExportError(file: path, reason: "the folder holds no .json file") }
-            for file in files { try readFile(file, body) }
-        } else {
-            try readFile(path, body)
+        // A folder of saved pages is read in name order.
+        for file in try ExportFormat.filesToRead(path, endingWith: ExportFormat.pageExtensions, kind: ".json") {
+            try readFile(file, body)
         }
     }
 

@@ -273,10 +273,10 @@ public struct AvatarRenderer: Sendable {
     /// Resizes a square image to `side` pixels. With alpha the pixels are premultiplied
     /// first, or transparent pixels' colours bleed into the edges.
     static func resizeKeepingAlpha(_ image: VipsImageRef, to side: Int) throws -> VipsImageRef {
-        let scale = Double(side) / Double(image.width)
         guard image.hasAlpha else {
             return try resizeByTransposing(image, to: side)
         }
+        let scale = Double(side) / Double(image.width)
         let premultiplied = try image.apply("premultiply") { cvipsshim_premultiply($0, $1) }
         let resized = try premultiplied.apply("resize") { cvipsshim_resize($0, $1, scale) }
         let straight = try resized.apply("unpremultiply") { cvipsshim_unpremultiply($0, $1) }
