@@ -1,5 +1,12 @@
 // swift-tools-version:6.1
 import PackageDescription
+import Foundation
+
+// The commit the binary is built from, for `--version` (AvatarCacheVersion): the build
+// scripts export it (scripts/build-env); SwiftPM re-reads this manifest when the
+// environment changes, so a new commit recompiles the one C file that holds it.
+let buildCommit = (ProcessInfo.processInfo.environment["AVATAR_CACHE_COMMIT"] ?? "")
+    .filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == ".") }
 
 let package = Package(
     name: "avatar-cache",
@@ -31,9 +38,15 @@ let package = Package(
             dependencies: ["CVips"],
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("lcms2"), .linkedLibrary("heif")]
         ),
+        // The commit this binary was built from (one define, one C file).
+        .target(
+            name: "CBuildStamp",
+            cSettings: [.define("AVATAR_CACHE_COMMIT", to: "\"\(buildCommit)\"")]
+        ),
         .target(
             name: "AvatarCache",
             dependencies: [
+                "CBuildStamp",
                 "CVips",
                 "CVipsShim",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

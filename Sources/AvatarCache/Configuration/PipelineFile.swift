@@ -47,7 +47,7 @@ public enum PipelineFile {
         "retries": "an integer", "max-retry-wait": "seconds", "source-deadline": "seconds", "allow-private-networks": "true or false",
         "allow-hosts": "a list of host or host:port", "allow-host": "host or host:port, or a list of them",
         "monica-host": "host or host:port", "monica-token-file": "a path", "monica-token-env": "an environment variable name",
-        "wait": "seconds", "report": "a path", "metrics-file": "a path", "log-format": "text or json", "log-level": "trace, debug, info, notice, warning, error or critical",
+        "wait": "seconds", "report": "a path (empty: none)", "metrics-file": "a path (empty: none)", "log-format": "text or json", "log-level": "trace, debug, info, notice, warning, error or critical",
         "max-failure-rate": "a number between 0 and 1",
     ]
 
@@ -147,8 +147,8 @@ public enum PipelineFile {
         case "monica-token-file": settings.monicaTokenFile = try reader.string(value)
         case "monica-token-env": settings.monicaTokenEnv = try reader.string(value)
         case "wait": settings.wait = try reader.number(value, in: 0...86_400)
-        case "report": settings.report = try reader.string(value)
-        case "metrics-file": settings.metricsFile = try reader.string(value)
+        case "report": settings.report = try reader.optionalString(value)
+        case "metrics-file": settings.metricsFile = try reader.optionalString(value)
         case "log-format": settings.logFormat = try reader.enumeration(value, LogFormat.self)
         case "log-level": settings.logLevel = try reader.enumeration(value, Logger.Level.self)
         case "max-failure-rate": settings.maxFailureRate = try reader.number(value, in: 0...1)
@@ -215,6 +215,13 @@ public enum PipelineFile {
             let text = try scalar(node)
             guard !text.isEmpty else { throw fail(node, "an empty value") }
             return text
+        }
+
+        /// A value that may be left empty to mean "none" (`${AVATAR_CACHE_METRICS:-}`: no
+        /// metrics file unless the environment names one).
+        func optionalString(_ node: Node) throws -> String? {
+            let text = try scalar(node)
+            return text.isEmpty ? nil : text
         }
 
         func integer(_ node: Node, in range: ClosedRange<Int>) throws -> Int {

@@ -40,6 +40,13 @@ public struct CacheDirectory: Sendable {
         name == metadataName || name == CacheLock.fileName || name == runMarkerName || CacheIndex.isIndexFile(name)
     }
 
+    /// Whether this process may write the directory and its file `name` (false on a
+    /// read-only mount, or where another user owns them): readers then open the index
+    /// read-only and take no lock they cannot create.
+    public func isWritable(_ name: String? = nil) -> Bool {
+        access(rootPath, W_OK) == 0 && (name.map { access(path($0), W_OK) == 0 || errno == ENOENT } ?? true)
+    }
+
     public var hasInterruptedRun: Bool { fileSize(Self.runMarkerName) != nil }
 
     /// Written in place, not through a temporary file: a kill while writing it must not
@@ -281,6 +288,9 @@ public enum StoreError: Error, CustomStringConvertible {
     /// Neither an index nor a metadata.json: not a cache (or a first run killed before
     /// it began).
     case notACache(path: String)
+    /// The cache cannot be written here (a read-only mount, another user's directory),
+    /// and `action` needs to.
+    case readOnly(path: String, action: String)
 
     public var description: String {
         switch self {
@@ -291,6 +301,8 @@ public enum StoreError: Error, CustomStringConvertible {
             return "\(path): \(reason). Nothing was changed. If the index is damaged, move it aside (mv \(path) \(path).bad): the next run rebuilds it from metadata.json and the exports, re-using the cache files."
         case let .notACache(path):
             return "\(path) is not an avatar-cache cache (it has no \(CacheIndex.fileName) and no \(CacheDirectory.metadataName))"
+        case let .readOnly(path, action):
+            return "\(path) is read-only here (a read-only mount, or a directory this user cannot write): lookup, stats and verify read it, but nothing can \(action)"
         }
     }
 }

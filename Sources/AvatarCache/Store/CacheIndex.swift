@@ -15,12 +15,19 @@ public final class CacheIndex: Sendable {
     /// SQLite's companions of the index in WAL mode.
     static let companionSuffixes = ["-wal", "-shm", "-journal"]
 
-    let pool: DatabasePool
+    /// A `DatabasePool` (WAL: readers beside a writer), or, for a cache this process
+    /// cannot write, a read-only `DatabaseQueue`.
+    let pool: any DatabaseWriter
     public let directory: CacheDirectory
+    /// Opened read-only: the cache's directory or index cannot be written here (a
+    /// read-only mount, a cache built elsewhere and shipped, another user's directory).
+    /// Reads answer as usual; writes fail with `StoreError.readOnly`.
+    public let isReadOnly: Bool
 
-    private init(pool: DatabasePool, directory: CacheDirectory) {
+    private init(pool: any DatabaseWriter, directory: CacheDirectory, readOnly: Bool = false) {
         self.pool = pool
         self.directory = directory
+        isReadOnly = readOnly
     }
 
     /// Whether `name` is the index or one of SQLite's companion files.
@@ -61,7 +68,11 @@ public final class CacheIndex: Sendable {
             if legacy != nil { try index.read { try MetadataDocument.write(from: $0, to: directory) } }
             return index
         }
-        return try CacheIndex(pool: openPool(directory.root.appendingPathComponent(fileName).path, role: role), directory: directory)
+        let path = directory.root.appendingPathComponent(fileName).path
+        if !directory.isWritable(fileName) {
+            return CacheIndex(pool: try openReadOnly(path), directory: directory, readOnly: true)
+        }
+        return try CacheIndex(pool: openPool(path, role: role), directory: directory)
     }
 
     /// Opens the index of an existing cache for reading (lookup, stats) without the lock;
@@ -118,6 +129,45 @@ public final class CacheIndex: Sendable {
         } catch let error as DatabaseError {
             throw StoreError.index(path: path, reason: error.message ?? "\(error)")
         }
+    }
+
+    /// Opens an index that cannot be written here. In WAL mode SQLite reads through the
+    /// `-shm` file, which it cannot create in a read-only directory: where a writer
+    /// elsewhere keeps one (a read-only mount of a cache being warmed) the index is read
+    /// as usual; otherwise (a cache shipped read-only, whose last run checkpointed and
+    /// closed it) it is opened `immutable`, which SQLite allows when nothing can change it.
+    private static func openReadOnly(_ path: String) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.label = "avatar-cache index (read-only)"
+        configuration.readonly = true
+        configuration.busyMode = .timeout(10)
+        let queue: DatabaseQueue
+        do {
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+        } catch {
+            do {
+                queue = try DatabaseQueue(path: immutableURI(path), configuration: configuration)
+            } catch let error as DatabaseError {
+                throw StoreError.index(path: path, reason: error.message ?? "\(error)")
+            }
+        }
+        do {
+            // No migration can run here: an index of an older version is upgraded by the
+            // first command that can write it.
+            guard try queue.read(migrator.hasCompletedMigrations) else {
+                throw StoreError.readOnly(path: path, action: "upgrade this cache's index, written by an earlier version")
+            }
+        } catch let error as DatabaseError {
+            throw StoreError.index(path: path, reason: error.message ?? "\(error)")
+        }
+        return queue
+    }
+
+    /// `file:` URI of `path` with `immutable=1` (Debian's SQLite takes URIs as file names).
+    static func immutableURI(_ path: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "/-._~")
+        return "file:" + (path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path) + "?immutable=1"
     }
 
     /// The schema, one migration per version.
@@ -215,12 +265,18 @@ public final class CacheIndex: Sendable {
     }
 
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
+        try refuseIfReadOnly()
         do { return try pool.write(body) } catch let error as DatabaseError { throw wrap(error) }
+    }
+
+    private func refuseIfReadOnly() throws {
+        if isReadOnly { throw StoreError.readOnly(path: directory.root.path, action: "change it") }
     }
 
     /// Runs `body` in one write transaction with another cache's index attached as
     /// `alias` (which the body only reads).
     func writeAttaching<T>(_ other: CacheDirectory, as alias: String, _ body: (Database) throws -> T) throws -> T {
+        try refuseIfReadOnly()
         do {
             return try pool.writeWithoutTransaction { db in
                 try db.execute(sql: "ATTACH DATABASE ? AS \(alias)", arguments: [other.root.appendingPathComponent(Self.fileName).path])
@@ -242,6 +298,7 @@ public final class CacheIndex: Sendable {
     /// Writes in the background, in order with every other write; `completion` hears of
     /// the outcome (on the writer's queue).
     func writeLater(_ body: @escaping @Sendable (Database) throws -> Void, completion: @escaping @Sendable (Error?) -> Void) {
+        if isReadOnly { return completion(StoreError.readOnly(path: directory.root.path, action: "change it")) }
         pool.asyncWrite(body) { [self] _, result in
             if case .failure(let error) = result {
                 completion((error as? DatabaseError).map(wrap) ?? error)
@@ -254,6 +311,7 @@ public final class CacheIndex: Sendable {
     /// Folds the WAL back into the database file and empties it (at the end of a run:
     /// GRDB closes the writer before its read-only readers, so SQLite itself does not).
     public func checkpoint() {
+        guard !isReadOnly else { return }
         _ = try? pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
     }
 

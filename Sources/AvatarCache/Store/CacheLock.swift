@@ -7,16 +7,24 @@ import Glibc
 /// whole run and released by the kernel if the process dies.
 public final class CacheLock: Sendable {
     public static let fileName = ".lock"
+    /// -1: nothing held (a cache this process cannot write and that has no lock file).
     private let descriptor: Int32
 
     private init(descriptor: Int32) {
         self.descriptor = descriptor
     }
 
-    /// Takes the lock, waiting up to `wait` seconds (0: fail at once).
+    /// Takes the lock, waiting up to `wait` seconds (0: fail at once). In a cache this
+    /// process cannot write (a read-only mount, another user's directory) the lock file
+    /// is locked through a read-only descriptor (flock needs no write access); where it
+    /// cannot be made either, nothing is held: such a reader writes nothing.
     public static func acquire(in directory: CacheDirectory, wait: TimeInterval = 0) throws -> CacheLock {
         let path = directory.root.appendingPathComponent(fileName).path
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        if fd < 0 && (errno == EROFS || errno == EACCES) {
+            fd = open(path, O_RDONLY | O_CLOEXEC)
+            if fd < 0 && errno == ENOENT && !directory.isWritable() { return CacheLock(descriptor: -1) }
+        }
         guard fd >= 0 else { throw StoreError.io(path: path, reason: CacheDirectory.errnoText()) }
         let deadline = Date().addingTimeInterval(wait)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
@@ -35,6 +43,7 @@ public final class CacheLock: Sendable {
     }
 
     public func release() {
+        guard descriptor >= 0 else { return }
         flock(descriptor, LOCK_UN)
         close(descriptor)
     }
