@@ -31,7 +31,7 @@ import Yams
     }
 
     @Test func theKubernetesIndexedJobGivesEachPodItsShardAndItsOwnCache() throws {
-        let documents = try load("kubernetes/warm-indexed-job.yaml")
+        let documents = try load("kubernetes/warm/warm-indexed-job.yaml")
         let job = try #require(documents.first { $0["kind"] as? String == "Job" })
         let spec = try #require(job["spec"] as? [String: Any])
         #expect(spec["completionMode"] as? String == "Indexed")
@@ -66,7 +66,7 @@ import Yams
         #expect(!settings.inputs.isEmpty && settings.shard == nil)
 
         // The merge Job names every shard's directory once.
-        let merge = try #require(try load("kubernetes/merge-job.yaml").first { $0["kind"] as? String == "Job" })
+        let merge = try #require(try load("kubernetes/merge/merge-job.yaml").first { $0["kind"] as? String == "Job" })
         let mergeCommand = words(try #require((value(merge, "spec.template.spec.containers.0.args") as? [String])?.first))
         let start = try #require(mergeCommand.firstIndex(of: "merge"))
         let sources = mergeCommand[(start + 1)...].prefix { !$0.hasPrefix("--") }
