@@ -64,4 +64,88 @@ import Testing
         HostileLedger.record("inputs", "vCards from other address books", tried: "Android and Outlook quoted-printable (soft line breaks), Nokia ISO-8859-1, Outlook Express windows-1252, docomo Shift_JIS, Latin-1 without CHARSET, iOS 6 CR CR LF with a photo, several FN, N with prefix and suffix, \"Family, Given\"", count: 11,
                              outcome: "names decoded as declared (the undeclared one reported, U+FFFD shown), the photo whole, the PREF else first FN, initials from N's given and family names")
     }
+
+    /// The inline photo's bytes, or nil.
+    func photo(_ profile: Profile?) -> [UInt8]? {
+        if case .inline(let photo)? = profile?.photo { return photo.bytes }
+        return nil
+    }
+
+    @Test func dataURIPhotosInEveryFormAreDecoded() throws {
+        let chelsea = try Fixtures.photo("chelsea-96.jpg")
+        // Nextcloud: `PHOTO;VALUE=URI:data:image/jpeg;base64\,…` (vCard 3 text escaping).
+        let nextcloud = try read("nextcloud-3.0-escaped-data-uri.vcf")
+        #expect(nextcloud.bad.isEmpty, "\(nextcloud.bad)")
+        #expect(photo(nextcloud.profiles.first) == chelsea, "the whole JPEG, not \"unsupported format\"")
+        // `PHOTO;ENCODING=b;TYPE=…:data:image/…;base64,…`: both forms at once.
+        let both = try read("base64-parameter-with-data-uri.vcf")
+        #expect(both.bad.isEmpty, "\(both.bad)")
+        #expect(photo(both.profiles.first) == chelsea, "not \"not valid base64\"")
+    }
+
+    @Test func utf16CardsFromMacAddressBookAreRead() throws {
+        for (file, name, id) in [("mac-addressbook-utf16be-no-bom.vcf", "Jöhnny Appleseed", "mac-utf16"),
+                                 ("mac-addressbook-utf16be-bom.vcf", "Zoë Appleseed", "mac-utf16-bom")] {
+            let result = try read(file)
+            #expect(result.bad.isEmpty, "\(file): \(result.bad)")
+            #expect(result.profiles.map(\.displayName) == [name] && result.profiles.first?.id == id, "\(file): \(result.profiles)")
+        }
+        // Told as a vCard by its text when the name does not say so.
+        let copy = try Fixtures.temporaryDirectory("utf16").appendingPathComponent("contacts.txt")
+        defer { try? FileManager.default.removeItem(at: copy.deletingLastPathComponent()) }
+        try FileManager.default.copyItem(at: Fixtures.repositoryRoot.appendingPathComponent("Tests/AvatarCacheTests/Fixtures/vcards/mac-addressbook-utf16be-no-bom.vcf"), to: copy)
+        #expect(try ExportFormat.detect(path: copy.path) == .jami)
+    }
+
+    @Test func aBeginLineWithTrailingBlanksStartsACard() throws {
+        let result = try read("begin-trailing-space.vcf")
+        #expect(result.bad.isEmpty && result.profiles.map(\.displayName) == ["Tess Trailing"], "\(result)")
+    }
+
+    @Test func companyCardsShowTheirOrganisationAndNicknameOnlyCardsTheirNickname() throws {
+        let result = try read("company-and-nickname.vcf")
+        #expect(result.bad.isEmpty, "\(result.bad)")
+        let byID = Dictionary(uniqueKeysWithValues: result.profiles.map { ($0.id, $0) })
+        #expect(byID["apple-company"]?.displayName == "Acme Corporation", "X-ABShowAs:COMPANY shows ORG")
+        #expect(byID["kind-org"]?.displayName == "Globex Corporation", "KIND:org shows ORG")
+        for id in ["apple-company", "kind-org"] {
+            let profile = try #require(byID[id])
+            let initials = profile.initials
+            #expect(initials == (id == "apple-company" ? "AC" : "GC"), "\(id): initials from the company, not the person: \(initials)")
+        }
+        let nickname = try #require(byID["nickname-only"])
+        #expect(nickname.displayName == "Skipper" && nickname.glyph == nil, "a nickname is a name: \(nickname)")
+    }
+
+    @Test func ofTwoNTheFirstGivesTheInitialsAsTheFirstFNGivesTheName() throws {
+        let result = try read("two-n.vcf")
+        #expect(result.profiles.first?.displayName == "Robert Smith" && result.profiles.first?.initials == "RS", "\(result.profiles)")
+    }
+
+    @Test func initialsFromNFollowTheOrderTheNameIsShownIn() throws {
+        let result = try read("cjk-family-first.vcf")
+        let byID = Dictionary(uniqueKeysWithValues: result.profiles.map { ($0.id, $0) })
+        #expect(byID["cjk-fn"]?.displayName == "黄世勇" && byID["cjk-fn"]?.initials == "黄世", "\(String(describing: byID["cjk-fn"]))")
+        #expect(byID["cjk-no-fn"]?.displayName == "山田太郎" && byID["cjk-no-fn"]?.initials == "山太", "\(String(describing: byID["cjk-no-fn"]))")
+        #expect(byID["western-family-first-fn"]?.initials == "SJ", "FN \"Smith John\" shows the family name first")
+        // Given first where the card shows it so (the rule of the cards before).
+        let western = try read("n-given-family.vcf")
+        #expect(western.profiles.first { $0.id == "outlook-prefix" }?.initials == "JD")
+    }
+
+    @Test func aFolderOfDotVCardFilesIsRead() throws {
+        let folder = try Fixtures.temporaryDirectory("vcard-extension")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = Fixtures.repositoryRoot.appendingPathComponent("Tests/AvatarCacheTests/Fixtures/vcards")
+        try FileManager.default.copyItem(at: source.appendingPathComponent("two-n.vcf"), to: folder.appendingPathComponent("a.vcard"))
+        try FileManager.default.copyItem(at: source.appendingPathComponent("begin-trailing-space.vcf"), to: folder.appendingPathComponent("b.VCARD"))
+        try FileManager.default.copyItem(at: source.appendingPathComponent("several-fn.vcf"), to: folder.appendingPathComponent("c.vcf"))
+        #expect(try ExportFormat.detect(path: folder.path) == .jami)
+        let result = try Fixtures.read(JamiReader(path: folder.path))
+        #expect(result.profiles.count == 4, "\(result.profiles.map(\.id))")
+        let single = try ExportFormat.detect(path: folder.appendingPathComponent("a.vcard").path)
+        #expect(single == .jami)
+        HostileLedger.record("inputs", "vCards from other address books, round three", tried: "Nextcloud's escaped data URI, ENCODING=b with a data URI, Mac Address Book UTF-16 with and without a byte-order mark, BEGIN:VCARD with a trailing blank, X-ABShowAs:COMPANY and KIND:org, NICKNAME only, two N, CJK N with and without FN, .vcard files", count: 13,
+                             outcome: "photos decoded, cards read, names and initials as the card shows them")
+    }
 }

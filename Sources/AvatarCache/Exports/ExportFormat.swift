@@ -16,7 +16,7 @@ public enum ExportFormat: String, Sendable, CaseIterable, Codable {
         }
     }
 
-    static let vCardExtensions = [".vcf"]
+    static let vCardExtensions = [".vcf", ".vcard"]   // RFC 6350 registers both
     static let pageExtensions = [".json", ".ndjson"]
 
     /// The files of a folder whose names end with one of `extensions` (any case), paths
@@ -61,12 +61,13 @@ public enum ExportFormat: String, Sendable, CaseIterable, Codable {
             }
             return .jami
         }
-        if path.lowercased().hasSuffix(".vcf") { return .jami }
+        if vCardExtensions.contains(where: path.lowercased().hasSuffix) { return .jami }
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw ExportError(file: path, reason: "cannot open")
         }
         defer { try? handle.close() }
-        let head = String(decoding: handle.readData(ofLength: 64 * 1024), as: UTF8.self)
+        // A vCard in UTF-16 is told by its text, not its zero bytes.
+        let head = String(decoding: VCardParser.withoutByteOrderMark([UInt8](handle.readData(ofLength: 64 * 1024))), as: UTF8.self)
         let trimmed = head.drop { $0.isWhitespace || $0 == "\u{FEFF}" }
         if trimmed.uppercased().hasPrefix("BEGIN:VCARD") { return .jami }
         func has(_ key: String) -> Bool { head.contains("\"\(key)\"") }

@@ -11,7 +11,10 @@ import Foundation
 /// `END:VCARD` is a reported bad record; the person still gets a monogram where the
 /// card is otherwise whole.
 ///
-/// Cards as other address books write them are read too: vCard 2.1 quoted-printable
+/// Cards as other address books write them are read too: UTF-16 files (Apple's Address
+/// Book, with or without a byte-order mark), `BEGIN:VCARD` with trailing blanks, inline
+/// photos as `data:` URIs in every form (escaped commas, with `ENCODING=b`), company cards
+/// named by `ORG`, cards named only by `NICKNAME`, vCard 2.1 quoted-printable
 /// values with soft line breaks (Android, Nokia, Outlook), `CHARSET=` (ISO-8859-1,
 /// windows-1252, Shift_JIS…; bytes that are not UTF-8 without one are reported), iOS 5–6
 /// line ends (`\r\r\n`), several `FN` lines (the `PREF` one, else the first), and
@@ -69,15 +72,33 @@ public struct JamiReader: ExportReader {
         }
         for problem in card.textProblems { try body(bad(problem)) }
         let id = card.uid ?? card.fallbackID
-        var name = card.formattedName ?? ""
-        if name.isEmpty, let structured = card.structuredName { name = structured }
-        name = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        func trimmed(_ text: String?) -> String { (text ?? "").trimmingCharacters(in: .whitespacesAndNewlines) }
+        let given = trimmed(card.givenName), family = trimmed(card.familyName)
+        // The order the card shows the person's names in: the one of the two that comes
+        // first in FN (黄世勇: family first; "Mustermann, Heiko" is the sorting form of a
+        // name said given first), else family first for names in CJK scripts.
+        let familyFirst: Bool
+        if let shown = card.formattedName, let familyAt = shown.range(of: family), !family.isEmpty, !given.isEmpty {
+            let sortingForm = shown[familyAt.upperBound...].hasPrefix(",")
+            familyFirst = !sortingForm && (shown.range(of: given).map { familyAt.lowerBound < $0.lowerBound } ?? true)
+        } else {
+            familyFirst = Initials.writtenFamilyNameFirst(family + given)
+        }
+        // A company's card (Apple's X-ABShowAs:COMPANY, vCard 4's KIND:org) shows ORG.
+        var name = card.isCompany && !trimmed(card.organization).isEmpty ? trimmed(card.organization) : trimmed(card.formattedName)
+        if name.isEmpty, !given.isEmpty || !family.isEmpty {
+            name = familyFirst ? [family, given].filter { !$0.isEmpty }.joined(separator: Initials.writtenFamilyNameFirst(family + given) ? "" : " ")
+                : [given, family].filter { !$0.isEmpty }.joined(separator: " ")
+        }
+        if name.isEmpty { name = trimmed(card.nickname) }
+        if name.isEmpty { name = trimmed(card.organization) }
         let isAccountID = name.count == 40 && name.allSatisfy(\.isHexDigit)
         let glyph: MonogramGlyph? = card.isGroup ? .group : (name.isEmpty || isAccountID ? .person : nil)
         var initials: String? = glyph == nil ? nil : ""
-        if glyph == nil, let given = card.givenName, let family = card.familyName,
-           !given.trimmingCharacters(in: .whitespaces).isEmpty, !family.trimmingCharacters(in: .whitespaces).isEmpty {
-            initials = Initials.from(firstName: given, lastName: family)
+        // Initials from N (given and family, in the order the name is shown), as contact
+        // apps take them; a company's from its name.
+        if glyph == nil, !card.isCompany, !given.isEmpty, !family.isEmpty {
+            initials = familyFirst ? Initials.from(firstName: family, lastName: given) : Initials.from(firstName: given, lastName: family)
         }
         var profile = Profile(id: id, displayName: name, initials: initials, glyph: glyph)
         profile.origin = RecordOrigin(file: file, index: index, line: card.line)
@@ -118,9 +139,15 @@ struct VCard {
     var formattedName: String?
     /// The `FN` chosen was marked preferred.
     var formattedNameIsPreferred = false
-    var structuredName: String?
     var givenName: String?
     var familyName: String?
+    /// The `N` chosen was marked preferred.
+    var structuredNameIsPreferred = false
+    var nickname: String?
+    /// `ORG`'s first component.
+    var organization: String?
+    /// A company's card: `X-ABShowAs:COMPANY` (Apple) or `KIND:org` (vCard 4).
+    var isCompany = false
     /// Names that could not be decoded as declared (reported; the card is still used).
     var textProblems: [String] = []
     var photo: Photo?
@@ -139,7 +166,7 @@ struct VCardParser {
     let maxCardBytes: Int
 
     init(bytes: [UInt8], maxCardBytes: Int) {
-        var bytes = bytes
+        var bytes = Self.withoutByteOrderMark(bytes)
         // iOS 5–6 end lines with "\r\r\n": one line end, not a blank line between two.
         if bytes.count > 2 {
             var write = 0, read = 0
@@ -164,13 +191,38 @@ struct VCardParser {
         self.maxCardBytes = maxCardBytes
     }
 
+    /// A file's bytes as UTF-8 (or its own 8-bit charset): UTF-16 is decoded, with its
+    /// byte-order mark or without one (Apple's Address Book writes big-endian with none),
+    /// told by the zero bytes of "BEGIN"; a UTF-8 byte-order mark is dropped.
+    static func withoutByteOrderMark(_ bytes: [UInt8]) -> [UInt8] {
+        let encoding: String.Encoding?
+        var body = bytes[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
+            return Array(bytes.dropFirst(3))
+        } else if bytes.starts(with: [0xFE, 0xFF]) {
+            encoding = .utf16BigEndian; body = bytes.dropFirst(2)
+        } else if bytes.starts(with: [0xFF, 0xFE]) {
+            encoding = .utf16LittleEndian; body = bytes.dropFirst(2)
+        } else if bytes.count >= 4, bytes[0] == 0, bytes[1] != 0, bytes[2] == 0, bytes[3] != 0 {
+            encoding = .utf16BigEndian
+        } else if bytes.count >= 4, bytes[0] != 0, bytes[1] == 0, bytes[2] != 0, bytes[3] == 0 {
+            encoding = .utf16LittleEndian
+        } else {
+            return bytes
+        }
+        // An even number of bytes (a head read from a file may end in the middle of one).
+        body = body.prefix(body.count & ~1)
+        guard let encoding, let text = String(data: Data(body), encoding: encoding) else { return bytes }
+        return Array(text.utf8)
+    }
+
     func cards() -> [VCard] {
         var cards: [VCard] = []
         var current: VCard?
         var currentBytes = 0
         for (line, number) in logicalLines() {
             let (name, parameters, value) = Self.split(line)
-            if name == "BEGIN", value.uppercased() == "VCARD" {
+            if name == "BEGIN", value.trimmingCharacters(in: .whitespaces).uppercased() == "VCARD" {
                 if var open = current {
                     open.problem = "no END:VCARD before the next BEGIN:VCARD"
                     cards.append(open)
@@ -185,7 +237,7 @@ struct VCardParser {
                 card.problem = "vCard is larger than \(maxCardBytes) bytes"
             }
             switch name {
-            case "END" where value.uppercased() == "VCARD":
+            case "END" where value.trimmingCharacters(in: .whitespaces).uppercased() == "VCARD":
                 cards.append(card)
                 current = nil
                 continue
@@ -197,25 +249,49 @@ struct VCardParser {
                     card.formattedNameIsPreferred = preferred
                 }
             case "N":
-                let text = decode(value, parameters, property: "N", problems: &card.textProblems)
-                let parts = Self.splitUnescaped(text)
-                let given = parts.count > 1 ? parts[1] : "", family = parts.first ?? ""
-                card.givenName = given
-                card.familyName = family
-                card.structuredName = [given, family].filter { !$0.isEmpty }.joined(separator: " ")
+                // As for FN: the preferred one, else the first (name and initials from one card line).
+                let preferred = Self.isPreferred(parameters)
+                if card.familyName == nil || (preferred && !card.structuredNameIsPreferred) {
+                    let parts = Self.splitUnescaped(decode(value, parameters, property: "N", problems: &card.textProblems))
+                    card.givenName = parts.count > 1 ? parts[1] : ""
+                    card.familyName = parts.first ?? ""
+                    card.structuredNameIsPreferred = preferred
+                }
+            case "NICKNAME":
+                if card.nickname == nil {
+                    card.nickname = Self.splitUnescaped(decode(value, parameters, property: "NICKNAME", problems: &card.textProblems).replacingOccurrences(of: ",", with: ";")).first
+                }
+            case "ORG":
+                if card.organization == nil {
+                    card.organization = Self.splitUnescaped(decode(value, parameters, property: "ORG", problems: &card.textProblems)).first
+                }
+            case "X-ABSHOWAS":
+                if value.trimmingCharacters(in: .whitespaces).uppercased() == "COMPANY" { card.isCompany = true }
             case "UID", "X-JAMI-ID", "X-RINGACCOUNTID":
                 if card.uid == nil || name == "UID" {
                     let uid = value.trimmingCharacters(in: .whitespaces)
                     if !uid.isEmpty { card.uid = uid }
                 }
             case "KIND", "X-ADDRESSBOOKSERVER-KIND":
-                if value.lowercased() == "group" { card.isGroup = true }
+                switch value.trimmingCharacters(in: .whitespaces).lowercased() {
+                case "group": card.isGroup = true
+                case "org", "organization": card.isCompany = true
+                default: break
+                }
             case "X-JAMI-GROUP":
                 card.isGroup = true
             case "PHOTO":
                 let upper = parameters.map { $0.uppercased() }
                 let isBase64 = upper.contains { $0 == "ENCODING=B" || $0 == "ENCODING=BASE64" || $0 == "BASE64" }
-                card.photo = isBase64 ? .bytes(value.filter { !$0.isWhitespace }) : .uri(value.trimmingCharacters(in: .whitespaces))
+                let trimmedValue = value.trimmingCharacters(in: .whitespaces)
+                if trimmedValue.lowercased().hasPrefix("data:") {
+                    // A data: URI, also where ENCODING=b says base64 (both forms at once), and
+                    // with vCard 3's text escaping (Nextcloud writes "base64\,"): no
+                    // backslash belongs in a data URI.
+                    card.photo = .uri(Self.unescape(trimmedValue).filter { !$0.isWhitespace })
+                } else {
+                    card.photo = isBase64 ? .bytes(value.filter { !$0.isWhitespace }) : .uri(trimmedValue)
+                }
             default: break
             }
             current = card

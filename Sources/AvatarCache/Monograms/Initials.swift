@@ -28,6 +28,18 @@ public enum Initials {
 
     /// Monica's rule: first letters of first and last name; without a last name, the
     /// display-name rules on the first name.
+    /// Whether a name is in a script written family name first (Chinese, Japanese,
+    /// Korean): its first letter is a Han ideograph, kana or Hangul.
+    public static func writtenFamilyNameFirst(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first(where: { !$0.properties.isWhitespace }) else { return false }
+        switch first.value {
+        case 0x3040...0x30FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xAC00...0xD7AF, 0x1100...0x11FF, 0xF900...0xFAFF, 0x20000...0x2FA1F:
+            return true
+        default:
+            return false
+        }
+    }
+
     public static func from(firstName: String?, lastName: String?) -> String {
         let given = (firstName ?? "").split(whereSeparator: \.isWhitespace).first
         let family = (lastName ?? "").split(whereSeparator: \.isWhitespace).first
