@@ -56,9 +56,26 @@ enum ExitCodes {
     static let outputNotWritten = ExitCode(74)
     static let locked = ExitCode(75)
 
-    /// Maps a run-level error to its exit code, after printing it.
+    /// How `fail` prints: as the run's log lines are (`--log-format`, or the pipeline
+    /// file's `log-format`), set as soon as a command knows it.
+    nonisolated(unsafe) static var errorFormat = LogFormat.text
+
+    /// Maps a run-level error to its exit code, after printing it: a line of text, or with
+    /// JSON logs a JSON line like the others (time, level, message, exitCode).
     static func fail(_ error: Error) -> ExitCode {
-        FileHandle.standardError.write(Data("avatar-cache: error: \(error)\n".utf8))
+        let code = exitCode(for: error)
+        switch errorFormat {
+        case .text:
+            FileHandle.standardError.write(Data("avatar-cache: error: \(error)\n".utf8))
+        case .json:
+            LineLogHandler(label: "avatar-cache", format: .json, level: .error, progress: nil)
+                .log(level: .error, message: "\(error)", metadata: ["exitCode": .stringConvertible(Int(code.rawValue))],
+                     source: "avatar-cache", file: #fileID, function: #function, line: #line)
+        }
+        return code
+    }
+
+    static func exitCode(for error: Error) -> ExitCode {
         switch error {
         case is ConfigurationError, is ImagingError, is PipelineFile.Error, is PipelineFile.Errors: return usage
         case is ExportError: return unreadableExport
@@ -84,16 +101,14 @@ struct CacheOptions: ParsableArguments {
     }
 }
 
-/// `--budget`, `--trim-ratio` and `--wait`, for the commands that prune (prune, merge).
+/// `--budget` and `--trim-ratio`, for the commands that prune (prune, merge); each says
+/// in its own words what its `--wait` waits for.
 struct PruneOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Cache budget; over it, least-recently-used entries are evicted down to the trim ratio.", valueName: "size"))
     var budget = ByteCount(bytes: Pruner.defaultBudgetBytes)
 
     @Option(help: ArgumentHelp("Fraction of the budget to trim down to.", valueName: "ratio"))
     var trimRatio = Pruner.defaultTrimRatio
-
-    @Option(help: ArgumentHelp("Wait up to this long for another run's lock (each cache's, for merge).", valueName: "seconds"))
-    var wait: Double = 0
 
     var pruner: Pruner { Pruner(budgetBytes: budget.bytes, trimRatio: trimRatio) }
 }

@@ -32,7 +32,9 @@ public enum PipelineFile {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw Error(file: path, line: 0, key: nil, message: "cannot read the file")
         }
-        return try parse(String(decoding: data, as: UTF8.self), file: path, environment: environment)
+        var settings = try parse(String(decoding: data, as: UTF8.self), file: path, environment: environment)
+        settings.resolvePaths(against: URL(fileURLWithPath: path).deletingLastPathComponent())
+        return settings
     }
 
     static let keys: [String: String] = [

@@ -70,6 +70,21 @@ public struct PipelineSettings: Sendable, Equatable {
         return merged
     }
 
+    /// Relative paths of a pipeline file taken from its folder, not from wherever the
+    /// command runs (cron's is a home directory): cache, inputs, report, metrics file,
+    /// token file. Values from the environment (`${NAME}`) count as written in the file.
+    mutating func resolvePaths(against folder: URL) {
+        func resolved(_ path: String?) -> String? {
+            guard let path, !path.isEmpty, !path.hasPrefix("/") else { return path }
+            return URL(fileURLWithPath: path, relativeTo: folder).standardizedFileURL.path
+        }
+        cache = resolved(cache)
+        inputs = inputs.map { PipelineInput(path: resolved($0.path) ?? $0.path, format: $0.format) }
+        report = resolved(report)
+        metricsFile = resolved(metricsFile)
+        monicaTokenFile = resolved(monicaTokenFile)
+    }
+
     /// The run's configuration: defaults where nothing was said. Inputs' globs are
     /// expanded; the Monica token is read from its file or environment variable.
     public func configuration(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> WarmConfiguration {
@@ -162,7 +177,8 @@ public struct PipelineInput: Sendable, Equatable {
         defer { globfree(&result) }
         let status = glob(path, 0, nil, &result)
         guard status == 0 else {
-            throw ConfigurationError(message: "input \(path): the pattern matches no file")
+            // As a missing export is (65): the input is not there, the command was right.
+            throw ExportError(file: path, reason: "the pattern matches no file")
         }
         return (0..<Int(result.gl_pathc)).compactMap { result.gl_pathv[$0].map { String(cString: $0) } }.sorted()
     }

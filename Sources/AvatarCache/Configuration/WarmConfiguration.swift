@@ -46,10 +46,16 @@ public struct WarmConfiguration: Sendable {
     /// Cap on a freshness lifetime the server states (Cache-Control max-age, Expires).
     /// Default 30 days.
     public var maxTTL: TimeInterval = 30 * 24 * 3600
-    /// A source that failed for good (404, 401, not an image, too large, blocked…) is not
+    /// A source that failed for good (404, 401, not an image, too large…) is not
     /// asked for again before this many seconds; one that failed for a passing reason
     /// (timeout, network, 5xx) waits at most an hour. Default 24 hours.
     public var failureTTL: TimeInterval = 24 * 3600
+
+    /// How long a source that failed this way is not asked for again: `failureTTL`, at
+    /// most an hour for failures that may pass by themselves (timeouts, 5xx).
+    public func retryWait(after failureClass: FailureClass) -> TimeInterval {
+        failureClass.isTransient ? min(3600, failureTTL) : failureTTL
+    }
 
     // MARK: Concurrency
 

@@ -50,8 +50,10 @@ extension WarmPipeline {
                             continue
                         }
                     }
-                    if !complete, let failure = try FailureRecords.failure(db, key: source.key) {
-                        // Failed recently: not asked for again before its retry time.
+                    if !complete, let failure = try FailureRecords.failure(db, key: source.key), !failure.failureClass.isDecidedLocally,
+                       started < min(failure.retryAfter, failure.failedAt.addingTimeInterval(pipeline.configuration.retryWait(after: failure.failureClass))) {
+                        // Failed recently: not asked for again before its retry time, as this
+                        // run counts it (`--failure-ttl-hours 0` asks again at once).
                         skippedRecentlyFailed += 1
                         pipeline.logger.debug("source", metadata: [
                             "source": "\(shownURL(source.key))",

@@ -33,7 +33,7 @@ extension WarmPipeline {
     }
 
     /// Runs the jobs `next` hands out, `concurrency` at a time, and commits their
-    /// results to the index `mergeBatch` at a time. `settled` counts the sources the
+    /// results to the index `mergeBatch` at a time, or every `commitInterval` seconds. `settled` counts the sources the
     /// plan settled without a job (for the progress).
     func process(
         stage: String, total: Int, next: () throws -> Job?, settled: () -> Int,
@@ -48,26 +48,49 @@ extension WarmPipeline {
         // only hold memory, so no new download starts while that many wait.
         let backlog = Backlog(limit: max(2, 2 * pool.threadCount))
         var finished: [(Job, Result<Outcome, SourceFailure>)] = []
-        try await withThrowingTaskGroup(of: (Job, Result<Outcome, SourceFailure>).self) { group in
+        // A job's end, or the commit clock: results wait at most `commitInterval` for their
+        // commit, even while the jobs still running take minutes.
+        enum Event { case finished(Job, Result<Outcome, SourceFailure>), commitDue }
+        try await withThrowingTaskGroup(of: Event.self) { group in
             var pendingFirst: Job? = first
-            var done = 0
+            var done = 0, running = 0
+            var clockRunning = false
             func startNext() throws {
                 // Once stopping, nothing new starts; what runs finishes.
                 guard !control.isStopping, let job = try pendingFirst.take() ?? next() else { return }
+                running += 1
                 group.addTask {
-                    (job, try await self.run(job, fetcher: fetcher, coordinator: coordinator, pool: pool, writer: writer,
-                                             backlog: backlog, started: state.started))
+                    .finished(job, try await self.run(job, fetcher: fetcher, coordinator: coordinator, pool: pool, writer: writer,
+                                                      backlog: backlog, started: state.started))
+                }
+            }
+            func startClock() {
+                guard !clockRunning, running > 0, !finished.isEmpty else { return }
+                clockRunning = true
+                group.addTask {
+                    try? await Task.sleep(nanoseconds: UInt64(Self.commitInterval * 1e9))
+                    return .commitDue
                 }
             }
             for _ in 0..<configuration.concurrency { try startNext() }
-            while let result = try await group.next() {
-                finished.append(result)
-                if finished.count >= Self.mergeBatch {
+            while let event = try await group.next() {
+                switch event {
+                case .commitDue:
+                    clockRunning = false
                     try await commit(&finished, state: state, coordinator: coordinator, report: &report)
+                case let .finished(job, result):
+                    running -= 1
+                    finished.append((job, result))
+                    if finished.count >= Self.mergeBatch {
+                        try await commit(&finished, state: state, coordinator: coordinator, report: &report)
+                    }
+                    done += 1
+                    onProgress?(RunProgress(done: done + settled(), total: max(total, done + settled()), stage: stage))
+                    try startNext()
+                    // The last job is done: the clock is not waited for (its sleep ends at once).
+                    if running == 0 && clockRunning { group.cancelAll() }
                 }
-                done += 1
-                onProgress?(RunProgress(done: done + settled(), total: max(total, done + settled()), stage: stage))
-                try startNext()
+                startClock()
             }
         }
         try await commit(&finished, state: state, coordinator: coordinator, report: &report)
@@ -175,10 +198,16 @@ extension WarmPipeline {
                 case .failure(let failure):
                     // A failed refresh never deletes a good cached photo.
                     if job.previous != nil { try EntryRecords.touch(db, key: job.key, at: accessTime(job.rank, started: started)) }
-                    if !job.work.isMonogram {
-                        let wait = failure.failureClass.isTransient ? min(3600, configuration.failureTTL) : configuration.failureTTL
+                    if job.work.isMonogram {
+                        // Drawn again next time.
+                    } else if failure.failureClass.isDecidedLocally {
+                        // Decided here, from the URL and the policy, at no cost: decided again
+                        // next run, under whatever policy that run has.
+                        try FailureRecords.clear(db, key: job.key)
+                    } else {
                         try FailureRecords.save(db, key: job.key, failure: FailureRecord(
-                            failureClass: failure.failureClass, reason: failure.reason, failedAt: Date(), retryAfter: Date().addingTimeInterval(wait)))
+                            failureClass: failure.failureClass, reason: failure.reason, failedAt: Date(),
+                            retryAfter: Date().addingTimeInterval(configuration.retryWait(after: failure.failureClass))))
                     }
                 }
             }

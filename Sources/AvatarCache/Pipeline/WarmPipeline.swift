@@ -31,6 +31,9 @@ public final class WarmPipeline: Sendable {
     static let readBatch = 2_000
     /// Job results committed per transaction.
     static let mergeBatch = 256
+    /// Results are committed at least this often (seconds), however few: a run killed
+    /// mid-way (a first run on slow servers, say) keeps all but its last seconds of work.
+    static let commitInterval: Double = 2
 
     /// `control` stops the run early (signals); `onProgress` hears of every finished job.
     public init(configuration: WarmConfiguration, logger: Logger, control: RunControl = RunControl(),

@@ -14,6 +14,13 @@ public enum FailureClass: String, Sendable, Codable, CaseIterable, Comparable {
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// Failures decided here without asking anyone (the URL's scheme, the network policy):
+    /// never remembered, so a change of policy (`--allow-private-networks`) takes effect
+    /// on the next run.
+    public var isDecidedLocally: Bool {
+        self == .blocked || self == .invalidURL
+    }
+
     /// Failures that may pass by themselves (the server was slow, down, or busy).
     public var isTransient: Bool {
         self == .timeout || self == .network || self == .httpStatus

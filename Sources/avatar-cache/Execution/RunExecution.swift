@@ -14,6 +14,7 @@ struct RunExecution {
     let logLevel: LogLevelArgument?
 
     func execute() async throws {
+        ExitCodes.errorFormat = settings.logFormat ?? .text
         let configuration: WarmConfiguration
         do {
             configuration = try settings.configuration()
@@ -63,7 +64,7 @@ struct RunExecution {
         func output(_ name: String, _ write: () throws -> Void) {
             do { try write() } catch {
                 outputFailed = true
-                FileHandle.standardError.write(Data("avatar-cache: error: \(name) not written: \(error) (the run is done and the cache saved)\n".utf8))
+                logger.error("\(name) not written: \(error) (the run is done and the cache saved)")
             }
         }
         if let path = settings.report {

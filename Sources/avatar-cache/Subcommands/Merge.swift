@@ -24,6 +24,9 @@ struct Merge: AsyncParsableCommand {
 
     @OptionGroup var prune: PruneOptions
 
+    @Option(help: ArgumentHelp("Wait up to this long for each merged cache's lock, and the target's, held by another run.", valueName: "seconds"))
+    var wait: Double = 0
+
     @Option(help: ArgumentHelp("How much is logged on stderr. Default: warning.", valueName: "level"))
     var logLevel: LogLevelArgument?
 
@@ -35,7 +38,7 @@ struct Merge: AsyncParsableCommand {
             try Pruner.checkTrimRatio(prune.trimRatio)
             outcome = try CacheMerge.merge(caches.map { CacheDirectory(root: URL(fileURLWithPath: $0)) },
                                            into: CacheDirectory(root: URL(fileURLWithPath: into)),
-                                           budgetBytes: prune.budget.bytes, trimRatio: prune.trimRatio, wait: prune.wait, logger: logger)
+                                           budgetBytes: prune.budget.bytes, trimRatio: prune.trimRatio, wait: wait, logger: logger)
         } catch {
             throw ExitCodes.fail(error)
         }

@@ -12,12 +12,15 @@ struct Prune: AsyncParsableCommand {
 
     @OptionGroup var prune: PruneOptions
 
+    @Option(help: ArgumentHelp("Wait up to this long for a run that holds the cache's lock.", valueName: "seconds"))
+    var wait: Double = 0
+
     func run() async throws {
         let logger = cacheOptions.makeLogger()
         let directory = CacheDirectory(root: cacheOptions.cacheURL)
         do {
             try Pruner.checkTrimRatio(prune.trimRatio)
-            let session = try CacheSession.open(directory, wait: prune.wait, create: false, logger: logger)
+            let session = try CacheSession.open(directory, wait: wait, create: false, logger: logger)
             defer { session.close() }
             let outcome = try session.finish(pruner: prune.pruner, entriesChanged: false)
             let plan = outcome.plan

@@ -25,6 +25,7 @@ struct Run: AsyncParsableCommand {
     @OptionGroup var options: PipelineOptions
 
     func run() async throws {
+        if let format = options.logFormat { ExitCodes.errorFormat = format }
         let fromFile: PipelineSettings
         do {
             fromFile = try PipelineFile.load(file)

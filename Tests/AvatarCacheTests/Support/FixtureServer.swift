@@ -23,7 +23,15 @@ final class FixtureServer: @unchecked Sendable {
         case trickle(prefix: [UInt8], interval: Double)
         /// 200 without Content-Length (chunked), `total` bytes starting with `prefix`.
         case unsized(prefix: [UInt8], total: Int)
+        /// 200, chunked, `total` bytes written 64 KiB at a time, each chunk only once the
+        /// one before has reached the socket; `streamedBytes` counts what was written, so
+        /// a test sees how much the client let arrive before it closed the connection.
+        case streamed(total: Int)
     }
+
+    private let streamed = NIOLockedValueBox(0)
+    /// Bytes of `.streamed` bodies written to sockets so far.
+    var streamedBytes: Int { streamed.withLockedValue { $0 } }
 
     struct Request: Sendable {
         var path: String
@@ -123,6 +131,28 @@ final class FixtureServer: @unchecked Sendable {
                     sent += piece.count
                 }
                 context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+            case .streamed(let total):
+                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok,
+                                                                     headers: HTTPHeaders([("Content-Type", "image/jpeg")])))), promise: nil)
+                let chunk = [UInt8](repeating: 0x42, count: 64 * 1024)
+                let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                let counter = server.streamed
+                func send(_ sent: Int) {
+                    let context = loopBound.value
+                    guard context.channel.isActive else { return }
+                    guard sent < total else {
+                        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                        return
+                    }
+                    var buffer = context.channel.allocator.buffer(capacity: chunk.count)
+                    buffer.writeBytes(chunk.prefix(total - sent))
+                    let count = buffer.readableBytes
+                    context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer)))).whenSuccess {
+                        counter.withLockedValue { $0 += count }
+                        send(sent + count)
+                    }
+                }
+                send(0)
             case let .trickle(prefix, interval):
                 var responseHeaders = HTTPHeaders([("Content-Length", String(prefix.count + 1_000_000))])
                 responseHeaders.add(name: "Content-Type", value: "image/jpeg")
