@@ -171,4 +171,60 @@ import Testing
         HostileLedger.record("network", "a chunked body far over the byte limit", tried: "96 MB streamed with backpressure, the default 20 MB limit", count: 1,
                              outcome: "tooLarge; the connection closed at the limit (\(sent / 1_000_000) MB reached the socket, kernel buffers included)")
     }
+
+    /// A resolver that answers each question with the next address of a list, and counts
+    /// the questions: the DNS server of a rebinding attack, on loopback addresses only.
+    final class RebindingResolver: @unchecked Sendable {
+        private let lock = NSLock()
+        private var answers: [String]
+        private(set) var asked = 0
+        init(_ answers: [String]) { self.answers = answers }
+        func resolve(_ host: String) -> [NetworkPolicy.Address] {
+            lock.withLock {
+                asked += 1
+                return [NetworkPolicy.Address(literal: answers.count > 1 ? answers.removeFirst() : answers[0])!]
+            }
+        }
+    }
+
+    @Test func eachHopConnectsToTheAddressItsCheckPassed() async throws {
+        // Two servers on one port of two loopback addresses; nothing on 127.0.0.1 at that
+        // port, where the system's own resolution of "localhost" would connect.
+        let first = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("chelsea.jpg"))], host: "127.0.0.2")
+        defer { first.shutdown() }
+        let second = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("coffee.jpg"))], host: "127.0.0.3", port: first.port)
+        defer { second.shutdown() }
+        let resolver = RebindingResolver(["127.0.0.2", "127.0.0.3"])
+        let policy = NetworkPolicy(allowPrivateNetworks: true) { host in resolver.resolve(host) }
+        var limits = FetchLimits()
+        limits.retries = 0
+        let fetcher = HTTPFetcher(policy: policy, limits: limits, maxConnectionsPerHost: 2)
+        let url = "http://localhost:\(first.port)/a.jpg"
+        var bodies: [String] = []
+        for _ in 0..<2 {
+            if case .fetched(let photo) = try await fetcher.fetch(url) { bodies.append(photo.sha256) }
+        }
+        await fetcher.shutdown()
+        #expect(resolver.asked == 2, "each fetch checks the name once, and nothing resolves it again")
+        #expect(first.requests.count == 1 && second.requests.count == 1, "each went where its check said")
+        #expect(bodies == [SHA256Hex.of(try Fixtures.photo("chelsea.jpg")), SHA256Hex.of(try Fixtures.photo("coffee.jpg"))])
+        #expect(first.requests.first?.headers.contains { $0.0.lowercased() == "host" && $0.1.hasPrefix("localhost") } == true,
+                "the request still names its host")
+    }
+
+    @Test func aHostThatRebindsToABlockedAddressIsRefusedAtItsCheck() async throws {
+        // The first answer passes, the second is the unspecified address (refused whatever
+        // --allow-private-networks says; a connection to it would stay on this machine):
+        // the second fetch is refused at its check, before any connection.
+        let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("chelsea.jpg"))], host: "127.0.0.2")
+        defer { server.shutdown() }
+        let resolver = RebindingResolver(["127.0.0.2", "0.0.0.0"])
+        let policy = NetworkPolicy(allowPrivateNetworks: true) { host in resolver.resolve(host) }
+        let fetcher = HTTPFetcher(policy: policy, limits: FetchLimits(), maxConnectionsPerHost: 2)
+        let url = "http://rebinding.invalid:\(server.port)/a.jpg"
+        _ = try await fetcher.fetch(url)
+        await #expect(throws: SourceFailure.self) { _ = try await fetcher.fetch(url) }
+        await fetcher.shutdown()
+        #expect(server.requests.count == 1 && resolver.asked == 2)
+    }
 }

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOSSL
@@ -90,9 +91,14 @@ public struct FetchLimits: Sendable {
 /// -> stream the body with a byte cap, hashing as it arrives.
 ///
 /// Redirects are followed here rather than by the client so that each target passes
-/// the same checks as the first URL.
+/// the same checks as the first URL. Each hop connects to an address its check returned
+/// (a client pinned to it with async-http-client's `dnsOverride`, which keeps the host
+/// name for TLS: SNI and the certificate), never to a second resolution of the name.
 public final class HTTPFetcher: Sendable {
     let client: HTTPClient
+    let configuration: HTTPClient.Configuration
+    /// "host address" -> a client that connects to that address for that host.
+    let pinned = NIOLockedValueBox<[String: HTTPClient]>([:])
     let policy: NetworkPolicy
     let limits: FetchLimits
     let logger: Logger
@@ -115,6 +121,7 @@ public final class HTTPFetcher: Sendable {
         // what is retried (bounded, with backoff) and what is final (TLS), rather than the
         // client trying again until the deadline (19 TLS handshakes in one 5 s attempt).
         configuration.connectionPool.retryConnectionEstablishment = false
+        self.configuration = configuration
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.policy = policy
         self.limits = limits
@@ -135,9 +142,28 @@ public final class HTTPFetcher: Sendable {
         return abbreviated((components?.string ?? "?") + (hadQuery ? "?…" : ""), limit: ShownText.maxURLCharacters)
     }
 
-    /// Shuts the client down; call once, when no fetch is running.
+    /// Shuts the clients down; call once, when no fetch is running.
     public func shutdown() async {
         try? await client.shutdown()
+        for pinnedClient in pinned.withLockedValue({ Array($0.values) }) { try? await pinnedClient.shutdown() }
+    }
+
+    /// The client that connects `url`'s host to `address` (one of the addresses its check
+    /// returned), made once per host and address; the shared one for an address literal
+    /// or a host allowed by name.
+    func client(for url: URL, checked addresses: [NetworkPolicy.Address]) -> HTTPClient {
+        guard let host = url.host, let address = addresses.first?.text else { return client }
+        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        guard NetworkPolicy.Address(literal: bare) == nil else { return client }
+        return pinned.withLockedValue { clients in
+            let key = host + " " + address
+            if let existing = clients[key] { return existing }
+            var configuration = self.configuration
+            configuration.dnsOverride = [host: address]
+            let made = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            clients[key] = made
+            return made
+        }
     }
 
     /// Fetches one photo, throwing a classified `SourceFailure`.
@@ -201,7 +227,7 @@ public final class HTTPFetcher: Sendable {
         let deadline = NIODeadline.now() + .milliseconds(Int64(max(timeout, 0) * 1000))
         var redirects = 0
         while true {
-            try await policy.checkAddresses(of: url)
+            let client = client(for: url, checked: try await policy.checkAddresses(of: url))
             var request = HTTPClientRequest(url: url.absoluteString)
             request.method = .GET
             request.headers.add(name: "User-Agent", value: Self.userAgent)

@@ -10,9 +10,10 @@ import Glibc
 /// name opens.
 ///
 /// The check runs on the addresses the host name resolves to, before the request and
-/// again for every redirect target. The HTTP client resolves the name once more when it
-/// connects, so a DNS server that answers differently the second time (DNS rebinding)
-/// could still steer a request to a private address; the README says so.
+/// again for every redirect target, and returns them: the fetcher connects to one of
+/// those very addresses (the name is not resolved again, so a DNS server answering
+/// differently the second time, DNS rebinding, steers nothing), while TLS still checks
+/// the certificate for the name.
 public struct NetworkPolicy: Sendable {
     public var allowPrivateNetworks: Bool
     /// Hosts allowed whatever they resolve to: `host` or `host:port`, matched exactly
@@ -59,8 +60,11 @@ public struct NetworkPolicy: Sendable {
     /// Resolves the URL's host and refuses it when any address is not public: loopback and
     /// private ranges unless private networks are allowed; link-local, unspecified,
     /// multicast and reserved ones always (unless the host is allowed by name).
-    public func checkAddresses(of url: URL) async throws {
-        guard !isExplicitlyAllowed(url), let host = url.host else { return }
+    /// The addresses checked, for the connection to use; empty for a host allowed by
+    /// name (`--allow-host`), which is not checked and resolved as usual.
+    @discardableResult
+    public func checkAddresses(of url: URL) async throws -> [Address] {
+        guard !isExplicitlyAllowed(url), let host = url.host else { return [] }
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         let addresses = try await resolver(bare)
         if addresses.isEmpty {
@@ -74,6 +78,7 @@ public struct NetworkPolicy: Sendable {
             }
             throw SourceFailure(.blocked, "host \(bare) resolves to \(address.text), \(refusal.reason): refused even with --allow-private-networks (only --allow-host with this exact host allows it)")
         }
+        return addresses
     }
 
     /// Why an address is not public, and whether it is a loopback or private network
@@ -92,6 +97,21 @@ public struct NetworkPolicy: Sendable {
     /// One resolved address, as raw bytes (4 for IPv4, 16 for IPv6).
     public struct Address: Sendable, Equatable {
         public var bytes: [UInt8]
+
+        public init(bytes: [UInt8]) { self.bytes = bytes }
+
+        /// An IPv4 or IPv6 address written out ("127.0.0.1", "::1"); nil for a name.
+        public init?(literal text: String) {
+            var v4 = in_addr(), v6 = in6_addr()
+            if inet_pton(AF_INET, text, &v4) == 1 {
+                bytes = withUnsafeBytes(of: &v4) { Array($0) }
+            } else if inet_pton(AF_INET6, text, &v6) == 1 {
+                bytes = withUnsafeBytes(of: &v6) { Array($0) }
+            } else {
+                return nil
+            }
+        }
+
         public var text: String {
             if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
             var words: [String] = []

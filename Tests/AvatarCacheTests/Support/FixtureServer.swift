@@ -47,7 +47,9 @@ final class FixtureServer: @unchecked Sendable {
     var connections: Int { accepted.withLockedValue { $0 } }
     private(set) var port = 0
 
-    init(routes: [String: Reply] = [:]) throws {
+    /// `host`: another loopback address (127.0.0.2, …) for a test that needs two servers
+    /// on one port; `port` 0 lets the kernel choose.
+    init(routes: [String: Reply] = [:], host: String = "127.0.0.1", port: Int = 0) throws {
         self.routes = NIOLockedValueBox(routes)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
@@ -58,8 +60,9 @@ final class FixtureServer: @unchecked Sendable {
                     channel.pipeline.addHandler(Handler(server: self))
                 }
             }
-        channel = try bootstrap.bind(host: "127.0.0.1", port: 0).wait()
-        port = channel.localAddress!.port!
+        precondition(host.hasPrefix("127."), "fixture servers listen on loopback only")
+        channel = try bootstrap.bind(host: host, port: port).wait()
+        self.port = channel.localAddress!.port!
     }
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
