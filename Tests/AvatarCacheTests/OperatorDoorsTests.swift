@@ -23,6 +23,8 @@ import Testing
         let refused = try run(["warm", export, "--cache", cache])
         #expect(refused.status == 0 && refused.stdout.contains("1 failed"), "\(refused.stdout)\n\(refused.stderr)")
         #expect(server.requests.isEmpty, "the refusal is decided before any connection")
+        HostileLedger.record("network", "a refusal by policy, then the policy changed", tried: "a loopback URL refused, then --allow-private-networks", count: 1,
+                             outcome: "not remembered: fetched on the next run")
         // The advice followed: the next run fetches it at once, not "failed recently".
         let allowed = try run(["warm", export, "--cache", cache, "--allow-private-networks", "--log-level", "debug"])
         #expect(allowed.status == 0 && allowed.stdout.contains(" 1 downloaded"), "\(allowed.stdout)\n\(allowed.stderr)")
@@ -146,6 +148,8 @@ import Testing
         let asked = server.requests.dropFirst(before).map(\.path)
         #expect(Set(asked).isSubset(of: ["/slow.jpg"]), "only the unfinished source is asked for again: \(asked)")
         #expect(again.stdout.contains("6 fresh"), "the six committed before the kill are fresh: \(again.stdout)")
+        HostileLedger.record("disk", "a first run killed mid-way", tried: "SIGKILL while one source of seven still downloads", count: 1,
+                             outcome: "the six finished were committed (every 2 s at least): the next run asked only for the seventh")
     }
 
     @Test func theByteLimitStopsTheBodyWhereItIsReached() async throws {
@@ -210,6 +214,8 @@ import Testing
         #expect(bodies == [SHA256Hex.of(try Fixtures.photo("chelsea.jpg")), SHA256Hex.of(try Fixtures.photo("coffee.jpg"))])
         #expect(first.requests.first?.headers.contains { $0.0.lowercased() == "host" && $0.1.hasPrefix("localhost") } == true,
                 "the request still names its host")
+        HostileLedger.record("network", "DNS rebinding", tried: "a resolver answering one loopback address, then another, then the unspecified address", count: 3,
+                             outcome: "each hop connected to the address its check passed (never a second resolution); the unspecified address refused at its check")
     }
 
     @Test func aHostThatRebindsToABlockedAddressIsRefusedAtItsCheck() async throws {
