@@ -77,18 +77,19 @@ public struct JamiReader: ExportReader {
         // The order the card shows the person's names in: the one of the two that comes
         // first in FN (黄世勇: family first; "Mustermann, Heiko" is the sorting form of a
         // name said given first), else family first for names in CJK scripts.
+        let cjk = Initials.writtenFamilyNameFirst(family + given)
         let familyFirst: Bool
         if let shown = card.formattedName, let familyAt = shown.range(of: family), !family.isEmpty, !given.isEmpty {
             let sortingForm = shown[familyAt.upperBound...].hasPrefix(",")
             familyFirst = !sortingForm && (shown.range(of: given).map { familyAt.lowerBound < $0.lowerBound } ?? true)
         } else {
-            familyFirst = Initials.writtenFamilyNameFirst(family + given)
+            familyFirst = cjk
         }
         // A company's card (Apple's X-ABShowAs:COMPANY, vCard 4's KIND:org) shows ORG.
         var name = card.isCompany && !trimmed(card.organization).isEmpty ? trimmed(card.organization) : trimmed(card.formattedName)
-        if name.isEmpty, !given.isEmpty || !family.isEmpty {
-            name = familyFirst ? [family, given].filter { !$0.isEmpty }.joined(separator: Initials.writtenFamilyNameFirst(family + given) ? "" : " ")
-                : [given, family].filter { !$0.isEmpty }.joined(separator: " ")
+        if name.isEmpty {
+            // N as it is shown: 山田太郎 (CJK: family first, no space), else "Given Family".
+            name = (familyFirst ? [family, given] : [given, family]).filter { !$0.isEmpty }.joined(separator: cjk ? "" : " ")
         }
         if name.isEmpty { name = trimmed(card.nickname) }
         if name.isEmpty { name = trimmed(card.organization) }

@@ -33,8 +33,8 @@ extension WarmPipeline {
     }
 
     /// Runs the jobs `next` hands out, `concurrency` at a time, and commits their
-    /// results to the index `mergeBatch` at a time, or every `commitInterval` seconds. `settled` counts the sources the
-    /// plan settled without a job (for the progress).
+    /// results to the index `mergeBatch` at a time, or every `commitInterval` seconds.
+    /// `settled` counts the sources the plan settled without a job (for the progress).
     func process(
         stage: String, total: Int, next: () throws -> Job?, settled: () -> Int,
         state: RunState, workers: inout Workers?, report: inout RunReport

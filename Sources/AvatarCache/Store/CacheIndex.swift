@@ -17,15 +17,15 @@ public final class CacheIndex: Sendable {
 
     /// A `DatabasePool` (WAL: readers beside a writer), or, for a cache this process
     /// cannot write, a read-only `DatabaseQueue`.
-    let pool: any DatabaseWriter
+    let database: any DatabaseWriter
     public let directory: CacheDirectory
     /// Opened read-only: the cache's directory or index cannot be written here (a
     /// read-only mount, a cache built elsewhere and shipped, another user's directory).
     /// Reads answer as usual; writes fail with `StoreError.readOnly`.
     public let isReadOnly: Bool
 
-    private init(pool: any DatabaseWriter, directory: CacheDirectory, readOnly: Bool = false) {
-        self.pool = pool
+    private init(database: any DatabaseWriter, directory: CacheDirectory, readOnly: Bool = false) {
+        self.database = database
         self.directory = directory
         isReadOnly = readOnly
     }
@@ -63,16 +63,16 @@ public final class CacheIndex: Sendable {
             try build(directory) { db in
                 if let legacy { try LegacyMetadataImport.importing(legacy, into: db) }
             }
-            let index = try CacheIndex(pool: openPool(directory.root.appendingPathComponent(fileName).path, role: role), directory: directory)
+            let index = try CacheIndex(database: openPool(directory.root.appendingPathComponent(fileName).path, role: role), directory: directory)
             // The apps' document in this version's schema from the start.
             if legacy != nil { try index.read { try MetadataDocument.write(from: $0, to: directory) } }
             return index
         }
         let path = directory.root.appendingPathComponent(fileName).path
         if !directory.isWritable(fileName) {
-            return CacheIndex(pool: try openReadOnly(path), directory: directory, readOnly: true)
+            return CacheIndex(database: try openReadOnly(path), directory: directory, readOnly: true)
         }
-        return try CacheIndex(pool: openPool(path, role: role), directory: directory)
+        return try CacheIndex(database: openPool(path, role: role), directory: directory)
     }
 
     /// Opens the index of an existing cache for reading (lookup, stats) without the lock;
@@ -261,12 +261,12 @@ public final class CacheIndex: Sendable {
     }
 
     public func read<T>(_ body: (Database) throws -> T) throws -> T {
-        do { return try pool.read(body) } catch let error as DatabaseError { throw wrap(error) }
+        do { return try database.read(body) } catch let error as DatabaseError { throw wrap(error) }
     }
 
     public func write<T>(_ body: (Database) throws -> T) throws -> T {
         try refuseIfReadOnly()
-        do { return try pool.write(body) } catch let error as DatabaseError { throw wrap(error) }
+        do { return try database.write(body) } catch let error as DatabaseError { throw wrap(error) }
     }
 
     private func refuseIfReadOnly() throws {
@@ -278,7 +278,7 @@ public final class CacheIndex: Sendable {
     func writeAttaching<T>(_ other: CacheDirectory, as alias: String, _ body: (Database) throws -> T) throws -> T {
         try refuseIfReadOnly()
         do {
-            return try pool.writeWithoutTransaction { db in
+            return try database.writeWithoutTransaction { db in
                 try db.execute(sql: "ATTACH DATABASE ? AS \(alias)", arguments: [other.root.appendingPathComponent(Self.fileName).path])
                 defer { try? db.execute(sql: "DETACH DATABASE \(alias)") }
                 var result: T?
@@ -299,7 +299,7 @@ public final class CacheIndex: Sendable {
     /// the outcome (on the writer's queue).
     func writeLater(_ body: @escaping @Sendable (Database) throws -> Void, completion: @escaping @Sendable (Error?) -> Void) {
         if isReadOnly { return completion(StoreError.readOnly(path: directory.root.path, action: "change it")) }
-        pool.asyncWrite(body) { [self] _, result in
+        database.asyncWrite(body) { [self] _, result in
             if case .failure(let error) = result {
                 completion((error as? DatabaseError).map(wrap) ?? error)
             } else {
@@ -312,11 +312,11 @@ public final class CacheIndex: Sendable {
     /// GRDB closes the writer before its read-only readers, so SQLite itself does not).
     public func checkpoint() {
         guard !isReadOnly else { return }
-        _ = try? pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+        _ = try? database.writeWithoutTransaction { try $0.checkpoint(.truncate) }
     }
 
     public func close() {
-        try? pool.close()
+        try? database.close()
     }
 }
 
