@@ -34,8 +34,16 @@ import Testing
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        // Both pipes drained at once: a child that fills one (64 KB of stderr) while the
+        // other is read to its end would wait forever.
+        let stderrRead = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var stderr = Data()
+        Thread.detachNewThread {
+            stderr = err.fileHandleForReading.readDataToEndOfFile()
+            stderrRead.signal()
+        }
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        stderrRead.wait()
         process.waitUntilExit()
         return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
     }

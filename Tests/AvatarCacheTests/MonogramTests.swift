@@ -121,15 +121,23 @@ import Testing
     }
 
     @Test func writeContactSheetForReview() throws {
-        // Not an assertion about looks: writes the sheet a person reviews, and checks it was written.
-        guard let directory = ProcessInfo.processInfo.environment["AVATAR_CACHE_MONOGRAM_SHEET"] else { return }
-        for (index, initials) in ["AL", "BS", "김민", "李小", "अश", "ما", "🙂S", "WW"].enumerated() {
-            let color = AvatarColor.palette[index % 8]
-            let bytes = try renderer.render(spec(initials, color))[0].bytes
-            try Data(bytes).write(to: URL(fileURLWithPath: directory).appendingPathComponent("m\(index).png"))
+        // The sheet a person reviews (AVATAR_CACHE_MONOGRAM_SHEET names where it goes; a
+        // temporary folder otherwise): every script's monogram drawn, as a PNG of the tier's
+        // size whose pixels are not all one colour (the letters are there).
+        let temporary = try Fixtures.temporaryDirectory("monogram-sheet")
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        let directory = ProcessInfo.processInfo.environment["AVATAR_CACHE_MONOGRAM_SHEET"] ?? temporary.path
+        var sheet = ["AL", "BS", "김민", "李小", "अश", "ما", "🙂S", "WW"].enumerated().map { index, initials in
+            spec(initials, AvatarColor.palette[index % 8])
         }
-        let glyph = try renderer.render(spec("", "#30B0C7", glyph: .group))[0].bytes
-        try Data(glyph).write(to: URL(fileURLWithPath: directory).appendingPathComponent("m8.png"))
+        sheet.append(spec("", "#30B0C7", glyph: .group))
+        for (index, monogram) in sheet.enumerated() {
+            let file = try renderer.render(monogram)[0]
+            try Data(file.bytes).write(to: URL(fileURLWithPath: directory).appendingPathComponent("m\(index).png"))
+            #expect(file.bytes.starts(with: [0x89, 0x50, 0x4E, 0x47]) || file.bytes.starts(with: [0xFF, 0xD8]), "m\(index): an image")
+            let pixels = try Pixels(decoding: file.bytes)
+            #expect(pixels.width == 330 && pixels.height == 330 && Set(pixels.data).count > 2, "m\(index): drawn")
+        }
         #expect(FileManager.default.fileExists(atPath: directory + "/m8.png"))
     }
 }

@@ -69,7 +69,8 @@ import Testing
         #expect(!output.stderr.contains("attempt to write a readonly database"), "\(output.stderr)")
     }
 
-    @Test func aReadOnlyBindMountAnswersLookupStatsAndVerifyAsAWritableOneDoes() async throws {
+    @Test(.enabled(if: Namespaces.mount, "needs a private mount namespace (unshare -m): run as root"))
+    func aReadOnlyBindMountAnswersLookupStatsAndVerifyAsAWritableOneDoes() async throws {
         let (samples, cache) = try await warmedSamples()
         let expected = try writableAnswers(cache)
         let before = try listing(cache)

@@ -244,7 +244,8 @@ import Testing
         #expect(notACache.status == 73 && notACache.stderr.contains("is not an avatar-cache cache"), "\(notACache.stderr)")
     }
 
-    @Test func acrossFilesystemsTheFilesAreCopied() async throws {
+    @Test(.enabled(if: Namespaces.mount, "needs a private mount namespace (unshare -m): run as root"))
+    func acrossFilesystemsTheFilesAreCopied() async throws {
         // The target on a tmpfs of a private mount namespace (unshare -m): another
         // filesystem, where a hard link fails with EXDEV. Merge and verify run inside.
         let samples = try SampleExports(label: "shards")

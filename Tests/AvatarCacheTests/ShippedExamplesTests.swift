@@ -128,7 +128,7 @@ import Yams
         for (name, input) in inputs where !ownInputs.contains(name) {
             let variable = "FLAG_" + name.uppercased().replacingOccurrences(of: "-", with: "_")
             #expect(env[variable] == "${{ inputs.\(name) }}", "input \(name) reaches the CLI as \(variable)")
-            let takesValue = try #require(warm[name], "input \(name) is a flag of avatar-cache warm")
+            let takesValue = try #require(warm[name] as Bool?, "input \(name) is a flag of avatar-cache warm")
             #expect(runFlags[name] != nil || name == "cache", "input \(name) is a flag of avatar-cache run")
             let isSwitch = ["true", "false"].contains(input["default"] as? String ?? "")
             #expect(takesValue != isSwitch, "input \(name): a switch exactly when the flag takes no value")

@@ -82,3 +82,22 @@ extension Logger {
         return logger
     }()
 }
+
+/// Whether this process may make private namespaces (`unshare -n`, `unshare -m`): root,
+/// or a kernel that lets users. Tests that need one are skipped, saying so, where it
+/// cannot be made (a container without the capability), rather than failing.
+enum Namespaces {
+    static func canUnshare(_ flag: String) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments = [flag, "--", "/bin/true"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+
+    static let network = canUnshare("-n")
+    static let mount = canUnshare("-m")
+}
