@@ -20,7 +20,7 @@ public struct WarmConfiguration: Sendable {
 
     // MARK: Images
 
-    /// Decode sizes in points: the seed's tiers. Default [110, 300].
+    /// Decode sizes in points: 15–55 pt views share the 110 pt decode, 150 pt views use 300. Default [110, 300].
     public var pointSizes: [Int] = [110, 300]
     /// Pixels per point; several give several sets of tiers. Default [3] (330 px and 900 px).
     public var scales: [Int] = [3]

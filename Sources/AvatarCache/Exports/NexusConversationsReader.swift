@@ -5,10 +5,10 @@ import Foundation
 /// profileImageUrl}}`, `updatedAt` and `lastMessage {senderId, …}`.
 ///
 /// Yields each participant once, those of the most recently active conversations first
-/// (PRD Q3, option C): the pipeline processes them first and records them as the most
+/// (the people a user is talking to now matter most): the pipeline processes them first and records them as the most
 /// recently accessed, so they are kept when the budget cannot hold everyone. A message
-/// sender that is not a participant with a name cannot be resolved to a picture (PRD
-/// FR-3): the conversation is reported.
+/// sender that is not a participant with a name cannot be resolved to a picture (its
+/// notification would show none): the conversation is reported.
 ///
 /// Conversations must all be read before the first participant is known to be among
 /// the most recent, so this reader keeps one small record per participant in memory.

@@ -47,7 +47,7 @@ public struct RecordOrigin: Sendable, Equatable {
     }
 }
 
-/// Drawn instead of letters where there is no usable name (seed 000).
+/// Drawn instead of letters where there is no usable name, as Jami does.
 public enum MonogramGlyph: String, Sendable, Codable {
     case person, group
 }
@@ -60,7 +60,7 @@ public enum PhotoSource: Sendable, Equatable {
     case inline(InlinePhoto)
 
     /// The key of the photo's entry in `metadata.json`: the URL, or
-    /// `sha256:<hex of the bytes>` for inline photos (seed 000: the key is SHA256(data)).
+    /// `sha256:<hex of the bytes>` for inline photos (as Jami keys them: SHA-256 of the data).
     public var key: String {
         switch self {
         case .url(let url, _): return url

@@ -18,7 +18,7 @@ public struct MonogramSpec: Sendable, Hashable {
         self.foreground = foreground
     }
 
-    /// The text drawn: the initials, or the seed's person / people glyph.
+    /// The text drawn: the initials, or a person or people glyph.
     var text: String {
         switch glyph {
         case .person?: return "\u{1F464}"   // 👤 BUST IN SILHOUETTE

@@ -1,11 +1,11 @@
 import Crypto
 
 /// Avatar colours: the source's colour when it gives a valid one, otherwise one of the
-/// PRD's eight by a stable hash of the user id (MD5, as seed 000 does: the same in every
+/// apps' eight by a stable hash of the user id (MD5, as Jami does: the same in every
 /// process and on every machine, unlike Swift's `hashValue`). The text colour is white
 /// or black, whichever reaches the higher contrast (WCAG AA needs 4.5:1).
 public enum AvatarColor {
-    /// The PRD's palette, in its order.
+    /// The apps' palette, in its order.
     public static let palette = ["#007AFF", "#34C759", "#FF9500", "#AF52DE", "#FF2D55", "#FF3B30", "#5856D6", "#30B0C7"]
     public static let white = "#FFFFFF"
     public static let black = "#000000"

@@ -1,4 +1,4 @@
-/// The PRD's two-letter initials, by grapheme cluster (Swift `Character`), so emoji
+/// Two-letter initials (the apps' rule: "Bob Smith Jr." BS, "Alice" AL, "J" JJ, "" ??), by grapheme cluster (Swift `Character`), so emoji
 /// with ZWJ, flags, combining accents, CJK, Hangul and Devanagari stay whole.
 ///
 /// - 2+ words: first grapheme of the first two words ("Bob Smith Jr." → "BS");

@@ -15,7 +15,7 @@ extension WarmPipeline {
         /// A record read, with where; `owned`: this run takes it (always, unless sharded).
         struct Read {
             var profile: Profile
-            var place: RunTables.RecordWriter.Place
+            var position: RunTables.RecordWriter.RecordPosition
             var owned: Bool
         }
         var batch: [Read] = []
@@ -38,8 +38,8 @@ extension WarmPipeline {
                 let writer = try RunTables.RecordWriter(db)
                 for record in records {
                     if !record.owned {
-                        try writer.writeOther(record.profile.id, at: record.place)
-                    } else if let first = try writer.write(record.profile, at: record.place, date: started, sharded: sharded) {
+                        try writer.writeOther(record.profile.id, at: record.position)
+                    } else if let first = try writer.write(record.profile, at: record.position, date: started, sharded: sharded) {
                         duplicates.append((record.profile.origin, record.profile.id, first))
                     }
                 }
@@ -111,13 +111,13 @@ extension WarmPipeline {
                     // a single run (access times, and which record of an id is the last).
                     defer { ordinal += 1 }
                     noteOrigin(profile.origin, rank: ordinal)
-                    let place = RunTables.RecordWriter.Place(rank: ordinal, fileStart: fileStart)
+                    let position = RunTables.RecordWriter.RecordPosition(rank: ordinal, fileStart: fileStart)
                     if let shard = configuration.shard, !shard.owns(profile) {
                         report.recordsInOtherShards += 1
-                        batch.append(Read(profile: profile, place: place, owned: false))
+                        batch.append(Read(profile: profile, position: position, owned: false))
                     } else {
                         report.profileRecords += 1
-                        batch.append(Read(profile: profile, place: place, owned: true))
+                        batch.append(Read(profile: profile, position: position, owned: true))
                     }
                     if batch.count == Self.readBatch { try flush() }
                 case .bad(let bad):

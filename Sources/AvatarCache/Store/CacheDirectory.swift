@@ -196,7 +196,7 @@ public struct CacheDirectory: Sendable {
     }
 
     /// How `bring` put a file in the cache.
-    public enum Brought: Sendable {
+    public enum FileTransfer: Sendable {
         case linked, copied
         /// A file of that name and size was there already (names are content hashes).
         case present
@@ -206,7 +206,7 @@ public struct CacheDirectory: Sendable {
     /// a hard link where the filesystem allows (the bytes are shared, not copied; a
     /// later rewrite of either name is a new file, so neither cache can change the
     /// other's), else a copy.
-    public func bring(_ name: String, from source: CacheDirectory) throws -> Brought {
+    public func bring(_ name: String, from source: CacheDirectory) throws -> FileTransfer {
         precondition(!name.contains("/"), "cache names never contain a path separator")
         let from = source.path(name)
         let final = path(name)

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-/// "What do I draw for this user?" — the notification-banner lookup of the PRD's FR-3.
+/// "What do I draw for this user?" — the lookup a notification banner makes for a message's sender.
 /// A query on the index (a few rows, whatever the cache's size), the tier for the view
 /// size, and the access recorded in the index so the prune keeps what is looked up.
 ///
@@ -49,7 +49,7 @@ public final class CacheLookup: Sendable {
         public var description: String { "\(what) is not in the cache" }
     }
 
-    /// The seed's rule: a view of `points` needs a decode of max(points × 2, 110) points;
+    /// The apps' decode rule: a view of `points` needs a decode of max(points × 2, 110) points;
     /// the smallest tier at least that large, else the largest there is.
     public static func tier(forViewPoints points: Double, scale: Int, available: [Int]) -> Int? {
         let needed = Int((max(points * 2, 110) * Double(scale)).rounded(.up))

@@ -15,7 +15,7 @@ public struct CacheMetadata: Codable, Sendable, Equatable {
     /// Source -> its cached images. A source is a photo URL, `sha256:<hex>` for a photo
     /// carried inline by the export (Jami, Monica `data:`), or `monogram:v1:…`.
     public var entries: [String: CacheEntry]
-    /// User id -> what to draw for them (the PRD's per-user fields).
+    /// User id -> what to draw for them (the fields of the apps' user record).
     public var profiles: [String: CachedProfile]
     /// Source -> its last failure, so a broken source is not asked for again on every run.
     public var failures: [String: FailureRecord] = [:]
@@ -98,13 +98,13 @@ public enum AvatarKind: String, Codable, Sendable {
     case photo, monogram, none
 }
 
-/// One user's avatar, as the PRD's user record keeps it.
+/// One user's avatar, as the apps' user record keeps it.
 public struct CachedProfile: Codable, Sendable, Equatable {
     public var displayName: String
-    /// The PRD's `cachedInitials`: two letters, or empty when a glyph is drawn.
+    /// The user record's `cachedInitials`: two letters, or empty when a glyph is drawn.
     public var cachedInitials: String
     public var glyph: MonogramGlyph?
-    /// The PRD's `avatarColorHex`: assigned once and kept.
+    /// The user record's `avatarColorHex`: assigned once and kept.
     public var avatarColorHex: String
     /// Text colour for the initials on that colour (contrast at least 4.5:1).
     public var textColorHex: String
@@ -114,9 +114,9 @@ public struct CachedProfile: Codable, Sendable, Equatable {
     public var monogramSource: String
     /// What `cachedImagePath` shows.
     public var kind: AvatarKind
-    /// The PRD's `cachedImagePath`, per tier in pixels: file name in the cache.
+    /// The user record's `cachedImagePath`, per tier in pixels: file name in the cache.
     public var cachedImagePath: [String: String]
-    /// The PRD's `cachedImageLastAccess`: the shown entry's last access.
+    /// The user record's `cachedImageLastAccess`: the shown entry's last access.
     public var cachedImageLastAccess: Date?
     /// Last run whose export held this user.
     public var lastSeen: Date
@@ -126,11 +126,11 @@ public struct CachedProfile: Codable, Sendable, Equatable {
 public struct CacheEntry: Codable, Sendable, Equatable {
     /// A downloaded or inline photo, or a monogram.
     public var kind: AvatarKind
-    /// The largest tier's file (the PRD's `filename`).
+    /// The largest tier's file (`filename`, as the apps read it).
     public var filename: String
-    /// Last time a run's export or a lookup used this entry (the PRD's `lastAccess`).
+    /// Last time a run's export or a lookup used this entry (`lastAccess`, as the apps read it).
     public var lastAccess: Date
-    /// Bytes of all this entry's files together (the PRD's `fileSize`).
+    /// Bytes of all this entry's files together (`fileSize`, as the apps read it).
     public var fileSize: Int64
     /// SHA-256 of the source photo bytes: names the files, so identical photos behind
     /// different URLs share them.

@@ -1,9 +1,9 @@
 import Foundation
 import GRDB
 
-/// `metadata.json` at the cache root, schema 2: the PRD's document for the apps that read
+/// `metadata.json` at the cache root, schema 2: the document for the apps that read
 /// the cache. Each source (photo URL, `sha256:<hex>` for a photo the export carried, or
-/// `monogram:v1:…`) -> its entry: `filename`, `lastAccess`, `fileSize` as the PRD has them,
+/// `monogram:v1:…`) -> its entry: `filename`, `lastAccess`, `fileSize` as the apps read them,
 /// plus validators, content SHA-256, dimensions and the file of every tier.
 ///
 /// Written from the index (the truth) whenever a run or a prune changed entries,

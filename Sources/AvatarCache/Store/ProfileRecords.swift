@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 
-/// The `profile` table: per user id, what to draw (PRD FR-3). What a profile *shows*
+/// The `profile` table: per user id, what to draw (the sender of a notification banner). What a profile *shows*
 /// (its photo's files, else its monogram's, else nothing) is not stored: it is read from
 /// the entries when asked, so an eviction never leaves a profile pointing at a deleted
 /// file. The text colour and the monogram's key follow from the stored fields.

@@ -1,16 +1,16 @@
 import Foundation
 import GRDB
 
-/// Least-recently-used eviction, the PRD's shape: when the cache is over its budget,
+/// Least-recently-used eviction, as the apps' cache does it: when the cache is over its budget,
 /// drop the entries accessed longest ago until it is at or under `budget × trimRatio`.
 /// A file another remaining entry still uses is never deleted.
 ///
 /// Runs inside the caller's write transaction, oldest first by the index on
 /// `lastAccess`: the files it frees are deleted from disk only after the commit.
 public struct Pruner: Sendable {
-    /// The budget every command starts from (`--budget`): 100 MB (the PRD's).
+    /// The budget every command starts from (`--budget`): 100 MB (the apps' own cache budget).
     public static let defaultBudgetBytes: Int64 = 100_000_000
-    /// The fraction trimmed down to (`--trim-ratio`): 0.8 (the PRD's).
+    /// The fraction trimmed down to (`--trim-ratio`): 0.8 (as the apps' own cache).
     public static let defaultTrimRatio = 0.8
     /// The trim ratios accepted, by flags and pipeline files alike.
     public static let trimRatioRange = 0.01...1.0
@@ -65,7 +65,7 @@ public struct Pruner: Sendable {
             let key = row.text(0) ?? ""
             if key != current {
                 // The previous entry is decided; stop before the next once under target.
-                if remaining <= target { throw StopWalking() }
+                if remaining <= target { return .stop }
                 current = key
                 plan.evicted.append(key)
             }
@@ -82,6 +82,7 @@ public struct Pruner: Sendable {
                 plan.filesToDelete.append(file)
                 remaining -= Int64(row.int(2))
             }
+            return .next
         }
         try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS evict (key TEXT PRIMARY KEY) WITHOUT ROWID; DELETE FROM temp.evict")
         let add = try RawStatement(db, sql: "INSERT OR IGNORE INTO temp.evict (key) VALUES (?)")

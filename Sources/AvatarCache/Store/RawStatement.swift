@@ -83,15 +83,14 @@ struct RawStatement {
         }
     }
 
-    /// Steps through every row; `body` may stop the walk by throwing `StopWalking`.
-    func forEachRow(_ body: (Columns) throws -> Void) throws {
+    /// Whether a walk through the rows goes on after one.
+    enum Walk { case next, stop }
+
+    /// Steps through the rows until `body` says `.stop` or none is left.
+    func forEachRow(_ body: (Columns) throws -> Walk) throws {
         defer { sqlite3_reset(handle) }
         while try step() == SQLITE_ROW {
-            do {
-                try body(Columns(handle: handle))
-            } catch is StopWalking {
-                return
-            }
+            if try body(Columns(handle: handle)) == .stop { return }
         }
     }
 
@@ -104,6 +103,3 @@ struct RawStatement {
         return try step() == SQLITE_ROW ? Int(sqlite3_column_int64(handle, 0)) : 0
     }
 }
-
-/// Thrown by a `forEachRow` body to end the walk early.
-struct StopWalking: Error {}

@@ -51,17 +51,17 @@ enum RunTables {
         }
 
         /// Where a record was read: its rank in the run, and the rank of its export's first.
-        struct Place {
+        struct RecordPosition {
             var rank: Int
             var fileStart: Int
         }
 
         /// Writes a record of this run; returns the rank of the earlier record of the same
         /// id in the same export instead, when there is one (nothing written).
-        func write(_ profile: Profile, at place: Place, date: Date, sharded: Bool) throws -> Int? {
+        func write(_ profile: Profile, at position: RecordPosition, date: Date, sharded: Bool) throws -> Int? {
             func earlier(_ statement: RawStatement) throws -> Int? {
                 statement.bind(1, profile.id)
-                statement.bind(2, place.fileStart)
+                statement.bind(2, position.fileStart)
                 let found = try statement.singleInt()
                 return found > 0 ? found - 1 : nil
             }
@@ -69,16 +69,16 @@ enum RunTables {
                 return min(other, try earlier(firstOfProfile) ?? other)
             }
             addProfile.bind(1, profile.id)
-            addProfile.bind(2, place.rank)
+            addProfile.bind(2, position.rank)
             // Seen before in this run: in this export, a repeat (the first wins).
             if try addProfile.execute() == 0, let first = try earlier(firstOfProfile) { return first }
-            return try save(profile, rank: place.rank, at: date)
+            return try save(profile, rank: position.rank, at: date)
         }
 
         /// Notes the id of a record another shard takes.
-        func writeOther(_ id: String, at place: Place) throws {
+        func writeOther(_ id: String, at position: RecordPosition) throws {
             addOther.bind(1, id)
-            addOther.bind(2, place.rank)
+            addOther.bind(2, position.rank)
             try addOther.execute()
         }
 
@@ -178,6 +178,7 @@ enum RunTables {
             summary.hasPhotoSource = row.int(4) != 0
             summary.photoCached = row.int(5) != 0
             try body(summary)
+            return .next
         }
     }
 

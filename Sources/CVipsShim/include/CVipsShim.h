@@ -3,7 +3,7 @@
 // list). Swift cannot call variadic C functions, so each wrapper passes a fixed set of
 // options (CVipsShim.c) and the imaging logic is in Swift (Imaging/). The exceptions,
 // the JPEG centre decoder and the evaluation and JPEG encoding on the calling thread
-// below, live in JPEGCentreDecoder.c and RenderHere.c.
+// below, live in JPEGCentreDecoder.c and RenderOnCallingThread.c.
 //
 // Every function returns 0 on success and non-zero on failure, like libvips itself;
 // the message is then in vips_error_buffer().
@@ -45,7 +45,7 @@ long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target);
 int cvipsshim_heif_decode(const void *buf, size_t len, long long maxPixels, VipsImage **out, int *codedWidth, int *codedHeight);
 
 // Evaluates `in` into a new memory image on the calling thread, strip by strip
-// (RenderHere.c). vips_image_copy_memory and the savers hand every image to libvips'
+// (RenderOnCallingThread.c). vips_image_copy_memory and the savers hand every image to libvips'
 // thread pool, which at one thread per image costs thread wake-ups per strip and new
 // threads per image: most of the run's futex calls and a fifth of its CPU was the
 // kernel's. Of the header, the interpretation, resolution and ICC profile are kept.
@@ -90,7 +90,7 @@ int cvipsshim_draw_circle(VipsImage *image, const double *ink, int inkCount, int
 int cvipsshim_bandjoin(VipsImage *a, VipsImage *b, VipsImage **out);
 int cvipsshim_composite_over(VipsImage *base, VipsImage *overlay, VipsImage **out, int x, int y);
 
-// A monogram in one pass on the calling thread (RenderHere.c): the colour with the disc
+// A monogram in one pass on the calling thread (RenderOnCallingThread.c): the colour with the disc
 // `mask`'s alpha (or an opaque square when `opaque`), the RGBA `text` over it at x, y,
 // into a new 8-bit sRGB memory image (RGBA, or RGB when opaque). composite2 does the
 // same in float through libvips' thread pool: most of a monogram's 25 ms. Returns 1
