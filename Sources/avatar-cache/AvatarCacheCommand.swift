@@ -69,8 +69,7 @@ enum ExitCodes {
             FileHandle.standardError.write(Data("avatar-cache: error: \(error)\n".utf8))
         case .json:
             LineLogHandler(label: "avatar-cache", format: .json, level: .error, progress: nil)
-                .log(level: .error, message: "\(error)", metadata: ["exitCode": .stringConvertible(Int(code.rawValue))],
-                     source: "avatar-cache", file: #fileID, function: #function, line: #line)
+                .write(level: .error, message: "\(error)", metadata: ["exitCode": .stringConvertible(Int(code.rawValue))])
         }
         return code
     }

@@ -132,7 +132,7 @@ extension WarmPipeline {
                                     reason: "user id \"\(duplicate.id)\" again (first at \(record(ofRank: duplicate.first))): this record is ignored, the first is kept"),
                           dropped: false)
             }
-            if profilesInFile == 0, badInFile > 0, let firstBad {
+            if profilesInFile == 0, let firstBad {
                 throw ExportError(file: path, reason: "read as \(format.rawValue), no record was usable; the first: record \(firstBad.index) (line \(firstBad.line)): \(firstBad.reason). Is --format right?")
             }
         }

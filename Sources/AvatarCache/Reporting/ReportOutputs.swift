@@ -99,7 +99,7 @@ public enum ReportOutputs {
     /// Appends to a file (the GitHub step summary is appended to, not replaced).
     public static func append(_ text: String, to path: String) throws {
         guard let handle = FileHandle(forWritingAtPath: path) ?? {
-            FileManager.default.createFile(atPath: path, contents: nil)
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
             return FileHandle(forWritingAtPath: path)
         }() else {
             throw StoreError.io(path: path, reason: "cannot open for appending")

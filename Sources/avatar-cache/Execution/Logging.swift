@@ -58,7 +58,12 @@ struct LineLogHandler: LogHandler {
         }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+    func log(event: LogEvent) {
+        write(level: event.level, message: event.message, metadata: event.metadata)
+    }
+
+    /// One line on stderr, as text or JSON.
+    func write(level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?) {
         let all = metadata.merging(explicit ?? [:]) { $1 }
         let time = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withInternetDateTime, .withFractionalSeconds])
         let text: String

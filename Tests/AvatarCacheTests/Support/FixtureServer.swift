@@ -29,7 +29,7 @@ final class FixtureServer: @unchecked Sendable {
         case streamed(total: Int)
     }
 
-    private let streamed = NIOLockedValueBox(0)
+    fileprivate let streamed = NIOLockedValueBox(0)
     /// Bytes of `.streamed` bodies written to sockets so far.
     var streamedBytes: Int { streamed.withLockedValue { $0 } }
 
@@ -133,29 +133,11 @@ final class FixtureServer: @unchecked Sendable {
                     context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
                     sent += piece.count
                 }
-                context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+                context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }
             case .streamed(let total):
                 context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok,
                                                                      headers: HTTPHeaders([("Content-Type", "image/jpeg")])))), promise: nil)
-                let chunk = [UInt8](repeating: 0x42, count: 64 * 1024)
-                let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-                let counter = server.streamed
-                func send(_ sent: Int) {
-                    let context = loopBound.value
-                    guard context.channel.isActive else { return }
-                    guard sent < total else {
-                        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-                        return
-                    }
-                    var buffer = context.channel.allocator.buffer(capacity: chunk.count)
-                    buffer.writeBytes(chunk.prefix(total - sent))
-                    let count = buffer.readableBytes
-                    context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer)))).whenSuccess {
-                        counter.withLockedValue { $0 += count }
-                        send(sent + count)
-                    }
-                }
-                send(0)
+                Self.stream(NIOLoopBound(context, eventLoop: context.eventLoop), total: total, sent: 0, counter: server.streamed)
             case let .trickle(prefix, interval):
                 var responseHeaders = HTTPHeaders([("Content-Length", String(prefix.count + 1_000_000))])
                 responseHeaders.add(name: "Content-Type", value: "image/jpeg")
@@ -187,6 +169,23 @@ final class FixtureServer: @unchecked Sendable {
             }
         }
 
+        /// The next 64 KiB of a `.streamed` body, once the last has reached the socket.
+        private static func stream(_ bound: NIOLoopBound<ChannelHandlerContext>, total: Int, sent: Int, counter: NIOLockedValueBox<Int>) {
+            let context = bound.value
+            guard context.channel.isActive else { return }
+            guard sent < total else {
+                context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
+                return
+            }
+            var buffer = context.channel.allocator.buffer(capacity: 64 * 1024)
+            buffer.writeRepeatingByte(0x42, count: min(64 * 1024, total - sent))
+            let count = buffer.readableBytes
+            context.writeAndFlush(NIOAny(HTTPServerResponsePart.body(.byteBuffer(buffer)))).whenSuccess {
+                counter.withLockedValue { $0 += count }
+                stream(bound, total: total, sent: sent + count, counter: counter)
+            }
+        }
+
         private func write(status: HTTPResponseStatus, bytes: [UInt8], headers: [(String, String)], context: ChannelHandlerContext) {
             guard context.channel.isActive else { return }
             var responseHeaders = HTTPHeaders(headers)
@@ -196,7 +195,7 @@ final class FixtureServer: @unchecked Sendable {
             var buffer = context.channel.allocator.buffer(capacity: bytes.count)
             buffer.writeBytes(bytes)
             context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { [channel = context.channel] _ in channel.close(promise: nil) }
         }
     }
 }

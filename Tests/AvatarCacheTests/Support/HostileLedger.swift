@@ -25,7 +25,7 @@ enum HostileLedger {
                          hangs: hangs, inconsistentCaches: inconsistentCaches, secretsLeaked: secretsLeaked)
         guard let data = try? JSONEncoder().encode(entry) else { return }
         lock.withLock {
-            if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+            if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
             if let handle = FileHandle(forWritingAtPath: path) {
                 handle.seekToEndOfFile()
                 handle.write(data + Data("\n".utf8))
