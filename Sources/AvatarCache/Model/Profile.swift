@@ -16,14 +16,16 @@ public struct Profile: Sendable, Equatable {
     /// The record it was read from, for reports (set by the readers).
     public var origin: RecordOrigin?
 
-    public init(id: String, displayName: String, initials: String? = nil, glyph: MonogramGlyph? = nil,
-                photo: PhotoSource? = nil, colorHex: String? = nil) {
+    /// Every field as decided; readers use `Profile(id:displayName:initials:…)`
+    /// (Monograms/Profile+Monogram.swift), which applies the initials and colour rules.
+    public init(id: String, displayName: String, decidedInitials: String, glyph: MonogramGlyph?,
+                photo: PhotoSource?, validatedColorHex: String?) {
         self.id = id
         self.displayName = displayName
-        self.initials = initials ?? Initials.from(displayName: displayName)
+        self.initials = decidedInitials
         self.glyph = glyph
         self.photo = photo
-        self.colorHex = AvatarColor.normalized(colorHex)
+        self.colorHex = validatedColorHex
     }
 
     /// The photo URL, when the photo is downloaded.
@@ -80,58 +82,4 @@ public struct InlinePhoto: Sendable, Equatable {
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.sha256 == rhs.sha256 }
-}
-
-/// A record that could not be used (or only in part), and why; the run reports it and
-/// goes on.
-public struct BadRecord: Error, Sendable, Codable, Equatable, CustomStringConvertible {
-    public var file: String
-    public var index: Int
-    public var line: Int
-    public var reason: String
-
-    public init(file: String, index: Int, line: Int, reason: String) {
-        self.file = file
-        self.index = index
-        self.line = line
-        self.reason = abbreviated(reason, limit: ShownText.maxReasonCharacters)
-    }
-
-    public var description: String { "\(file): record \(index) (line \(line)): \(reason)" }
-}
-
-/// What a reader yields, record by record.
-public enum ExportItem: Sendable {
-    case profile(Profile)
-    case bad(BadRecord)
-}
-
-/// Why a whole export could not be read (as opposed to one bad record in it).
-public struct ExportError: Error, CustomStringConvertible {
-    public var file: String
-    public var reason: String
-
-    public init(file: String, reason: String) {
-        self.file = file
-        self.reason = reason
-    }
-
-    public var description: String { "\(file): \(reason)" }
-}
-
-/// Reads one export file (or folder), calling `body` for every record in order.
-public protocol ExportReader {
-    func read(_ body: (ExportItem) throws -> Void) throws
-}
-
-/// Limits readers apply to what an export carries.
-public struct ReaderLimits: Sendable {
-    /// Largest inline photo (vCard PHOTO, `data:` URL), decoded bytes. Default 20 MB.
-    public var maxInlineBytes: Int = 20_000_000
-    /// Largest single JSON record or vCard, in bytes (`--max-record-bytes`). Default
-    /// 28 MB: room for a 20 MB inline photo in base64, plus 1 MB.
-    public var maxRecordBytes: Int = ReaderLimits.defaultMaxRecordBytes
-    public static let defaultMaxRecordBytes = 28_000_000
-
-    public init() {}
 }
