@@ -233,4 +233,21 @@ import Testing
         await fetcher.shutdown()
         #expect(server.requests.count == 1 && resolver.asked == 2)
     }
+
+    @Test func anAddressThatRefusesPassesToTheNextCheckedOne() async throws {
+        // As the client's own resolution would: the host's first address takes no connection
+        // (nothing listens on 127.0.0.9), its second does.
+        let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("chelsea.jpg"))], host: "127.0.0.2")
+        defer { server.shutdown() }
+        let policy = NetworkPolicy(allowPrivateNetworks: true) { _ in
+            [NetworkPolicy.Address(literal: "127.0.0.9")!, NetworkPolicy.Address(literal: "127.0.0.2")!]
+        }
+        var limits = FetchLimits()
+        limits.retries = 0
+        let fetcher = HTTPFetcher(policy: policy, limits: limits, maxConnectionsPerHost: 2)
+        let result = try await fetcher.fetch("http://localhost:\(server.port)/a.jpg")
+        await fetcher.shutdown()
+        guard case .fetched(let photo) = result else { Issue.record("not fetched: \(result)"); return }
+        #expect(photo.bytes == (try Fixtures.photo("chelsea.jpg")) && server.requests.count == 1)
+    }
 }

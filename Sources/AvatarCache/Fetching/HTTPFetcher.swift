@@ -73,9 +73,9 @@ public final class HTTPFetcher: Sendable {
 
     /// The client that connects `url`'s host to `address` (one of the addresses its check
     /// returned), made once per host and address; the shared one for an address literal
-    /// or a host allowed by name.
-    func client(for url: URL, checked addresses: [NetworkPolicy.Address]) -> HTTPClient {
-        guard let host = url.host, let address = addresses.first?.text else { return client }
+    /// or a host allowed by name (no address).
+    func client(for url: URL, pinnedTo checked: NetworkPolicy.Address?) -> HTTPClient {
+        guard let host = url.host, let address = checked?.text else { return client }
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
         guard NetworkPolicy.Address(literal: bare) == nil else { return client }
         return pinned.withLockedValue { clients in
@@ -122,6 +122,30 @@ public final class HTTPFetcher: Sendable {
         }
     }
 
+    /// Sends `request` over a connection to the first checked address that takes one: an
+    /// address that refuses or cannot be reached (a dead IPv6 route, say) passes to the
+    /// next, as the client's own resolution would have (at most four are tried).
+    private func execute(_ request: HTTPClientRequest, url: URL, connectingTo addresses: [NetworkPolicy.Address],
+                         deadline: NIODeadline) async throws -> HTTPClientResponse {
+        let candidates: [NetworkPolicy.Address?] = addresses.isEmpty ? [nil] : Array(addresses.prefix(4))
+        for address in candidates.dropLast() {
+            do {
+                return try await client(for: url, pinnedTo: address).execute(request, deadline: deadline, logger: logger)
+            } catch where Self.isConnectFailure(error) {
+                continue
+            }
+        }
+        return try await client(for: url, pinnedTo: candidates.last!).execute(request, deadline: deadline, logger: logger)
+    }
+
+    /// No connection could be made to that address (nothing was sent).
+    static func isConnectFailure(_ error: Error) -> Bool {
+        if let io = error as? IOError { return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL].contains(io.errnoCode) }
+        if let client = error as? HTTPClientError { return client == .connectTimeout }
+        if let channel = error as? ChannelError, case .connectTimeout = channel { return true }
+        return false
+    }
+
     /// A failure worth another attempt, with the server's `Retry-After` when it sent one.
     struct Retryable: Error {
         var failure: SourceFailure
@@ -150,7 +174,7 @@ public final class HTTPFetcher: Sendable {
         let deadline = NIODeadline.now() + .milliseconds(Int64(max(timeout, 0) * 1000))
         var redirects = 0
         while true {
-            let client = client(for: url, checked: try await policy.checkAddresses(of: url))
+            let addresses = try await policy.checkAddresses(of: url)
             var request = HTTPClientRequest(url: url.absoluteString)
             request.method = .GET
             request.headers.add(name: "User-Agent", value: Self.userAgent)
@@ -162,7 +186,7 @@ public final class HTTPFetcher: Sendable {
             request.headers.add(name: "Accept", value: "image/jpeg, image/png, image/webp, image/gif, image/heic, image/avif;q=0.9, */*;q=0.1")
             let response: HTTPClientResponse
             do {
-                response = try await client.execute(request, deadline: deadline, logger: logger)
+                response = try await execute(request, url: url, connectingTo: addresses, deadline: deadline)
             } catch {
                 let failure = Self.classify(error)
                 // A TLS failure (an https:// URL on a plain HTTP port, a bad certificate)
