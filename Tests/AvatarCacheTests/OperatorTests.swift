@@ -116,6 +116,9 @@ import Glibc
         #expect(failed["keptCachedPhoto"] as? Bool == false && !(failed["keptCachedPhoto"] is String), "\(failed)")
         let stage = try #require(lines.first { $0["message"] as? String == "stage done" })
         #expect(stage["seconds"] is NSNumber && !(stage["seconds"] is String), "\(stage)")
+        // Cores used per stage: the process's CPU time in the stage over its wall time.
+        let stages = lines.filter { $0["message"] as? String == "stage done" }
+        #expect(stages.count >= 4 && stages.allSatisfy { $0["cpuSeconds"] is NSNumber && $0["cores"] is NSNumber }, "\(stages)")
 
         // A binary file given as an export: its bytes are not echoed.
         let binary = directory.appendingPathComponent("photo.bin").path

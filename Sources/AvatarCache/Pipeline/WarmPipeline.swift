@@ -75,6 +75,14 @@ public final class WarmPipeline: Sendable {
         var renderSeconds = 0.0
     }
 
+    /// User and system CPU time of the whole process so far, in seconds.
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
     /// What one run shares between its stages.
     final class RunState: @unchecked Sendable {
         let session: CacheSession
@@ -121,10 +129,17 @@ public final class WarmPipeline: Sendable {
             budgetBytes: configuration.budgetBytes
         )
         report.shard = configuration.shard?.description
-        var stageStarted = Date()
+        // Each stage's wall time, the process's CPU time in it, and so the cores it kept busy.
+        var stageStarted = Date(), stageCPU = Self.processCPUSeconds()
         func stageDone(_ stage: String) {
-            logger.debug("stage done", metadata: ["stage": "\(stage)", "seconds": .stringConvertible((Date().timeIntervalSince(stageStarted) * 1000).rounded() / 1000)])
+            let wall = Date().timeIntervalSince(stageStarted), cpu = Self.processCPUSeconds() - stageCPU
+            logger.debug("stage done", metadata: [
+                "stage": "\(stage)", "seconds": .stringConvertible((wall * 1000).rounded() / 1000),
+                "cpuSeconds": .stringConvertible((cpu * 1000).rounded() / 1000),
+                "cores": .stringConvertible(wall > 0 ? (cpu / wall * 100).rounded() / 100 : 0),
+            ])
             stageStarted = Date()
+            stageCPU = Self.processCPUSeconds()
         }
         let session = try CacheSession.open(directory, wait: configuration.lockWait, create: true, markRun: true, logger: logger)
         defer { session.close() }
