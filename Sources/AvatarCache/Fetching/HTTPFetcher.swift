@@ -72,12 +72,10 @@ public final class HTTPFetcher: Sendable {
     }
 
     /// The client that connects `url`'s host to `address` (one of the addresses its check
-    /// returned), made once per host and address; the shared one for an address literal
-    /// or a host allowed by name (no address).
+    /// returned), made once per host and address; the shared one where the check gave
+    /// nothing to pin to (an address in the URL, a host allowed by name).
     func client(for url: URL, pinnedTo checked: NetworkPolicy.Address?) -> HTTPClient {
         guard let host = url.host, let address = checked?.text else { return client }
-        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-        guard NetworkPolicy.Address(literal: bare) == nil else { return client }
         return pinned.withLockedValue { clients in
             let key = host + " " + address
             if let existing = clients[key] { return existing }

@@ -60,8 +60,9 @@ public struct NetworkPolicy: Sendable {
     /// Resolves the URL's host and refuses it when any address is not public: loopback and
     /// private ranges unless private networks are allowed; link-local, unspecified,
     /// multicast and reserved ones always (unless the host is allowed by name).
-    /// The addresses checked, for the connection to use; empty for a host allowed by
-    /// name (`--allow-host`), which is not checked and resolved as usual.
+    /// Returns the addresses the connection is to be pinned to: those checked for a host
+    /// name; none for an address written in the URL (checked too: it is its own address)
+    /// or a host allowed by name (`--allow-host`, not checked, resolved as usual).
     @discardableResult
     public func checkAddresses(of url: URL) async throws -> [Address] {
         guard !isExplicitlyAllowed(url), let host = url.host else { return [] }
@@ -78,7 +79,7 @@ public struct NetworkPolicy: Sendable {
             }
             throw SourceFailure(.blocked, "host \(bare) resolves to \(address.text), \(refusal.reason): refused even with --allow-private-networks (only --allow-host with this exact host allows it)")
         }
-        return addresses
+        return Address(literal: bare) == nil ? addresses : []
     }
 
     /// Why an address is not public, and whether it is a loopback or private network
