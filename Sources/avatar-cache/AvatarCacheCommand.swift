@@ -90,40 +90,29 @@ struct CacheOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The cache directory.", valueName: "dir"))
     var cache: String
 
-    @Option(name: .long, help: ArgumentHelp("How much is logged on stderr. Default: info.", valueName: "level"))
-    var logLevel: LogLevelArgument?
+    @Option(name: .long, help: Settings.logLevel.argumentHelp, completion: Settings.logLevel.completion)
+    var logLevel: String?
 
     var cacheURL: URL { URL(fileURLWithPath: cache) }
 
+    func validate() throws { _ = try Settings.logLevel.value(of: logLevel) }
+
     func makeLogger() -> Logger {
-        Logging.make(format: .text, level: logLevel?.level ?? .info, progress: nil)
+        Logging.make(format: .text, level: (try? Settings.logLevel.value(of: logLevel)) ?? .info, progress: nil)
     }
 }
 
 /// `--budget` and `--trim-ratio`, for the commands that prune (prune, merge); each says
 /// in its own words what its `--wait` waits for.
 struct PruneOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Cache budget; over it, least-recently-used entries are evicted down to the trim ratio.", valueName: "size"))
-    var budget = ByteCount(bytes: Pruner.defaultBudgetBytes)
+    @Option(help: Settings.budget.argumentHelp) var budget: String?
+    @Option(help: Settings.trimRatio.argumentHelp) var trimRatio: String?
 
-    @Option(help: ArgumentHelp("Fraction of the budget to trim down to.", valueName: "ratio"))
-    var trimRatio = Pruner.defaultTrimRatio
+    func validate() throws { _ = try pruner() }
 
-    var pruner: Pruner { Pruner(budgetBytes: budget.bytes, trimRatio: trimRatio) }
-}
-
-/// A byte count argument: `100MB`, `512KB`, `2GB` (powers of 1,000), `64MiB` (1,024).
-struct ByteCount: ExpressibleByArgument {
-    var bytes: Int64
-
-    init(bytes: Int64) { self.bytes = bytes }
-
-    init?(argument: String) {
-        guard let bytes = ByteSize.parse(argument), bytes > 0 else { return nil }
-        self.bytes = bytes
+    func pruner() throws -> Pruner {
+        Pruner(budgetBytes: try Settings.budget.value(of: budget), trimRatio: try Settings.trimRatio.value(of: trimRatio))
     }
-
-    var defaultValueDescription: String { ByteSize.format(bytes).replacingOccurrences(of: " ", with: "").replacingOccurrences(of: ".0", with: "") }
 }
 
 /// Prints a value as pretty, key-sorted JSON on stdout (`--json` outputs).
@@ -134,5 +123,3 @@ func printJSON<T: Encodable>(_ value: T) throws {
     print(String(decoding: try encoder.encode(value), as: UTF8.self))
 }
 
-extension ExportFormat: ExpressibleByArgument {}
-extension OutputFormat: ExpressibleByArgument {}

@@ -37,21 +37,10 @@ public enum PipelineFile {
         return settings
     }
 
-    static let keys: [String: String] = [
-        "cache": "a directory path", "inputs": "a list of paths or {path, format}", "format": "an export format", "shard": "i/n, the i-th of n shards from 0 (0/3)",
-        "sizes": "a list of point sizes", "size": "a point size or a list of them", "scales": "a list of scales",
-        "scale": "a scale or a list of them", "crop": "centre or attention",
-        "output-format": "jpeg, png or webp", "monogram-format": "jpeg, png or webp", "quality": "an integer 1–100",
-        "budget": "a size like 100MB", "trim-ratio": "a number in (0, 1]", "ttl-hours": "a number of hours",
-        "max-ttl-hours": "a number of hours", "failure-ttl-hours": "a number of hours", "concurrency": "an integer",
-        "decode-threads": "an integer", "max-connections-per-host": "an integer", "max-bytes": "a size like 20MB",
-        "max-pixels": "an integer", "max-decode-memory": "a size like 100MB", "max-record-bytes": "a size like 28MB", "timeout": "seconds", "connect-timeout": "seconds", "max-redirects": "an integer",
-        "retries": "an integer", "max-retry-wait": "seconds", "source-deadline": "seconds", "allow-private-networks": "true or false",
-        "allow-hosts": "a list of host or host:port", "allow-host": "host or host:port, or a list of them",
-        "monica-host": "host or host:port", "monica-token-file": "a path", "monica-token-env": "an environment variable name",
-        "wait": "seconds", "report": "a path (empty: none)", "metrics-file": "a path (empty: none)", "log-format": "text or json", "log-level": "trace, debug, info, notice, warning, error or critical",
-        "max-failure-rate": "a number between 0 and 1",
-    ]
+    /// Every key a file may use and what its value is: the settings' (`Settings`), under
+    /// each spelling, and `inputs`.
+    static let keys: [String: String] = Settings.byKey.mapValues(\.expected)
+        .merging(["inputs": "a list of paths or {path, format}"]) { own, _ in own }
 
     static func parse(_ text: String, file: String, environment: [String: String]) throws -> PipelineSettings {
         let root: Node
@@ -112,49 +101,26 @@ public enum PipelineFile {
         return best.1 <= max(2, typed.count / 4) ? best.0 : nil
     }
 
-    /// Reads one key's value into `settings`.
+    /// Reads one key's value into `settings`: `inputs` here, every other key through its
+    /// setting, from one scalar or a list of them.
     static func read(_ key: String, _ value: Node, _ reader: ValueReader, into settings: inout PipelineSettings) throws {
-        switch key {
-        case "cache": settings.cache = try reader.string(value)
-        case "inputs": settings.inputs = try reader.inputs(value)
-        case "format": settings.format = try reader.enumeration(value, ExportFormat.self)
-        case "shard": settings.shard = try reader.shard(value)
-        case "sizes", "size": settings.sizes = try reader.oneOrMoreIntegers(value, in: 1...2000)
-        case "scales", "scale": settings.scales = try reader.oneOrMoreIntegers(value, in: 1...8)
-        case "crop": settings.crop = try reader.enumeration(value, CropMode.self)
-        case "output-format": settings.outputFormat = try reader.enumeration(value, OutputFormat.self)
-        case "monogram-format": settings.monogramFormat = try reader.enumeration(value, OutputFormat.self)
-        case "quality": settings.quality = try reader.integer(value, in: 1...100)
-        case "budget": settings.budget = try reader.size(value)
-        case "trim-ratio": settings.trimRatio = try reader.number(value, in: Pruner.trimRatioRange)
-        case "ttl-hours": settings.ttlHours = try reader.number(value, in: 0...100_000)
-        case "max-ttl-hours": settings.maxTTLHours = try reader.number(value, in: 0...100_000)
-        case "failure-ttl-hours": settings.failureTTLHours = try reader.number(value, in: 0...100_000)
-        case "concurrency": settings.concurrency = try reader.integer(value, in: 1...1024)
-        case "decode-threads": settings.decodeThreads = try reader.integer(value, in: 1...256)
-        case "max-connections-per-host": settings.maxConnectionsPerHost = try reader.integer(value, in: 1...1024)
-        case "max-bytes": settings.maxBytes = try reader.size(value)
-        case "max-pixels": settings.maxPixels = try reader.integer(value, in: 1...1_000_000_000)
-        case "max-decode-memory": settings.maxDecodeMemory = try reader.size(value)
-        case "max-record-bytes": settings.maxRecordBytes = try reader.size(value)
-        case "timeout": settings.timeout = try reader.number(value, in: 0.001...86_400)
-        case "connect-timeout": settings.connectTimeout = try reader.number(value, in: 0.001...86_400)
-        case "max-redirects": settings.maxRedirects = try reader.integer(value, in: 0...50)
-        case "retries": settings.retries = try reader.integer(value, in: 0...10)
-        case "max-retry-wait": settings.maxRetryWait = try reader.number(value, in: 0...3600)
-        case "source-deadline": settings.sourceDeadline = try reader.number(value, in: 0.001...86_400)
-        case "allow-private-networks": settings.allowPrivateNetworks = try reader.boolean(value)
-        case "allow-hosts", "allow-host": settings.allowHosts = try reader.oneOrMoreStrings(value)
-        case "monica-host": settings.monicaHost = try reader.string(value)
-        case "monica-token-file": settings.monicaTokenFile = try reader.string(value)
-        case "monica-token-env": settings.monicaTokenEnv = try reader.string(value)
-        case "wait": settings.wait = try reader.number(value, in: 0...86_400)
-        case "report": settings.report = try reader.optionalString(value)
-        case "metrics-file": settings.metricsFile = try reader.optionalString(value)
-        case "log-format": settings.logFormat = try reader.enumeration(value, LogFormat.self)
-        case "log-level": settings.logLevel = try reader.enumeration(value, Logger.Level.self)
-        case "max-failure-rate": settings.maxFailureRate = try reader.number(value, in: 0...1)
-        default: break
+        if key == "inputs" {
+            settings.inputs = try reader.inputs(value)
+            return
+        }
+        guard let setting = Settings.byKey[key] else { return }
+        let nodes: [Node]
+        switch value {
+        case .sequence(let sequence) where setting.isList: nodes = Array(sequence)
+        case .scalar: nodes = [value]
+        default: throw reader.fail(value)
+        }
+        let written = try nodes.map { try reader.scalar($0) }
+        do {
+            try setting.take(written, into: &settings)
+        } catch {
+            let node = nodes.indices.contains(error.index) ? nodes[error.index] : value
+            throw Error(file: reader.file, line: line(node), key: key, message: error.message(expected: setting.expected))
         }
     }
 
@@ -219,71 +185,12 @@ public enum PipelineFile {
             return text
         }
 
-        /// A value that may be left empty to mean "none" (`${AVATAR_CACHE_METRICS:-}`: no
-        /// metrics file unless the environment names one).
-        func optionalString(_ node: Node) throws -> String? {
-            let text = try scalar(node)
-            return text.isEmpty ? nil : text
-        }
-
-        func integer(_ node: Node, in range: ClosedRange<Int>) throws -> Int {
-            guard let value = Int(try scalar(node)) else { throw fail(node) }
-            guard range.contains(value) else { throw fail(node, "\(value), outside \(range.lowerBound)…\(range.upperBound)") }
-            return value
-        }
-
-        func number(_ node: Node, in range: ClosedRange<Double>) throws -> Double {
-            guard let value = Double(try scalar(node)), value.isFinite else { throw fail(node) }
-            guard range.contains(value) else { throw fail(node, "\(value), outside \(range.lowerBound)…\(range.upperBound)") }
-            return value
-        }
-
-        func boolean(_ node: Node) throws -> Bool {
-            switch try scalar(node).lowercased() {
-            case "true", "yes", "on": return true
-            case "false", "no", "off": return false
-            default: throw fail(node)
-            }
-        }
-
-        func shard(_ node: Node) throws -> Shard {
-            do { return try Shard(parsing: try scalar(node)) } catch let error as ConfigurationError {
-                throw Error(file: file, line: PipelineFile.line(node), key: key, message: error.message.replacingOccurrences(of: "--shard ", with: ""))
-            }
-        }
-
-        func size(_ node: Node) throws -> Int64 {
-            guard let value = ByteSize.parse(try scalar(node)), value > 0 else { throw fail(node) }
-            return value
-        }
-
         func enumeration<T: RawRepresentable & CaseIterable>(_ node: Node, _: T.Type) throws -> T where T.RawValue == String {
             guard let value = T(rawValue: try scalar(node).lowercased()) else {
                 let choices = T.allCases.map(\.rawValue).joined(separator: ", ")
                 throw Error(file: file, line: PipelineFile.line(node), key: key, message: "expected one of \(choices), found \(describe(node))")
             }
             return value
-        }
-
-        func strings(_ node: Node) throws -> [String] {
-            guard case .sequence(let sequence) = node else { throw fail(node) }
-            return try sequence.map { try string($0) }
-        }
-
-        /// One value or a list of them (`size: 110` and `sizes: [110, 300]` alike).
-        func oneOrMoreIntegers(_ node: Node, in range: ClosedRange<Int>) throws -> [Int] {
-            if case .scalar = node { return [try integer(node, in: range)] }
-            return try integers(node, in: range)
-        }
-
-        func oneOrMoreStrings(_ node: Node) throws -> [String] {
-            if case .scalar = node { return [try string(node)] }
-            return try strings(node)
-        }
-
-        func integers(_ node: Node, in range: ClosedRange<Int>) throws -> [Int] {
-            guard case .sequence(let sequence) = node, !sequence.isEmpty else { throw fail(node) }
-            return try sequence.map { try integer($0, in: range) }
         }
 
         func inputs(_ node: Node) throws -> [PipelineInput] {

@@ -3,69 +3,37 @@ import Logging
 
 /// Every setting of a run, each optional: what a pipeline file says, what CLI flags
 /// say, merged (flags win) and turned into a `WarmConfiguration`. Key names are the CLI
-/// flag names, so `budget: 50MB` in a file and `--budget 50MB` mean the same.
+/// flag names, so `budget: 50MB` in a file and `--budget 50MB` mean the same. The
+/// settings are those of the table (`Settings`): `settings.budget` is the value of
+/// `Settings.budget`, nil when nothing was said.
+@dynamicMemberLookup
 public struct PipelineSettings: Sendable, Equatable {
-    public var cache: String?
+    /// The inputs, each a path or glob with its format.
     public var inputs: [PipelineInput] = []
-    public var format: ExportFormat?
-    public var shard: Shard?
-    // Images
-    public var sizes: [Int]?
-    public var scales: [Int]?
-    public var crop: CropMode?
-    public var outputFormat: OutputFormat?
-    public var monogramFormat: OutputFormat?
-    public var quality: Int?
-    // Cache policy
-    public var budget: Int64?
-    public var trimRatio: Double?
-    public var ttlHours: Double?
-    public var maxTTLHours: Double?
-    public var failureTTLHours: Double?
-    // Concurrency
-    public var concurrency: Int?
-    public var decodeThreads: Int?
-    public var maxConnectionsPerHost: Int?
-    // Limits
-    public var maxBytes: Int64?
-    public var maxPixels: Int?
-    public var maxDecodeMemory: Int64?
-    public var maxRecordBytes: Int64?
-    public var timeout: Double?
-    public var connectTimeout: Double?
-    public var maxRedirects: Int?
-    public var retries: Int?
-    public var maxRetryWait: Double?
-    public var sourceDeadline: Double?
-    public var allowPrivateNetworks: Bool?
-    public var allowHosts: [String]?
-    // Monica
-    public var monicaHost: String?
-    public var monicaTokenFile: String?
-    public var monicaTokenEnv: String?
-    // Operation
-    public var wait: Double?
-    public var report: String?
-    public var metricsFile: String?
-    public var logFormat: LogFormat?
-    public var logLevel: Logger.Level?
-    public var maxFailureRate: Double?
+    /// The values said, by setting key.
+    private var values: [String: any Hashable & Sendable] = [:]
 
     public init() {}
+
+    public subscript<Value>(setting: Setting<Value>) -> Value? {
+        get { values[setting.key] as? Value }
+        set { values[setting.key] = newValue }
+    }
+
+    public subscript<Value>(dynamicMember path: KeyPath<Settings.Type, Setting<Value>>) -> Value? {
+        get { self[Settings.self[keyPath: path]] }
+        set { self[Settings.self[keyPath: path]] = newValue }
+    }
+
+    public static func == (a: PipelineSettings, b: PipelineSettings) -> Bool {
+        a.inputs == b.inputs && a.values.count == b.values.count
+            && a.values.allSatisfy { key, value in b.values[key].map { AnyHashable(value) == AnyHashable($0) } ?? false }
+    }
 
     /// `self` with every value `overrides` sets replacing this one's.
     public func overridden(by overrides: PipelineSettings) -> PipelineSettings {
         var merged = self
-        func take<T>(_ path: WritableKeyPath<PipelineSettings, T?>) {
-            if let value = overrides[keyPath: path] { merged[keyPath: path] = value }
-        }
-        take(\.cache); take(\.format); take(\.shard); take(\.sizes); take(\.scales); take(\.crop); take(\.outputFormat)
-        take(\.monogramFormat); take(\.quality); take(\.budget); take(\.trimRatio); take(\.ttlHours)
-        take(\.maxTTLHours); take(\.failureTTLHours); take(\.concurrency); take(\.decodeThreads)
-        take(\.maxConnectionsPerHost); take(\.maxBytes); take(\.maxPixels); take(\.maxDecodeMemory); take(\.maxRecordBytes); take(\.timeout)
-        take(\.connectTimeout); take(\.maxRedirects); take(\.retries); take(\.maxRetryWait); take(\.sourceDeadline)
-        take(\.allowPrivateNetworks); take(\.allowHosts); take(\.monicaHost); take(\.monicaTokenFile); take(\.monicaTokenEnv)
-        take(\.wait); take(\.report); take(\.metricsFile); take(\.logFormat); take(\.logLevel); take(\.maxFailureRate)
+        merged.values.merge(overrides.values) { _, new in new }
         if !overrides.inputs.isEmpty { merged.inputs = overrides.inputs }
         return merged
     }
@@ -78,61 +46,40 @@ public struct PipelineSettings: Sendable, Equatable {
             guard let path, !path.isEmpty, !path.hasPrefix("/") else { return path }
             return URL(fileURLWithPath: path, relativeTo: folder).standardizedFileURL.path
         }
-        cache = resolved(cache)
+        self.cache = resolved(self.cache)
         inputs = inputs.map { PipelineInput(path: resolved($0.path) ?? $0.path, format: $0.format) }
-        report = resolved(report)
-        metricsFile = resolved(metricsFile)
-        monicaTokenFile = resolved(monicaTokenFile)
+        self.report = resolved(self.report)
+        self.metricsFile = resolved(self.metricsFile)
+        self.monicaTokenFile = resolved(self.monicaTokenFile)
     }
 
     /// The run's configuration: defaults where nothing was said. Inputs' globs are
     /// expanded; the Monica token is read from its file or environment variable.
     public func configuration(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> WarmConfiguration {
-        guard let cache, !cache.isEmpty else { throw ConfigurationError(message: "no cache directory: give --cache or the pipeline key \"cache\"") }
+        guard let cache = self.cache, !cache.isEmpty else { throw ConfigurationError(message: "no cache directory: give --cache or the pipeline key \"cache\"") }
         var exports: [String] = []
         var formats: [String: ExportFormat] = [:]
         for input in inputs {
             for path in try input.expanded() {
                 exports.append(path)
-                if let chosen = input.format ?? format, formats[path] == nil { formats[path] = chosen }
+                if let chosen = input.format ?? self.format, formats[path] == nil { formats[path] = chosen }
             }
         }
         guard !exports.isEmpty else { throw ConfigurationError(message: "no export given") }
         var configuration = WarmConfiguration(exports: exports, cacheDirectory: URL(fileURLWithPath: cache))
         configuration.exportFormats = formats
-        configuration.shard = shard
-        if let sizes { configuration.pointSizes = sizes }
-        if let scales { configuration.scales = scales }
-        if let crop { configuration.crop = crop }
-        if let outputFormat { configuration.outputFormat = outputFormat }
-        if let monogramFormat { configuration.monogramFormat = monogramFormat }
-        if let quality { configuration.quality = quality }
-        if let budget { configuration.budgetBytes = budget }
-        if let trimRatio { configuration.trimRatio = trimRatio }
-        if let ttlHours { configuration.ttl = ttlHours * 3600 }
-        if let maxTTLHours { configuration.maxTTL = maxTTLHours * 3600 }
-        if let failureTTLHours { configuration.failureTTL = failureTTLHours * 3600 }
-        if let concurrency { configuration.concurrency = concurrency }
-        if let decodeThreads { configuration.decodeThreads = decodeThreads }
-        if let maxConnectionsPerHost { configuration.maxConnectionsPerHost = maxConnectionsPerHost }
-        if let maxBytes { configuration.fetchLimits.maxBytes = Int(clamping: maxBytes) }
-        if let maxPixels { configuration.maxPixels = maxPixels }
-        if let maxDecodeMemory { configuration.maxDecodeMemory = maxDecodeMemory }
-        if let maxRecordBytes { configuration.maxRecordBytes = Int(clamping: maxRecordBytes) }
-        if let timeout { configuration.fetchLimits.timeout = timeout }
-        if let connectTimeout { configuration.fetchLimits.connectTimeout = connectTimeout }
-        if let maxRedirects { configuration.fetchLimits.maxRedirects = maxRedirects }
-        if let retries { configuration.fetchLimits.retries = retries }
-        if let maxRetryWait { configuration.fetchLimits.maxRetryWait = maxRetryWait }
-        if let sourceDeadline { configuration.fetchLimits.sourceDeadline = sourceDeadline }
-        if let allowPrivateNetworks { configuration.allowPrivateNetworks = allowPrivateNetworks }
-        if let allowHosts { configuration.allowedHosts = allowHosts }
-        if let wait { configuration.lockWait = wait }
+        for setting in Settings.all {
+            // A value set in code, not read, is checked as one read would be.
+            if let written = setting.written(in: self) {
+                var checked = PipelineSettings()
+                do { try setting.take(written, into: &checked) } catch {
+                    throw ConfigurationError(message: "--\(setting.flag): " + error.message(expected: setting.expected))
+                }
+            }
+            setting.apply(self, to: &configuration)
+        }
         configuration.monica = try monicaCredential(environment: environment)
         try configuration.validate()
-        if let maxFailureRate, !(0...1).contains(maxFailureRate) {
-            throw ConfigurationError(message: "--max-failure-rate must be between 0 and 1")
-        }
         return configuration
     }
 
@@ -140,17 +87,17 @@ public struct PipelineSettings: Sendable, Equatable {
     /// `monica-token-env` (default `AVATAR_CACHE_MONICA_TOKEN`); never a literal value.
     func monicaCredential(environment: [String: String]) throws -> MonicaCredential? {
         var token: String?
-        if let monicaTokenFile {
+        if let monicaTokenFile = self.monicaTokenFile {
             guard let data = FileManager.default.contents(atPath: monicaTokenFile) else {
                 throw ConfigurationError(message: "monica-token-file \(monicaTokenFile): cannot read the file")
             }
             token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             if token?.isEmpty ?? true { throw ConfigurationError(message: "monica-token-file \(monicaTokenFile) is empty") }
-        } else if let value = environment[monicaTokenEnv ?? "AVATAR_CACHE_MONICA_TOKEN"] {
+        } else if let value = environment[self.monicaTokenEnv ?? Settings.monicaTokenEnv.defaultValue] {
             token = value.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         guard let token, !token.isEmpty else { return nil }
-        guard let host = monicaHost, !host.isEmpty else {
+        guard let host = self.monicaHost, !host.isEmpty else {
             throw ConfigurationError(message: "a Monica token is set but --monica-host (pipeline key monica-host) is not: the token is only ever sent to that host")
         }
         guard !host.contains("/"), !host.contains("@") else {

@@ -12,15 +12,8 @@ public struct Pruner: Sendable {
     public static let defaultBudgetBytes: Int64 = 100_000_000
     /// The fraction trimmed down to (`--trim-ratio`): 0.8 (as the apps' own cache).
     public static let defaultTrimRatio = 0.8
-    /// The trim ratios accepted, by flags and pipeline files alike.
+    /// The trim ratios accepted (`Settings.trimRatio`).
     public static let trimRatioRange = 0.01...1.0
-
-    /// Throws, naming the flag, when `ratio` is outside `trimRatioRange`.
-    public static func checkTrimRatio(_ ratio: Double) throws {
-        guard trimRatioRange.contains(ratio) else {
-            throw ConfigurationError(message: "--trim-ratio must be between \(trimRatioRange.lowerBound) and \(trimRatioRange.upperBound), not \(ratio)")
-        }
-    }
 
     /// Cache budget in bytes.
     public var budgetBytes: Int64

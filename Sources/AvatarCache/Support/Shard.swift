@@ -9,7 +9,7 @@ import Foundation
 /// `count`. A profile goes with its photo's source key (the URL, or `sha256:<hex>` of
 /// an inline photo), so one source is fetched and decoded by one shard only; a profile
 /// without a photo goes with its user id. The order of the export plays no part.
-public struct Shard: Sendable, Equatable, CustomStringConvertible {
+public struct Shard: Sendable, Hashable, CustomStringConvertible {
     public let index: Int
     public let count: Int
 

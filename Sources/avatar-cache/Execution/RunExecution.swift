@@ -11,10 +11,9 @@ import Glibc
 /// signals and progress -> summary, report, metrics, step summary -> exit code.
 struct RunExecution {
     let settings: PipelineSettings
-    let logLevel: LogLevelArgument?
 
     func execute() async throws {
-        ExitCodes.errorFormat = settings.logFormat ?? .text
+        ExitCodes.errorFormat = settings.logFormat ?? Settings.logFormat.defaultValue
         let configuration: WarmConfiguration
         do {
             configuration = try settings.configuration()
@@ -25,9 +24,9 @@ struct RunExecution {
         } catch {
             throw ExitCodes.fail(error)
         }
-        let format = settings.logFormat ?? .text
+        let format = settings.logFormat ?? Settings.logFormat.defaultValue
         let progress = format == .text && isatty(STDERR_FILENO) == 1 ? TerminalProgress() : nil
-        let logger = Logging.make(format: format, level: logLevel?.level ?? settings.logLevel ?? .info, progress: progress)
+        let logger = Logging.make(format: format, level: settings.logLevel ?? Settings.logLevel.defaultValue, progress: progress)
 
         let control = RunControl()
         let signals = SignalWatcher(control: control, logger: logger)

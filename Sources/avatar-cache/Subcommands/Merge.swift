@@ -24,21 +24,28 @@ struct Merge: AsyncParsableCommand {
 
     @OptionGroup var prune: PruneOptions
 
-    @Option(help: ArgumentHelp("Wait up to this long for each merged cache's lock, and the target's, held by another run.", valueName: "seconds"))
-    var wait: Double = 0
+    @Option(help: Settings.wait.argumentHelp(summary: "Wait up to this long for each merged cache's lock, and the target's, held by another run."))
+    var wait: String?
 
-    @Option(help: ArgumentHelp("How much is logged on stderr. Default: warning.", valueName: "level"))
-    var logLevel: LogLevelArgument?
+    @Option(help: Settings.logLevel.argumentHelp(summary: "How much is logged on stderr.", default: "warning"),
+            completion: Settings.logLevel.completion)
+    var logLevel: String?
+
+    func validate() throws {
+        _ = try Settings.wait.value(of: wait)
+        _ = try Settings.logLevel.value(of: logLevel)
+    }
 
     func run() async throws {
-        let logger = Logging.make(format: .text, level: logLevel?.level ?? .warning, progress: nil)
+        let logger = Logging.make(format: .text, level: (try? Settings.logLevel.value(of: logLevel, else: .warning)) ?? .warning, progress: nil)
         let outcome: CacheMerge.Outcome
+        let pruner: Pruner
         do {
             guard !caches.isEmpty else { throw ConfigurationError(message: "merge: give at least one cache to merge") }
-            try Pruner.checkTrimRatio(prune.trimRatio)
+            pruner = try prune.pruner()
             outcome = try CacheMerge.merge(caches.map { CacheDirectory(root: URL(fileURLWithPath: $0)) },
                                            into: CacheDirectory(root: URL(fileURLWithPath: into)),
-                                           budgetBytes: prune.budget.bytes, trimRatio: prune.trimRatio, wait: wait, logger: logger)
+                                           budgetBytes: pruner.budgetBytes, trimRatio: pruner.trimRatio, wait: try Settings.wait.value(of: wait), logger: logger)
         } catch {
             throw ExitCodes.fail(error)
         }
@@ -57,6 +64,6 @@ struct Merge: AsyncParsableCommand {
         }
         let plan = outcome.finish.plan
         print("merged \(outcome.sources.count) cache\(outcome.sources.count == 1 ? "" : "s") into \(into): \(outcome.entries) entries, \(outcome.profiles) profiles; "
-            + "evicted \(plan.evicted.count) (\(ByteSize.format(plan.freedBytes))); cache \(ByteSize.format(outcome.finish.cacheBytes)) of \(ByteSize.format(prune.budget.bytes))")
+            + "evicted \(plan.evicted.count) (\(ByteSize.format(plan.freedBytes))); cache \(ByteSize.format(outcome.finish.cacheBytes)) of \(ByteSize.format(pruner.budgetBytes))")
     }
 }

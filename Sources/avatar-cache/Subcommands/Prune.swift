@@ -12,19 +12,21 @@ struct Prune: AsyncParsableCommand {
 
     @OptionGroup var prune: PruneOptions
 
-    @Option(help: ArgumentHelp("Wait up to this long for a run that holds the cache's lock.", valueName: "seconds"))
-    var wait: Double = 0
+    @Option(help: Settings.wait.argumentHelp(summary: "Wait up to this long for a run that holds the cache's lock."))
+    var wait: String?
+
+    func validate() throws { _ = try Settings.wait.value(of: wait) }
 
     func run() async throws {
         let logger = cacheOptions.makeLogger()
         let directory = CacheDirectory(root: cacheOptions.cacheURL)
         do {
-            try Pruner.checkTrimRatio(prune.trimRatio)
-            let session = try CacheSession.open(directory, wait: wait, create: false, logger: logger)
+            let pruner = try prune.pruner()
+            let session = try CacheSession.open(directory, wait: try Settings.wait.value(of: wait), create: false, logger: logger)
             defer { session.close() }
-            let outcome = try session.finish(pruner: prune.pruner, entriesChanged: false)
+            let outcome = try session.finish(pruner: pruner, entriesChanged: false)
             let plan = outcome.plan
-            print("evicted \(plan.evicted.count) entries (\(ByteSize.format(plan.freedBytes))); cache \(ByteSize.format(outcome.cacheBytes)) of \(ByteSize.format(prune.budget.bytes))")
+            print("evicted \(plan.evicted.count) entries (\(ByteSize.format(plan.freedBytes))); cache \(ByteSize.format(outcome.cacheBytes)) of \(ByteSize.format(pruner.budgetBytes))")
         } catch {
             throw ExitCodes.fail(error)
         }

@@ -25,16 +25,16 @@ struct Run: AsyncParsableCommand {
     @OptionGroup var options: PipelineOptions
 
     func run() async throws {
-        if let format = options.logFormat { ExitCodes.errorFormat = format }
+        if let format = try? options.settings().logFormat { ExitCodes.errorFormat = format }
         let fromFile: PipelineSettings
         do {
             fromFile = try PipelineFile.load(file)
         } catch {
             throw ExitCodes.fail(error)
         }
-        var overrides = options.settings
+        var overrides = try options.settings()
         overrides.cache = cache
         overrides.inputs = input.map { PipelineInput(path: $0) }
-        try await RunExecution(settings: fromFile.overridden(by: overrides), logLevel: options.logLevel).execute()
+        try await RunExecution(settings: fromFile.overridden(by: overrides)).execute()
     }
 }

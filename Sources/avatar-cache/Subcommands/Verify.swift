@@ -11,8 +11,8 @@ struct Verify: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The cache directory.", valueName: "dir"))
     var cache: String
 
-    @Option(help: ArgumentHelp("The budget to check against.", valueName: "size"))
-    var budget = ByteCount(bytes: Pruner.defaultBudgetBytes)
+    @Option(help: Settings.budget.argumentHelp(summary: "The budget to check against."))
+    var budget: String?
 
     @Flag(help: "Fix what can be fixed, then report what was found.")
     var repair = false
@@ -20,8 +20,13 @@ struct Verify: AsyncParsableCommand {
     @Flag(help: "Print the result as JSON.")
     var json = false
 
-    @Option(help: ArgumentHelp("Wait up to this long for another run's lock.", valueName: "seconds"))
-    var wait: Double = 0
+    @Option(help: Settings.wait.argumentHelp(summary: "Wait up to this long for another run's lock."))
+    var wait: String?
+
+    func validate() throws {
+        _ = try Settings.budget.value(of: budget)
+        _ = try Settings.wait.value(of: wait)
+    }
 
     func run() async throws {
         let directory = CacheDirectory(root: URL(fileURLWithPath: cache))
@@ -32,9 +37,9 @@ struct Verify: AsyncParsableCommand {
                 print("0 entries: ok")
                 return
             }
-            let session = try CacheSession.open(directory, wait: wait, create: false, logger: Logging.make(format: .text, level: .warning, progress: nil))
+            let session = try CacheSession.open(directory, wait: try Settings.wait.value(of: wait), create: false, logger: Logging.make(format: .text, level: .warning, progress: nil))
             defer { session.close() }
-            result = try CacheVerifier(directory: directory).verify(session, budgetBytes: budget.bytes, repair: repair)
+            result = try CacheVerifier(directory: directory).verify(session, budgetBytes: try Settings.budget.value(of: budget), repair: repair)
         } catch {
             throw ExitCodes.fail(error)
         }
@@ -60,8 +65,10 @@ struct Stats: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The cache directory.", valueName: "dir"))
     var cache: String
 
-    @Option(help: ArgumentHelp("The budget to compare with.", valueName: "size"))
-    var budget = ByteCount(bytes: Pruner.defaultBudgetBytes)
+    @Option(help: Settings.budget.argumentHelp(summary: "The budget to compare with."))
+    var budget: String?
+
+    func validate() throws { _ = try Settings.budget.value(of: budget) }
 
     @Flag(help: "Print JSON.")
     var json = false
@@ -69,7 +76,7 @@ struct Stats: AsyncParsableCommand {
     func run() async throws {
         let stats: CacheStatistics
         do {
-            stats = try CacheStatistics.of(CacheDirectory(root: URL(fileURLWithPath: cache)), budgetBytes: budget.bytes)
+            stats = try CacheStatistics.of(CacheDirectory(root: URL(fileURLWithPath: cache)), budgetBytes: try Settings.budget.value(of: budget))
         } catch {
             throw ExitCodes.fail(error)
         }

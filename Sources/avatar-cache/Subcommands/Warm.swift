@@ -22,15 +22,15 @@ struct Warm: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("Export files (or Jami vCard folders); globs are expanded.", valueName: "export"))
     var exports: [String]
 
-    @Option(help: ArgumentHelp("The cache directory (created when missing).", valueName: "dir"))
+    @Option(help: Settings.cache.argumentHelp)
     var cache: String
 
     @OptionGroup var options: PipelineOptions
 
     func run() async throws {
-        var settings = options.settings
+        var settings = try options.settings()
         settings.cache = cache
         settings.inputs = exports.map { PipelineInput(path: $0) }
-        try await RunExecution(settings: settings, logLevel: options.logLevel).execute()
+        try await RunExecution(settings: settings).execute()
     }
 }
