@@ -340,8 +340,7 @@ extension CacheIndex {
                     monogramSource: row.monogram.key, kind: .none, cachedImagePath: [:], cachedImageLastAccess: nil,
                     lastSeen: row.updatedAt)
             }
-            let failures = try Row.fetchCursor(db, sql: "SELECT key, class, reason, failedAt, retryAfter FROM failure")
-            while let row = try failures.next() { metadata.failures[row[0]] = FailureRecords.record(row, at: 1) }
+            metadata.failures = try FailureRecords.all(db)
             metadata.refreshProfiles()
             return metadata
         }

@@ -112,7 +112,7 @@ public enum CacheMerge {
                     let claims = try Row.fetchAll(db, sql: "SELECT kind, key FROM mergeClaim WHERE origin = ?", arguments: [origin])
                     var dropped = SourceOutcome(path: "", origin: origin)
                     for claim in claims {
-                        try drop(db, origin: origin, kind: claim[0], key: claim[1], session: session, outcome: &dropped)
+                        try drop(db, origin: origin, kind: claim["kind"], key: claim["key"], session: session, outcome: &dropped)
                     }
                 }
             }
@@ -187,7 +187,7 @@ public enum CacheMerge {
             SELECT DISTINCT f.filename, f.fileSize FROM src.entryFile f JOIN temp.mergeTake m ON m.key = f.entryKey
             """)
         for row in wanted {
-            let name: String = row[0], size: Int64 = row[1]
+            let name: String = row["filename"], size: Int64 = row["fileSize"]
             guard CacheDirectory.isCacheFileName(name), source.directory.fileSize(name) == size else {
                 missing.append(name)
                 continue
@@ -235,10 +235,10 @@ public enum CacheMerge {
         session.pendingDeletes.formUnion(replaced)
         try db.execute(sql: """
             DELETE FROM main.entry WHERE key IN (SELECT key FROM temp.mergeTake);
-            INSERT INTO main.entry (\(EntryRecords.columns))
-                SELECT \(EntryRecords.columns) FROM src.entry WHERE key IN (SELECT key FROM temp.mergeTake);
-            INSERT INTO main.entryFile (entryKey, tier, filename, width, height, fileSize, sha256)
-                SELECT entryKey, tier, filename, width, height, fileSize, sha256 FROM src.entryFile
+            INSERT INTO main.entry (\(EntryRecord.Columns.list))
+                SELECT \(EntryRecord.Columns.list) FROM src.entry WHERE key IN (SELECT key FROM temp.mergeTake);
+            INSERT INTO main.entryFile (\(EntryFileRecord.Columns.list))
+                SELECT \(EntryFileRecord.Columns.list) FROM src.entryFile
                 WHERE entryKey IN (SELECT key FROM temp.mergeTake);
             UPDATE main.entry SET lastAccess = m.previousAccess FROM temp.mergeTake m
                 WHERE m.key = entry.key AND m.previousAccess > entry.lastAccess;
@@ -249,14 +249,14 @@ public enum CacheMerge {
         // another shard since); otherwise the newest update. Failures: the newest failure.
         let sameSplit = source.shard.map { "shard %/\($0.count)" }
         outcome.profilesTaken = try take(db, table: "profile", column: "id", kind: "profile",
-                                         columns: ProfileRecords.columns + ", readOrder", origin: origin, newer: """
+                                         columns: ProfileRecord.Columns.list, origin: origin, newer: """
             CASE WHEN EXISTS (SELECT 1 FROM main.mergeClaim c WHERE c.kind = 'profile' AND c.key = s.id AND c.origin LIKE ?3)
                  THEN COALESCE(s.readOrder, -1) > COALESCE(t.readOrder, -1)
                       OR (COALESCE(s.readOrder, -1) = COALESCE(t.readOrder, -1) AND s.updatedAt > t.updatedAt)
                  ELSE s.updatedAt > t.updatedAt END
             """, sameSplit)
         outcome.failuresTaken = try take(db, table: "failure", column: "key", kind: "failure",
-                                         columns: "key, class, reason, failedAt, retryAfter", origin: origin,
+                                         columns: FailureRow.Columns.list, origin: origin,
                                          newer: "s.failedAt > t.failedAt")
 
         // Everything the source has is now this origin's (rows another source's newer

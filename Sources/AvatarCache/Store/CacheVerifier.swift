@@ -201,19 +201,20 @@ public struct CacheStatistics: Codable, Sendable {
         defer { index.close() }
         return try index.read { db in
             var byTier: [String: Int64] = [:]
-            let tiers = try Row.fetchCursor(db, sql: "SELECT MAX(tier), MAX(fileSize) FROM entryFile GROUP BY filename")
-            while let row = try tiers.next() { byTier[String(row[0] as Int), default: 0] += row[1] as Int64 }
-            let kinds = try Row.fetchAll(db, sql: "SELECT kind, COUNT(*) FROM entry GROUP BY kind")
-            let count = { (kind: AvatarKind) in kinds.first { ($0[0] as String) == kind.rawValue }.map { $0[1] as Int } ?? 0 }
-            let access = try Row.fetchOne(db, sql: "SELECT MIN(lastAccess), MAX(lastAccess) FROM entry")
-            let files = try Int.fetchOne(db, sql: "SELECT COUNT(DISTINCT filename) FROM entryFile") ?? 0
+            // Each file once, under its largest tier.
+            let tiers = try Row.fetchCursor(db, sql: "SELECT MAX(tier) AS tier, MAX(fileSize) AS bytes FROM entryFile GROUP BY filename")
+            while let row = try tiers.next() { byTier[String(row["tier"] as Int), default: 0] += row["bytes"] as Int64 }
+            let kinds = try Row.fetchAll(db, sql: "SELECT kind, COUNT(*) AS count FROM entry GROUP BY kind")
+            let count = { (kind: AvatarKind) in kinds.first { ($0["kind"] as String) == kind.rawValue }.map { $0["count"] as Int } ?? 0 }
+            let access = try Row.fetchOne(db, sql: "SELECT MIN(lastAccess) AS oldest, MAX(lastAccess) AS newest FROM entry")
+            let files = try EntryFileRecord.select(EntryFileRecord.Columns.filename).distinct().fetchCount(db)
             let total = try EntryRecords.cacheBytes(db)
             return CacheStatistics(
                 entries: try EntryRecords.count(db), photoEntries: count(.photo), monogramEntries: count(.monogram),
                 profiles: try ProfileRecords.count(db), files: files, cacheBytes: total, budgetBytes: budgetBytes,
                 budgetUse: budgetBytes > 0 ? Double(total) / Double(budgetBytes) : 0, bytesByTier: byTier,
-                oldestAccess: (access?[0] as Double?).map(Date.init(indexValue:)),
-                newestAccess: (access?[1] as Double?).map(Date.init(indexValue:)),
+                oldestAccess: (access?["oldest"] as Double?).map(Date.init(indexValue:)),
+                newestAccess: (access?["newest"] as Double?).map(Date.init(indexValue:)),
                 failingSources: try FailureRecords.count(db))
         }
     }

@@ -1,72 +1,43 @@
 import Foundation
 import GRDB
 
-/// The `entry` and `entryFile` tables: each source's cached images. The queries are
-/// named for the question they answer; each takes the database of a read or a write.
+/// The `entry` and `entryFile` tables (`EntryRecord`, `EntryFileRecord`): each source's
+/// cached images. The queries are named for the question they answer; each takes the
+/// database of a read or a write. The per-source ones (a run asks them once per source)
+/// run through cached statements, decoded by the records.
 enum EntryRecords {
-    static let columns = "key, kind, contentSHA256, lastAccess, fetchedAt, freshUntil, etag, lastModified, sourceBytes, sourceFormat, sourceWidth, sourceHeight"
-
     /// One entry with its files, or nil.
     static func entry(_ db: Database, key: String) throws -> CacheEntry? {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(columns) FROM entry WHERE key = ?"), arguments: [key]) else {
+        guard let record = try EntryRecord.fetchOne(db.cachedStatement(sql: "SELECT * FROM entry WHERE key = ?"), arguments: [key]) else {
             return nil
         }
-        return entry(row, files: try files(db, key: key))
+        return record.entry(files: try files(db, key: key))
     }
 
-    static func files(_ db: Database, key: String) throws -> [String: CacheFile] {
-        var files: [String: CacheFile] = [:]
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT tier, filename, width, height, fileSize, sha256 FROM entryFile WHERE entryKey = ?"),
-                                       arguments: [key])
-        while let row = try rows.next() { files[String(row[0] as Int)] = file(row, at: 1) }
-        return files
+    static func files(_ db: Database, key: String) throws -> [EntryFileRecord] {
+        try EntryFileRecord.fetchAll(db.cachedStatement(sql: "SELECT * FROM entryFile WHERE entryKey = ?"), arguments: [key])
     }
 
-    static func file(_ row: Row, at offset: Int) -> CacheFile {
-        CacheFile(filename: row[offset], width: row[offset + 1], height: row[offset + 2], fileSize: row[offset + 3], sha256: row[offset + 4])
-    }
-
-    /// An entry from a row of `columns` and its files.
-    static func entry(_ row: Row, files: [String: CacheFile]) -> CacheEntry {
-        let largest = files.keys.max { (Int($0) ?? 0) < (Int($1) ?? 0) }
-        let distinct = Dictionary(files.values.map { ($0.filename, $0.fileSize) }, uniquingKeysWith: { a, _ in a })
-        return CacheEntry(
-            kind: AvatarKind(rawValue: row[1]) ?? .photo,
-            filename: largest.flatMap { files[$0]?.filename } ?? "",
-            lastAccess: Date(indexValue: row[3]),
-            fileSize: distinct.values.reduce(0, +),
-            contentSHA256: row[2],
-            sourceBytes: row[8],
-            sourceFormat: (row[9] as String?).flatMap(ImageFormat.init(rawValue:)),
-            sourceWidth: row[10], sourceHeight: row[11],
-            fetchedAt: Date(indexValue: row[4]),
-            freshUntil: (row[5] as Double?).map(Date.init(indexValue:)),
-            etag: row[6], lastModified: row[7],
-            files: files
-        )
-    }
-
-    /// Every entry in key order, with its files, one at a time (memory flat).
+    /// Every entry in key order, with its files, one at a time (memory flat): the file
+    /// rows in entry order, each with its entry.
     static func forEach(_ db: Database, _ body: (String, CacheEntry) throws -> Void) throws {
-        let rows = try Row.fetchCursor(db, sql: """
-            SELECT e.key, e.kind, e.contentSHA256, e.lastAccess, e.fetchedAt, e.freshUntil, e.etag, e.lastModified,
-                   e.sourceBytes, e.sourceFormat, e.sourceWidth, e.sourceHeight,
-                   f.tier, f.filename, f.width, f.height, f.fileSize, f.sha256
-            FROM entry e JOIN entryFile f ON f.entryKey = e.key ORDER BY e.key, f.tier
-            """)
-        var current: (key: String, row: Row)?
-        var files: [String: CacheFile] = [:]
+        let request = EntryFileRecord
+            .including(required: EntryFileRecord.entry)
+            .order(EntryFileRecord.Columns.entryKey, EntryFileRecord.Columns.tier)
+        let rows = try Row.fetchCursor(db, request)
+        var current: EntryRecord?
+        var files: [EntryFileRecord] = []
         while let row = try rows.next() {
-            let key: String = row[0]
-            if let pending = current, pending.key != key {
-                try body(pending.key, entry(pending.row, files: files))
-                files = [:]
+            let file = EntryFileRecord(row: row)
+            if let pending = current, pending.key != file.entryKey {
+                try body(pending.key, pending.entry(files: files))
+                files = []
                 current = nil
             }
-            if current == nil { current = (key, row.copy()) }
-            files[String(row[12] as Int)] = file(row, at: 13)
+            if current == nil { current = row["entry"] as EntryRecord }
+            files.append(file)
         }
-        if let pending = current { try body(pending.key, entry(pending.row, files: files)) }
+        if let pending = current { try body(pending.key, pending.entry(files: files)) }
     }
 
     /// Stores `entry` under `key`, replacing what was there. Returns the files the old
@@ -75,26 +46,22 @@ enum EntryRecords {
     @discardableResult
     static func save(_ db: Database, key: String, entry: CacheEntry) throws -> [CacheFile] {
         let previous = try files(db, key: key)
-        try db.cachedStatement(sql: "DELETE FROM entry WHERE key = ?").execute(arguments: [key])
-        try db.cachedStatement(sql: "INSERT INTO entry (\(columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").execute(arguments: [
-            key, entry.kind.rawValue, entry.contentSHA256, entry.lastAccess.indexValue, entry.fetchedAt.indexValue,
-            entry.freshUntil?.indexValue, entry.etag, entry.lastModified, entry.sourceBytes, entry.sourceFormat?.rawValue,
-            entry.sourceWidth, entry.sourceHeight,
-        ])
-        let insertFile = try db.cachedStatement(sql: "INSERT INTO entryFile (entryKey, tier, filename, width, height, fileSize, sha256) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        // Deleting the entry deletes its files' rows (ON DELETE CASCADE).
+        try EntryRecord.deleteOne(db, key: key)
+        try EntryRecord(key: key, entry: entry).insert(db)
         for (tier, file) in entry.files {
             guard let tier = Int(tier) else { continue }
-            try insertFile.execute(arguments: [key, tier, file.filename, file.width, file.height, file.fileSize, file.sha256])
+            try EntryFileRecord(entryKey: key, tier: tier, file: file).insert(db)
         }
-        return try unreferenced(db, previous.values)
+        return try unreferenced(db, previous.map(\.file))
     }
 
     /// Removes an entry; returns its files no other entry uses.
     @discardableResult
     static func delete(_ db: Database, key: String) throws -> [CacheFile] {
         let previous = try files(db, key: key)
-        try db.cachedStatement(sql: "DELETE FROM entry WHERE key = ?").execute(arguments: [key])
-        return try unreferenced(db, previous.values)
+        try EntryRecord.deleteOne(db, key: key)
+        return try unreferenced(db, previous.map(\.file))
     }
 
     /// Of `files`, each once, those no entry uses.
@@ -117,14 +84,14 @@ enum EntryRecords {
 
     /// Moves an entry's last access later (never earlier: a lookup's newer access wins).
     static func touch(_ db: Database, key: String, at date: Date) throws {
-        try db.cachedStatement(sql: "UPDATE entry SET lastAccess = ? WHERE key = ? AND lastAccess < ?")
-            .execute(arguments: [date.indexValue, key, date.indexValue])
+        try EntryRecord.filter(key: key).filter(EntryRecord.Columns.lastAccess < date.indexValue)
+            .updateAll(db, EntryRecord.Columns.lastAccess.set(to: date.indexValue))
     }
 
     /// A few entries whose content is `contentSHA256` (any source), to reuse their files.
     static func entries(_ db: Database, contentSHA256: String) throws -> [CacheEntry] {
-        let keys = try String.fetchAll(db.cachedStatement(sql: "SELECT key FROM entry WHERE contentSHA256 = ? LIMIT 4"), arguments: [contentSHA256])
-        return try keys.compactMap { try entry(db, key: $0) }
+        let records = try EntryRecord.filter(EntryRecord.Columns.contentSHA256 == contentSHA256).limit(4).fetchAll(db)
+        return try records.map { $0.entry(files: try files(db, key: $0.key)) }
     }
 
     /// Bytes of the files the index references, each file once: what the budget counts.
@@ -143,48 +110,44 @@ enum EntryRecords {
     }
 
     static func count(_ db: Database) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM entry") ?? 0
+        try EntryRecord.fetchCount(db)
     }
 
     /// Every file name the index references (bounded by the budget: the cache's files).
     static func allFileNames(_ db: Database) throws -> Set<String> {
-        var names = Set<String>()
-        let rows = try String.fetchCursor(db, sql: "SELECT DISTINCT filename FROM entryFile")
-        while let name = try rows.next() { names.insert(name) }
-        return names
+        try EntryFileRecord.select(EntryFileRecord.Columns.filename, as: String.self).distinct().fetchSet(db)
     }
 }
 
-/// The `failure` table: sources that failed lately, not asked for again before `retryAfter`.
+/// The `failure` table (`FailureRow`): sources that failed lately, not asked for again
+/// before `retryAfter`.
 enum FailureRecords {
     static func failure(_ db: Database, key: String) throws -> FailureRecord? {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT class, reason, failedAt, retryAfter FROM failure WHERE key = ?"), arguments: [key]) else {
-            return nil
-        }
-        return record(row)
-    }
-
-    static func record(_ row: Row, at offset: Int = 0) -> FailureRecord {
-        FailureRecord(failureClass: FailureClass(rawValue: row[offset]) ?? .network, reason: row[offset + 1],
-                      failedAt: Date(indexValue: row[offset + 2]), retryAfter: Date(indexValue: row[offset + 3]))
+        try FailureRow.fetchOne(db.cachedStatement(sql: "SELECT * FROM failure WHERE key = ?"), arguments: [key])?.failure
     }
 
     static func save(_ db: Database, key: String, failure: FailureRecord) throws {
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO failure (key, class, reason, failedAt, retryAfter) VALUES (?, ?, ?, ?, ?)").execute(arguments: [
-            key, failure.failureClass.rawValue, failure.reason, failure.failedAt.indexValue, failure.retryAfter.indexValue,
-        ])
+        try FailureRow(key: key, failure: failure).insert(db, onConflict: .replace)
     }
 
     static func clear(_ db: Database, key: String) throws {
-        try db.cachedStatement(sql: "DELETE FROM failure WHERE key = ?").execute(arguments: [key])
+        try FailureRow.deleteOne(db, key: key)
     }
 
     /// Forgets failures whose retry time has come.
     static func expire(_ db: Database, before date: Date) throws {
-        try db.execute(sql: "DELETE FROM failure WHERE retryAfter <= ?", arguments: [date.indexValue])
+        try FailureRow.filter(FailureRow.Columns.retryAfter <= date.indexValue).deleteAll(db)
     }
 
     static func count(_ db: Database) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM failure") ?? 0
+        try FailureRow.fetchCount(db)
+    }
+
+    /// Every failure remembered, by source key.
+    static func all(_ db: Database) throws -> [String: FailureRecord] {
+        var failures: [String: FailureRecord] = [:]
+        let rows = try FailureRow.fetchCursor(db)
+        while let row = try rows.next() { failures[row.key] = row.failure }
+        return failures
     }
 }

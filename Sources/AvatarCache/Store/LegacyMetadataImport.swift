@@ -42,7 +42,7 @@ enum LegacyMetadataImport {
     static func importing(_ metadata: CacheMetadata, into db: Database) throws {
         for (key, entry) in metadata.entries { try EntryRecords.save(db, key: key, entry: entry) }
         for (id, profile) in metadata.profiles {
-            try ProfileRecords.insert(db, ProfileRecords.Row(
+            try ProfileRecords.insert(db, ProfileRecord(
                 id: id, displayName: profile.displayName, initials: profile.cachedInitials, glyph: profile.glyph,
                 color: profile.avatarColorHex, photoSource: profile.photoSource, updatedAt: profile.lastSeen))
         }

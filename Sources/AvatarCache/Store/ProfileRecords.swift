@@ -1,48 +1,25 @@
 import Foundation
 import GRDB
 
-/// The `profile` table: per user id, what to draw (the sender of a notification banner). What a profile *shows*
-/// (its photo's files, else its monogram's, else nothing) is not stored: it is read from
-/// the entries when asked, so an eviction never leaves a profile pointing at a deleted
-/// file. The text colour and the monogram's key follow from the stored fields.
+/// The `profile` table (`ProfileRecord`): per user id, what to draw (the sender of a
+/// notification banner).
 enum ProfileRecords {
-    /// A stored profile.
-    struct Row: Sendable, Equatable {
-        var id: String
-        var displayName: String
-        var initials: String
-        var glyph: MonogramGlyph?
-        var color: String
-        var photoSource: String?
-        var updatedAt: Date
-
-        var textColor: String { AvatarColor.textColor(on: color) }
-        var monogram: MonogramSpec {
-            MonogramSpec(initials: initials, glyph: glyph, background: color, foreground: textColor)
-        }
-    }
-
-    static let columns = "id, displayName, initials, glyph, color, photoSource, updatedAt"
-
-    static func row(_ row: GRDB.Row) -> Row {
-        Row(id: row[0], displayName: row[1], initials: row[2], glyph: (row[3] as String?).flatMap(MonogramGlyph.init(rawValue:)),
-            color: row[4], photoSource: row[5], updatedAt: Date(indexValue: row[6]))
-    }
-
-    static func profile(_ db: Database, id: String) throws -> Row? {
-        try GRDB.Row.fetchOne(db.cachedStatement(sql: "SELECT \(columns) FROM profile WHERE id = ?"), arguments: [id]).map(row)
+    static func profile(_ db: Database, id: String) throws -> ProfileRecord? {
+        try ProfileRecord.fetchOne(db.cachedStatement(sql: "SELECT * FROM profile WHERE id = ?"), arguments: [id])
     }
 
     /// The first user (by id) whose photo is `source`.
-    static func owner(_ db: Database, ofSource source: String) throws -> Row? {
-        try GRDB.Row.fetchOne(db.cachedStatement(sql: "SELECT \(columns) FROM profile WHERE photoSource = ? ORDER BY id LIMIT 1"), arguments: [source]).map(row)
+    static func owner(_ db: Database, ofSource source: String) throws -> ProfileRecord? {
+        try ProfileRecord.filter(ProfileRecord.Columns.photoSource == source).order(ProfileRecord.Columns.id).fetchOne(db)
     }
 
     /// Stores what an export says of a user. The colour is kept once assigned: the
     /// export's own colour wins, else the stored one, else the palette's by a stable hash.
-    /// A row whose fields did not change is not written.
+    /// A row whose fields did not change is not written. An upsert with conditions no
+    /// record method has, run once per export record through `RawStatement`
+    /// (`RunTables.RecordWriter`), its columns those of `ProfileRecord.Columns`.
     static let saveSQL = """
-        INSERT INTO profile (\(columns), readOrder) VALUES (?1, ?2, ?3, ?4, COALESCE(?5, ?6), ?7, ?8, ?9)
+        INSERT INTO profile (id, displayName, initials, glyph, color, photoSource, updatedAt, readOrder) VALUES (?1, ?2, ?3, ?4, COALESCE(?5, ?6), ?7, ?8, ?9)
         ON CONFLICT(id) DO UPDATE SET
             displayName = excluded.displayName, initials = excluded.initials, glyph = excluded.glyph,
             color = COALESCE(?5, color), photoSource = excluded.photoSource, updatedAt = excluded.updatedAt,
@@ -66,19 +43,17 @@ enum ProfileRecords {
     }
 
     /// Stores a profile as it is (the import of an older cache).
-    static func insert(_ db: Database, _ row: Row) throws {
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO profile (\(columns)) VALUES (?, ?, ?, ?, ?, ?, ?)").execute(arguments: [
-            row.id, row.displayName, row.initials, row.glyph?.rawValue, row.color, row.photoSource, row.updatedAt.indexValue,
-        ])
+    static func insert(_ db: Database, _ profile: ProfileRecord) throws {
+        try profile.insert(db, onConflict: .replace)
     }
 
     static func count(_ db: Database) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM profile") ?? 0
+        try ProfileRecord.fetchCount(db)
     }
 
     /// What a profile shows now: its photo's entry if cached, else its monogram's, else
     /// nothing.
-    static func shown(_ db: Database, _ profile: Row) throws -> (kind: AvatarKind, key: String?, entry: CacheEntry?) {
+    static func shown(_ db: Database, _ profile: ProfileRecord) throws -> (kind: AvatarKind, key: String?, entry: CacheEntry?) {
         if let photo = profile.photoSource, let entry = try EntryRecords.entry(db, key: photo) {
             return (.photo, photo, entry)
         }
@@ -90,8 +65,8 @@ enum ProfileRecords {
     }
 
     /// Every profile in id order, one at a time.
-    static func forEach(_ db: Database, _ body: (Row) throws -> Void) throws {
-        let rows = try GRDB.Row.fetchCursor(db, sql: "SELECT \(columns) FROM profile ORDER BY id")
-        while let next = try rows.next() { try body(row(next)) }
+    static func forEach(_ db: Database, _ body: (ProfileRecord) throws -> Void) throws {
+        let profiles = try ProfileRecord.order(ProfileRecord.Columns.id).fetchCursor(db)
+        while let profile = try profiles.next() { try body(profile) }
     }
 }

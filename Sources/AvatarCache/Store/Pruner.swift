@@ -48,41 +48,37 @@ public struct Pruner: Sendable {
         var remaining = plan.bytesBefore
         // Users left of each file met so far (entries, each counted once).
         var users: [String: Int] = [:]
-        let usersOf = try RawStatement(db, sql: "SELECT COUNT(DISTINCT entryKey) FROM entryFile WHERE filename = ?")
-        let oldestFirst = try RawStatement(db, sql: """
-            SELECT e.key, f.filename, MAX(f.fileSize) FROM entry e JOIN entryFile f ON f.entryKey = e.key
+        let usersOf = try db.cachedStatement(sql: "SELECT COUNT(DISTINCT entryKey) FROM entryFile WHERE filename = ?")
+        let oldestFirst = try Row.fetchCursor(db, sql: """
+            SELECT e.key, f.filename, MAX(f.fileSize) AS fileSize FROM entry e JOIN entryFile f ON f.entryKey = e.key
             GROUP BY e.lastAccess, e.key, f.filename ORDER BY e.lastAccess, e.key
             """)
         var current: String?
-        try oldestFirst.forEachRow { row in
-            let key = row.text(0) ?? ""
+        while let row = try oldestFirst.next() {
+            let key: String = row["key"]
             if key != current {
                 // The previous entry is decided; stop before the next once under target.
-                if remaining <= target { return .stop }
+                if remaining <= target { break }
                 current = key
                 plan.evicted.append(key)
             }
-            let file = row.text(1) ?? ""
+            let file: String = row["filename"]
             let left: Int
             if let known = users[file] {
                 left = known - 1
             } else {
-                usersOf.bind(1, file)
-                left = try usersOf.singleInt() - 1
+                left = (try Int.fetchOne(usersOf, arguments: [file]) ?? 0) - 1
             }
             users[file] = left
             if left == 0 {
                 plan.filesToDelete.append(file)
-                remaining -= Int64(row.int(2))
+                remaining -= row["fileSize"] as Int64
             }
-            return .next
         }
+        // The evicted keys go to a temporary table, then one statement deletes them.
         try db.execute(sql: "CREATE TEMP TABLE IF NOT EXISTS evict (key TEXT PRIMARY KEY) WITHOUT ROWID; DELETE FROM temp.evict")
-        let add = try RawStatement(db, sql: "INSERT OR IGNORE INTO temp.evict (key) VALUES (?)")
-        for key in plan.evicted {
-            add.bind(1, key)
-            try add.execute()
-        }
+        let add = try db.makeStatement(sql: "INSERT OR IGNORE INTO temp.evict (key) VALUES (?)")
+        for key in plan.evicted { try add.execute(arguments: [key]) }
         try db.execute(sql: "DELETE FROM entry WHERE key IN (SELECT key FROM temp.evict); DELETE FROM temp.evict")
         plan.freedBytes = plan.bytesBefore - remaining
         return plan

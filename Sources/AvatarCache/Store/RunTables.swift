@@ -103,27 +103,32 @@ enum RunTables {
         }
     }
 
-    struct Source {
+    /// A row of `temp.run_source`: a source the run needs, at the rank of the first
+    /// record that named it.
+    struct Source: FetchableRecord {
+        enum Columns: String, ColumnExpression, CaseIterable {
+            case rank, key, url, sendMonicaToken, inline
+        }
+
         var rank: Int
         var key: String
         var photo: PhotoSource
+
+        init(row: Row) {
+            rank = row[Columns.rank]
+            key = row[Columns.key]
+            if let url = row[Columns.url] as String? {
+                photo = .url(url, sendMonicaToken: row[Columns.sendMonicaToken] as Bool)
+            } else {
+                photo = .inline(InlinePhoto(bytes: [UInt8](row[Columns.inline] as Data)))
+            }
+        }
     }
 
-    /// Sources after `rank`, in rank order, at most `limit`.
+    /// The next `limit` sources after `rank`, in rank order (the plan pages through them).
     static func sources(_ db: Database, after rank: Int, limit: Int) throws -> [Source] {
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT rank, key, url, sendMonicaToken, inline FROM temp.run_source WHERE rank > ? ORDER BY rank LIMIT ?"),
-                                       arguments: [rank, limit])
-        var sources: [Source] = []
-        while let row = try rows.next() {
-            let photo: PhotoSource
-            if let url = row[2] as String? {
-                photo = .url(url, sendMonicaToken: (row[3] as Int) != 0)
-            } else {
-                photo = .inline(InlinePhoto(bytes: [UInt8](row[4] as Data)))
-            }
-            sources.append(Source(rank: row[0], key: row[1], photo: photo))
-        }
-        return sources
+        try Source.fetchAll(db.cachedStatement(sql: "SELECT * FROM temp.run_source WHERE rank > ? ORDER BY rank LIMIT ?"),
+                            arguments: [rank, limit])
     }
 
     static func counts(_ db: Database) throws -> (profiles: Int, sources: Int) {
@@ -183,10 +188,9 @@ enum RunTables {
     }
 
     /// This run's profiles whose photo is `source`.
-    static func profiles(_ db: Database, withPhoto source: String) throws -> [ProfileRecords.Row] {
-        try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT \(ProfileRecords.columns.split(separator: ",").map { "p." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
-            FROM profile p JOIN temp.run_profile r ON r.id = p.id WHERE p.photoSource = ?
-            """), arguments: [source]).map(ProfileRecords.row)
+    static func profiles(_ db: Database, withPhoto source: String) throws -> [ProfileRecord] {
+        try ProfileRecord.fetchAll(db.cachedStatement(sql: """
+            SELECT p.* FROM profile p JOIN temp.run_profile r ON r.id = p.id WHERE p.photoSource = ?
+            """), arguments: [source])
     }
 }
