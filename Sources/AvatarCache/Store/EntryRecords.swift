@@ -83,9 +83,12 @@ enum EntryRecords {
     }
 
     /// Moves an entry's last access later (never earlier: a lookup's newer access wins).
+    /// A cached statement, not the query interface's `updateAll`, which builds its SQL
+    /// anew each call: a re-run of 1,000,000 monogram profiles touches each distinct
+    /// monogram, and its monogram plan took 0.63 s that way (one run), 0.51–0.57 s this way.
     static func touch(_ db: Database, key: String, at date: Date) throws {
-        try EntryRecord.filter(key: key).filter(EntryRecord.Columns.lastAccess < date.indexValue)
-            .updateAll(db, EntryRecord.Columns.lastAccess.set(to: date.indexValue))
+        try db.cachedStatement(sql: "UPDATE entry SET lastAccess = ?1 WHERE key = ?2 AND lastAccess < ?1")
+            .execute(arguments: [date.indexValue, key])
     }
 
     /// A few entries whose content is `contentSHA256` (any source), to reuse their files.
