@@ -63,6 +63,35 @@ import Testing
         }
     }
 
+    /// A monogram is two colours: its PNG is indexed (colour type 3, a palette with
+    /// transparency), under a quarter of the same picture as RGBA; a colour emoji is not
+    /// two colours, and stays RGBA.
+    @Test func pngMonogramsAreIndexedAndSmall() throws {
+        var pairs: [Int] = [], rgbaPairs: [Int] = []
+        for (initials, colour) in [("AL", "#007AFF"), ("MW", "#FF3B30"), ("W", "#FFCC00"), ("黄世", "#34C759"), ("ДК", "#AF52DE"), ("", "#5856D6")] {
+            let spec = spec(initials, colour)
+            let tiers = try renderer.render(spec)
+            for tier in tiers {
+                #expect(tier.bytes.count > 33 && tier.bytes[25] == 3, "\(initials) \(tier.side): an indexed PNG")
+                let pixels = try Pixels(decoding: tier.bytes)
+                #expect(pixels.bands == 4 && pixels.pixel(0, 0)[3] == 0 && pixels.pixel(tier.side / 2, tier.side / 8)[3] == 255)
+            }
+            pairs.append(tiers.reduce(0) { $0 + $1.bytes.count })
+            rgbaPairs.append(try tiers.reduce(0) { total, tier in
+                let mask = try DiscMask.shared.mask(side: tier.side, filled: false)
+                let rgba = try renderer.composite(spec, mask: mask, text: renderer.textImage(spec, side: tier.side),
+                                                  background: MonogramRenderer.rgb(spec.background), side: tier.side)
+                #expect(rgba[25] == 6)
+                return total + rgba.count
+            })
+        }
+        let average = pairs.reduce(0, +) / pairs.count, rgbaAverage = rgbaPairs.reduce(0, +) / rgbaPairs.count
+        print("monogram pairs (330 + 900 px): indexed PNG \(pairs) bytes, \(average) on average; RGBA \(rgbaAverage) on average")
+        #expect(average * 4 < rgbaAverage, "indexed \(pairs), RGBA \(rgbaPairs)")
+        let emoji = try renderer.render(spec("😀", "#007AFF"))
+        #expect(emoji[0].bytes[25] == 6, "a colour emoji is RGBA (colour type 6)")
+    }
+
     /// The contrast measured on the rendered image, for every palette colour: the
     /// background is the colour at the top of the disc; the text colour is the pixel
     /// farthest from it.

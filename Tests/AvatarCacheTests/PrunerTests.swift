@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 @testable import AvatarCache
 
@@ -48,6 +49,31 @@ import Testing
         #expect(Set(plan.filesToDelete) == ["h4-330.jpg", "h3-330.jpg", "h2-330.jpg"])
         #expect(plan.bytesBefore - plan.freedBytes == 60)
         #expect(remaining == ["u0", "u1"])
+    }
+
+    /// A monogram is drawn again from the index without the network; a photo is not:
+    /// monograms go first, however recently used, then photos by last access.
+    @Test func monogramsAreEvictedBeforePhotos() throws {
+        var entries: [String: CacheEntry] = [:]
+        for index in 0..<3 {
+            entries["photo\(index)"] = entry("p\(index)", accessed: TimeInterval(index), files: ["330": ("p\(index)-330.jpg", 30)])
+            var monogram = entry("m\(index)", accessed: TimeInterval(100 + index), files: ["330": ("m\(index)-330.png", 10)])
+            monogram.kind = .monogram
+            entries["monogram:v1:M\(index)"] = monogram
+        }
+        // 120 bytes, budget 100, trim to 80: the three monograms (30), then the oldest photo.
+        let (plan, remaining) = try prune(entries, Pruner(budgetBytes: 100, trimRatio: 0.8))
+        #expect(plan.evicted == ["monogram:v1:M0", "monogram:v1:M1", "monogram:v1:M2", "photo0"])
+        #expect(remaining == ["photo1", "photo2"])
+        // The walk uses the index, not a sort of every entry.
+        let directory = try Fixtures.temporaryDirectory("prune-plan")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let index = try CacheIndex.open(CacheDirectory(root: directory), create: true)
+        defer { index.close() }
+        let queryPlan = try index.read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + Pruner.evictionOrderSQL).map { $0["detail"] as String }.joined(separator: "; ")
+        }
+        #expect(queryPlan.contains("entry_by_eviction") && !queryPlan.contains("TEMP B-TREE"), "\(queryPlan)")
     }
 
     @Test func tiersSharingOneFileAreFreedWithTheirEntry() throws {

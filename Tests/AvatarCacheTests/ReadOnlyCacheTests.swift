@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 @testable import AvatarCache
 
@@ -89,8 +90,31 @@ import Testing
     }
 
     @Test func aDirectoryThisUserCannotWriteIsReadAsIs() async throws {
+        try await readAsNobody { _ in }
+    }
+
+    /// A cache written before the migrations only writers need (the prune's index): read
+    /// where it cannot be written, without them.
+    @Test func aCacheOfTheVersionBeforeIsReadWhereItCannotBeWritten() async throws {
+        try await readAsNobody { cache in
+            let queue = try DatabaseQueue(path: cache.root.appendingPathComponent(CacheIndex.fileName).path)
+            try queue.write { db in
+                try db.execute(sql: "DROP INDEX entry_by_eviction")
+                try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = ?", arguments: [CacheIndex.evictionOrderMigration])
+            }
+            try queue.close()
+            #expect(try DatabaseQueue(path: cache.root.appendingPathComponent(CacheIndex.fileName).path)
+                .read { try CacheIndex.migrator.hasCompletedMigrations($0) } == false)
+        }
+    }
+
+    /// Warms the samples, takes the answers, `prepare`s the cache, makes it read-only
+    /// (0555 directory, 0444 files) and asks again as nobody: the same answers.
+    func readAsNobody(_ prepare: (CacheDirectory) throws -> Void) async throws {
         let (samples, cache) = try await warmedSamples()
         let expected = try writableAnswers(cache)
+        try prepare(cache)
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(at: cache.root.appendingPathComponent(CacheIndex.fileName + suffix)) }
         // 0555 directory, 0444 files. As root (who may write anything), the readers run as
         // nobody, for whom it is as read-only as for any other user.
         for name in try FileManager.default.contentsOfDirectory(atPath: cache.root.path) {

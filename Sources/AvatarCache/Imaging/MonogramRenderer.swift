@@ -57,6 +57,21 @@ public struct MonogramRenderer: Sendable {
         let mask = try DiscMask.shared.mask(side: side, filled: outputFormat == .jpeg)
         let text = try textImage(spec, side: side)
         let x = (side - text.width) / 2, y = (side - text.height) / 2
+        // A PNG of two colours: indexed, a quarter of RGBA's bytes.
+        if outputFormat == .png {
+            let foreground = Self.rgb(spec.foreground)
+            var buffer: UnsafeMutableRawPointer?
+            var length = 0
+            let status = cvipsshim_monogram_png(mask.pointer, text.pointer, Int32(x), Int32(y),
+                                                Int32(background.0), Int32(background.1), Int32(background.2),
+                                                Int32(foreground.0), Int32(foreground.1), Int32(foreground.2),
+                                                Self.pngCompression, &buffer, &length)
+            if status == 0, let buffer {
+                defer { g_free(buffer) }
+                return [UInt8](UnsafeRawBufferPointer(start: buffer, count: length))
+            }
+            if status < 0 { throw ImagingError.library("monogram: \(Vips.takeErrorMessage())") }
+        }
         // In one 8-bit pass on this thread; libvips' float compositing for what that
         // does not take.
         var composed: UnsafeMutablePointer<VipsImage>?
@@ -69,6 +84,9 @@ public struct MonogramRenderer: Sendable {
         if status < 0 { throw ImagingError.library("monogram: \(Vips.takeErrorMessage())") }
         return try composite(spec, mask: mask, text: text, background: background, side: side)
     }
+
+    /// zlib's level for indexed monograms: drawn once, read by every client many times.
+    static let pngCompression: Int32 = 9
 
     /// libvips' compositing (float, premultiplied inside): the reference the one-pass
     /// path is tested against, and the path for a text image it does not take.

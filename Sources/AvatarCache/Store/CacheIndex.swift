@@ -154,7 +154,8 @@ public final class CacheIndex: Sendable {
         do {
             // No migration can run here: an index of an older version is upgraded by the
             // first command that can write it.
-            guard try queue.read(migrator.hasCompletedMigrations) else {
+            let applied = try queue.read(migrator.appliedIdentifiers)
+            guard Set(migrator.migrations).subtracting(applied).isSubset(of: writersOnlyMigrations) else {
                 throw StoreError.readOnly(path: path, action: "upgrade this cache's index, written by an earlier version")
             }
         } catch let error as DatabaseError {
@@ -171,6 +172,12 @@ public final class CacheIndex: Sendable {
     }
 
     /// The schema, one migration per version.
+    static let evictionOrderMigration = "v4: monograms evicted before photos"
+
+    /// Migrations that only what writes the cache needs (an index a prune walks): a cache
+    /// this process can only read is read without them.
+    static let writersOnlyMigrations: Set<String> = [evictionOrderMigration]
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: entries, files, profiles, failures") { db in
@@ -256,6 +263,11 @@ public final class CacheIndex: Sendable {
                 CREATE INDEX mergeClaim_by_row ON mergeClaim(kind, key);
                 ALTER TABLE profile ADD COLUMN readOrder INTEGER;
                 """)
+        }
+        migrator.registerMigration(evictionOrderMigration) { db in
+            // The prune's order: monograms (`kind = 'photo'` is 0), then photos, each by
+            // last access.
+            try db.execute(sql: "CREATE INDEX entry_by_eviction ON entry(kind = 'photo', lastAccess, key)")
         }
         return migrator
     }

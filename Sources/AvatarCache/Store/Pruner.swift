@@ -1,12 +1,14 @@
 import Foundation
 import GRDB
 
-/// Least-recently-used eviction, as the apps' cache does it: when the cache is over its budget,
-/// drop the entries accessed longest ago until it is at or under `budget × trimRatio`.
-/// A file another remaining entry still uses is never deleted.
+/// Least-recently-used eviction, as the apps' cache does it, monograms before photos: when
+/// the cache is over its budget, drop monograms, then photos, each kind accessed longest
+/// ago first, until it is at or under `budget × trimRatio`. A monogram is drawn again
+/// from the index by the next run without the network; a photo is not. A file another
+/// remaining entry still uses is never deleted.
 ///
-/// Runs inside the caller's write transaction, oldest first by the index on
-/// `lastAccess`: the files it frees are deleted from disk only after the commit.
+/// Runs inside the caller's write transaction, in that order along the index
+/// `entry_by_eviction`: the files it frees are deleted from disk only after the commit.
 public struct Pruner: Sendable {
     /// The budget every command starts from (`--budget`): 100 MB (the apps' own cache budget).
     public static let defaultBudgetBytes: Int64 = 100_000_000
@@ -37,6 +39,14 @@ public struct Pruner: Sendable {
         public var bytesAfter: Int64 { bytesBefore - freedBytes }
     }
 
+    /// The entries in the order they are evicted, each with its files (a file once per
+    /// tier that uses it): along the index `entry_by_eviction`, without a sort, so the walk
+    /// reads only as far as it evicts.
+    static let evictionOrderSQL = """
+        SELECT e.key, f.filename, f.fileSize FROM entry e JOIN entryFile f ON f.entryKey = e.key
+        ORDER BY e.kind = 'photo', e.lastAccess, e.key
+        """
+
     /// Evicts in `db`'s transaction: first decides, walking the entries oldest first with
     /// their files (the index on `lastAccess`) and counting each file's remaining users,
     /// then deletes the chosen entries in one statement.
@@ -49,20 +59,24 @@ public struct Pruner: Sendable {
         // Users left of each file met so far (entries, each counted once).
         var users: [String: Int] = [:]
         let usersOf = try db.cachedStatement(sql: "SELECT COUNT(DISTINCT entryKey) FROM entryFile WHERE filename = ?")
-        let oldestFirst = try Row.fetchCursor(db, sql: """
-            SELECT e.key, f.filename, MAX(f.fileSize) AS fileSize FROM entry e JOIN entryFile f ON f.entryKey = e.key
-            GROUP BY e.lastAccess, e.key, f.filename ORDER BY e.lastAccess, e.key
-            """)
+        // Monograms first (the index `entry_by_eviction`): a run draws one again from the
+        // index in milliseconds, while a photo costs a download that may fail. Then photos,
+        // each kind least recently used first.
+        let oldestFirst = try Row.fetchCursor(db, sql: Self.evictionOrderSQL)
         var current: String?
+        // The current entry's files met so far (its tiers may share one).
+        var filesOfCurrent: Set<String> = []
         while let row = try oldestFirst.next() {
             let key: String = row["key"]
             if key != current {
                 // The previous entry is decided; stop before the next once under target.
                 if remaining <= target { break }
                 current = key
+                filesOfCurrent.removeAll(keepingCapacity: true)
                 plan.evicted.append(key)
             }
             let file: String = row["filename"]
+            guard filesOfCurrent.insert(file).inserted else { continue }
             let left: Int
             if let known = users[file] {
                 left = known - 1

@@ -98,6 +98,15 @@ int cvipsshim_composite_over(VipsImage *base, VipsImage *overlay, VipsImage **ou
 int cvipsshim_monogram_compose(VipsImage *mask, VipsImage *text, int x, int y,
                                int red, int green, int blue, int opaque, VipsImage **out);
 
+// The same monogram as an indexed PNG (MonogramPNG.c): a palette of the background at
+// 128 levels of alpha and 128 blends of it with the text colour, written by libpng at
+// zlib `compression` (0–9) into *buf (the caller frees it with g_free). Returns 1 when
+// the picture is not of two colours (a colour emoji, text over the disc's edge): the
+// caller composes RGBA then.
+int cvipsshim_monogram_png(VipsImage *mask, VipsImage *text, int x, int y,
+                           int red, int green, int blue, int textRed, int textGreen, int textBlue,
+                           int compression, void **buf, size_t *len);
+
 // Savers. Metadata (EXIF, XMP, ICC, comments) is always stripped; the caller frees
 // *buf with g_free.
 int cvipsshim_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality);
