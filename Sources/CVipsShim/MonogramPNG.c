@@ -4,10 +4,12 @@
 // palette holds the background at EDGE_LEVELS levels of alpha (the disc's edge) and
 // TEXT_LEVELS blends of the background with the text colour (the glyphs' antialiasing).
 // Fewer levels, fewer bytes (the disc's edge is most of them: each of its rows is a few
-// deflate tokens): on six typical monograms the pair (330 + 900 px) averaged 19.7 KB
-// with 128 + 128 levels, 13.8 KB with 32 + 32, 12.6 KB with 16 + 32, 11.3 KB with 8 + 16,
-// against about 60 KB as RGBA. 16 levels of alpha on an edge a pixel or two wide and 32
-// of antialiasing on the glyphs are within 8 and 4 levels of 255 of the exact picture.
+// deflate tokens): on six typical monograms, at zlib level 9, the pair (330 + 900 px)
+// averaged 19.7 KB with 128 + 128 levels, 13.8 KB with 32 + 32, 12.6 KB with 16 + 32,
+// 11.3 KB with 8 + 16, against 60.5 KB as RGBA. 16 levels of alpha on an edge a pixel or
+// two wide and 32 of antialiasing on the glyphs are within 8 and 4 levels of 255 of the
+// exact picture. The caller picks zlib's level: 9 finds the previous row's match among
+// the runs' by searching long hash chains, 19 ms a pair against 2.7 ms at 6 (15.2 KB).
 #include <png.h>
 #include <stdlib.h>
 #include <string.h>

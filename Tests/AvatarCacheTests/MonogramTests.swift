@@ -64,7 +64,7 @@ import Testing
     }
 
     /// A monogram is two colours: its PNG is indexed (colour type 3, a palette with
-    /// transparency), under a quarter of the same picture as RGBA; a colour emoji is not
+    /// transparency), under 30 % of the same picture as RGBA; a colour emoji is not
     /// two colours, and stays RGBA.
     @Test func pngMonogramsAreIndexedAndSmall() throws {
         var pairs: [Int] = [], rgbaPairs: [Int] = []
@@ -87,7 +87,7 @@ import Testing
         }
         let average = pairs.reduce(0, +) / pairs.count, rgbaAverage = rgbaPairs.reduce(0, +) / rgbaPairs.count
         print("monogram pairs (330 + 900 px): indexed PNG \(pairs) bytes, \(average) on average; RGBA \(rgbaAverage) on average")
-        #expect(average * 4 < rgbaAverage, "indexed \(pairs), RGBA \(rgbaPairs)")
+        #expect(average * 10 < rgbaAverage * 3, "indexed \(pairs), RGBA \(rgbaPairs)")
         let emoji = try renderer.render(spec("😀", "#007AFF"))
         #expect(emoji[0].bytes[25] == 6, "a colour emoji is RGBA (colour type 6)")
     }

@@ -285,6 +285,47 @@ enum PNGBomb {
         #expect(gate.withReservation(1_000) { gate.reserved } == 1_000)
     }
 
+    /// On the decode pool a decode that does not fit does not hold its thread: a small
+    /// one queued behind it runs beside the large one in progress, and the deferred one
+    /// runs when its bytes fit.
+    @Test func aDecodeThatDoesNotFitLeavesItsThreadToOneThatDoes() async throws {
+        let gate = DecodeMemoryGate(budgetBytes: 100)
+        let pool = DecodeWorkerPool(threads: 2, gate: gate)
+        defer { pool.shutdown() }
+        final class Events: @unchecked Sendable {
+            private let lock = NSLock()
+            private var list: [String] = []
+            func note(_ event: String) { lock.withLock { list.append(event) } }
+            var all: [String] { lock.withLock { list } }
+        }
+        let events = Events()
+        let firstHolding = DispatchSemaphore(value: 0), releaseFirst = DispatchSemaphore(value: 0)
+        let first = Task {
+            try await pool.run {
+                try gate.withReservationOrDeferral(80) {
+                    events.note("large 1 in")
+                    firstHolding.signal()
+                    releaseFirst.wait()
+                    events.note("large 1 out")
+                }
+            }
+        }
+        firstHolding.wait()
+        let second = Task { try await pool.run { try gate.withReservationOrDeferral(80) { events.note("large 2 in") } } }
+        // The second large one is deferred (80 + 80 > 100) and its thread is free again.
+        try await Task.sleep(for: .milliseconds(100))
+        let small = Task { try await pool.run { try gate.withReservationOrDeferral(10) { events.note("small in") } } }
+        // Up to 2 s for the small one while the first large one holds its memory.
+        for _ in 0..<200 where !events.all.contains("small in") { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(events.all == ["large 1 in", "small in"], "the small decode ran beside the large one: \(events.all)")
+        releaseFirst.signal()
+        try await first.value
+        try await second.value
+        try await small.value
+        #expect(events.all == ["large 1 in", "small in", "large 1 out", "large 2 in"])
+        #expect(gate.reserved == 0)
+    }
+
     @Test func estimatesFromTheHeader() throws {
         try Vips.initialise()
         let png = try Fixtures.photo("camera.png")

@@ -70,11 +70,13 @@ public struct AvatarRenderer: Sendable {
         }
         guard let memoryGate else { return try decode(bytes, format: format, header: header) }
         let need = Self.decodeMemory(bytes, header: header, format: format, target: tiers.first ?? 0)
-        // After a large decode, its freed buffers go back to the system, or the heap
-        // keeps them (and the next large one lands elsewhere).
-        defer { if need >= Self.trimAfterBytes { _ = cvipsshim_malloc_trim() } }
-        return try memoryGate.withReservation(need) {
-            try decode(bytes, format: format, header: header)
+        // On a pool thread, a decode that does not fit now is deferred (the gate throws
+        // `Deferred`) and the pool runs it again when it fits.
+        return try memoryGate.withReservationOrDeferral(need) {
+            // After a large decode, its freed buffers go back to the system, or the heap
+            // keeps them (and the next large one lands elsewhere).
+            defer { if need >= Self.trimAfterBytes { _ = cvipsshim_malloc_trim() } }
+            return try decode(bytes, format: format, header: header)
         }
     }
 

@@ -5,30 +5,79 @@ import Foundation
 /// at once took a run's peak memory past 250 MB. A decode that would take the total over
 /// the budget waits for others to finish; one larger than the whole budget runs alone.
 ///
-/// Blocking: called on `DecodeWorkerPool` threads only.
+/// On a `DecodeWorkerPool` thread, a decode that does not fit does not wait there: it is
+/// deferred (`Deferred`), its thread takes the next job (a small photo decodes beside a
+/// large one instead of queueing behind it), and the pool runs it again once its bytes
+/// fit (`withReservationOrDeferral`). Elsewhere it waits.
 public final class DecodeMemoryGate: @unchecked Sendable {
     public let budgetBytes: Int64
     private let condition = NSCondition()
     private var inUse: Int64 = 0
+    /// Called after every release, outside the lock (the pool looks again for a deferred
+    /// job that now fits).
+    private var released: [@Sendable () -> Void] = []
 
     public init(budgetBytes: Int64) {
         self.budgetBytes = max(1, budgetBytes)
     }
 
-    /// Runs `work` once `bytes` fit in the budget (or nothing else is decoding).
+    /// A decode that needs `bytes` and did not fit: run it again when `fits(bytes)`.
+    public struct Deferred: Error {
+        public let bytes: Int64
+    }
+
+    /// Whether `bytes` fit now (or nothing else is decoding).
+    public func fits(_ bytes: Int64) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return inUse == 0 || inUse + bytes <= budgetBytes
+    }
+
+    /// Calls `body` after every release.
+    func onRelease(_ body: @escaping @Sendable () -> Void) {
+        condition.lock()
+        released.append(body)
+        condition.unlock()
+    }
+
+    /// Runs `work` once `bytes` fit in the budget (or nothing else is decoding), waiting
+    /// for them.
     public func withReservation<T>(_ bytes: Int64, _ work: () throws -> T) rethrows -> T {
-        let bytes = max(0, bytes)
+        waitToReserve(max(0, bytes))
+        defer { release(max(0, bytes)) }
+        return try work()
+    }
+
+    /// The same, but on a pool thread (`DecodeWorkerPool.onPoolThread`) a decode that
+    /// does not fit throws `Deferred` instead of waiting, and its thread takes other work.
+    public func withReservationOrDeferral<T>(_ bytes: Int64, _ work: () throws -> T) throws -> T {
+        try reserve(max(0, bytes), deferring: DecodeWorkerPool.onPoolThread)
+        defer { release(max(0, bytes)) }
+        return try work()
+    }
+
+    private func waitToReserve(_ bytes: Int64) {
         condition.lock()
         while inUse > 0 && inUse + bytes > budgetBytes { condition.wait() }
         inUse += bytes
         condition.unlock()
-        defer {
-            condition.lock()
-            inUse -= bytes
-            condition.broadcast()
-            condition.unlock()
-        }
-        return try work()
+    }
+
+    private func reserve(_ bytes: Int64, deferring: Bool) throws(Deferred) {
+        guard deferring else { return waitToReserve(bytes) }
+        condition.lock()
+        defer { condition.unlock() }
+        guard inUse == 0 || inUse + bytes <= budgetBytes else { throw Deferred(bytes: bytes) }
+        inUse += bytes
+    }
+
+    private func release(_ bytes: Int64) {
+        condition.lock()
+        inUse -= bytes
+        condition.broadcast()
+        let observers = released
+        condition.unlock()
+        for observer in observers { observer() }
     }
 
     /// Bytes reserved now (for tests).

@@ -7,15 +7,32 @@ import Foundation
 /// every thread that has used libvips must call `vips_thread_shutdown()` before it
 /// ends, or libvips leaks per-thread buffers. So decoding runs here, one image per
 /// thread, as many threads as cores, and `run` suspends the caller until done.
+///
+/// With a `DecodeMemoryGate`: a job the gate defers (a large decode while others hold
+/// the memory) goes back to the queue, marked with the bytes it needs, and its thread
+/// takes the next job; a marked job is taken only when its bytes fit. No thread waits for
+/// memory while there is work that fits.
 public final class DecodeWorkerPool: @unchecked Sendable {
+    private struct Job {
+        /// Bytes the job's decode needs, once known (it was deferred); nil: any time.
+        var needs: Int64?
+        var work: () -> Void
+    }
+
     private let condition = NSCondition()
-    private var queue: [() -> Void] = []
+    private var queue: [Job] = []
     private var stopping = false
     private var running = 0
     public let threadCount: Int
+    private let gate: DecodeMemoryGate?
 
-    public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount) {
+    /// Whether this thread is one of a pool's (a gate defers rather than waits there).
+    static var onPoolThread: Bool { Thread.current.threadDictionary[poolThreadKey] != nil }
+    private static let poolThreadKey = "avatar-cache.decode-pool"
+
+    public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, gate: DecodeMemoryGate? = nil) {
         threadCount = max(1, threads)
+        self.gate = gate
         for index in 0..<threadCount {
             let thread = Thread { self.workLoop() }
             thread.name = "avatar-cache.decode.\(index)"
@@ -23,16 +40,34 @@ public final class DecodeWorkerPool: @unchecked Sendable {
             running += 1
             thread.start()
         }
+        gate?.onRelease { [weak self] in
+            guard let self else { return }
+            condition.lock()
+            condition.broadcast()
+            condition.unlock()
+        }
     }
 
-    /// Runs `work` on a pool thread and returns its result.
+    /// Runs `work` on a pool thread and returns its result; a deferral by the gate runs
+    /// it again when its bytes fit.
     public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        var needs: Int64?
+        while true {
+            do {
+                return try await enqueue(needs: needs, work)
+            } catch let deferred as DecodeMemoryGate.Deferred {
+                needs = deferred.bytes
+            }
+        }
+    }
+
+    private func enqueue<T: Sendable>(needs: Int64?, _ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             condition.lock()
-            queue.append {
-                continuation.resume(with: Result { try work() })
-            }
-            condition.signal()
+            let job = Job(needs: needs) { continuation.resume(with: Result { try work() }) }
+            // A deferred job is older than what was queued since: it goes first.
+            if needs != nil { queue.insert(job, at: 0) } else { queue.append(job) }
+            condition.broadcast()
             condition.unlock()
         }
     }
@@ -46,20 +81,32 @@ public final class DecodeWorkerPool: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// The first queued job that may run now: any not deferred, or a deferred one whose
+    /// bytes fit.
+    private func nextRunnable() -> Int? {
+        queue.firstIndex { job in job.needs.map { gate?.fits($0) ?? true } ?? true }
+    }
+
     private func workLoop() {
+        Thread.current.threadDictionary[Self.poolThreadKey] = true
         while true {
             condition.lock()
-            while queue.isEmpty && !stopping { condition.wait() }
-            if queue.isEmpty && stopping {
+            var index = nextRunnable()
+            while index == nil && !(queue.isEmpty && stopping) {
+                // Woken by a new job or a release of the gate's memory.
+                condition.wait()
+                index = nextRunnable()
+            }
+            guard let index else {
                 running -= 1
                 condition.broadcast()
                 condition.unlock()
                 vips_thread_shutdown()
                 return
             }
-            let job = queue.removeFirst()
+            let job = queue.remove(at: index)
             condition.unlock()
-            job()
+            job.work()
         }
     }
 }

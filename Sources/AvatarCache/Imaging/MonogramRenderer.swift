@@ -85,8 +85,10 @@ public struct MonogramRenderer: Sendable {
         return try composite(spec, mask: mask, text: text, background: background, side: side)
     }
 
-    /// zlib's level for indexed monograms: drawn once, read by every client many times.
-    static let pngCompression: Int32 = 9
+    /// zlib's level for indexed monograms: 6 (its default) gives 15.2 KB a pair on the
+    /// test's six monograms in 2.7 ms of deflate; 9 gives 12.6 KB in 19 ms, which on the
+    /// 1,000,000-profile store bench (5,824 monograms) took the first run from 33 s to 61 s.
+    static let pngCompression: Int32 = 6
 
     /// libvips' compositing (float, premultiplied inside): the reference the one-pass
     /// path is tested against, and the path for a text image it does not take.

@@ -16,11 +16,12 @@ extension WarmPipeline {
                 maxConnectionsPerHost: configuration.maxConnectionsPerHost,
                 trace: logger
             )
-            pool = DecodeWorkerPool(threads: configuration.decodeThreads)
+            let gate = DecodeMemoryGate(budgetBytes: configuration.maxDecodeMemory)
+            pool = DecodeWorkerPool(threads: configuration.decodeThreads, gate: gate)
             writer = RenderWriter(
                 renderer: AvatarRenderer(tiers: configuration.tiers, outputFormat: configuration.outputFormat, quality: configuration.quality,
                                          maxPixels: configuration.maxPixels, crop: configuration.crop,
-                                         memoryGate: DecodeMemoryGate(budgetBytes: configuration.maxDecodeMemory)),
+                                         memoryGate: gate),
                 monograms: MonogramRenderer(tiers: configuration.tiers, outputFormat: configuration.monogramFormat, quality: configuration.quality),
                 directory: CacheDirectory(root: configuration.cacheDirectory)
             )
