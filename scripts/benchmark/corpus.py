@@ -9,15 +9,25 @@ Mix of the photos, as in issue 6: 60 % small JPEGs (96-400 px), 25 % phone JPEGs
 progressive, some EXIF-rotated, one CMYK), 15 % PNG / WebP / HEIC / GIF.
 About one profile in six has no photo.
 
-usage: corpus.py WORKDIR N BASE_URL
+A second corpus, "b" (`corpus.py WORKDIR N BASE_URL b`), is made the same way from other
+photos: scikit-learn's sample photos, the scikit-image photos corpus "a" does not use, and
+Debian's gnome-backgrounds wallpapers (downloaded with apt, not installed), with another
+mix: 40 % small JPEGs (a third of them progressive), 35 % phone JPEGs (3-12 MP, half
+progressive, two of those 4:4:4, one CMYK, two EXIF-rotated), 25 % PNG with alpha,
+WebP, HEIC at 1 and 12 MP, GIF; one profile in eight has no photo. Tune on one corpus,
+confirm on the other.
+
+usage: corpus.py WORKDIR N BASE_URL [b]
 """
 import glob, json, os, struct, subprocess, sys, zipfile
 
 from photo_variants import unique
 
 work, count, base_url = sys.argv[1], int(sys.argv[2]), sys.argv[3].rstrip("/")
-bases = os.path.join(work, "bases")
-photos = os.path.join(work, "www", "photos")
+corpus = sys.argv[4] if len(sys.argv) > 4 else "a"
+suffix = "" if corpus == "a" else f"-{corpus}"
+bases = os.path.join(work, "bases" + suffix)
+photos = os.path.join(work, "www", "photos" + suffix)
 os.makedirs(bases, exist_ok=True)
 os.makedirs(photos, exist_ok=True)
 
@@ -103,23 +113,135 @@ def build_bases():
     return sorted(os.path.basename(m) for m in made)
 
 
-names = build_bases()
+def source_photos_b():
+    """scikit-learn's two sample photos, the scikit-image photos "a" leaves out, and
+    photographic wallpapers of Debian's gnome-backgrounds and desktop-base."""
+    source_photos()  # the scikit-image data
+    data = os.path.join(work, "skimage-data")
+    wheel_dir = os.path.join(work, "wheel-sklearn")
+    if not glob.glob(os.path.join(wheel_dir, "scikit_learn-*.whl")):
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
+                        "-d", wheel_dir, "scikit-learn==1.7.2"], check=True)
+    sklearn = os.path.join(work, "sklearn-images")
+    if not os.path.isdir(sklearn):
+        os.makedirs(sklearn)
+        with zipfile.ZipFile(glob.glob(os.path.join(wheel_dir, "scikit_learn-*.whl"))[0]) as wheel:
+            for name in wheel.namelist():
+                if name.startswith("sklearn/datasets/images/") and name.endswith(".jpg"):
+                    open(os.path.join(sklearn, os.path.basename(name)), "wb").write(wheel.read(name))
+    debian = os.path.join(work, "debian-backgrounds")
+    if not os.path.isdir(debian):
+        os.makedirs(os.path.join(work, "debs"), exist_ok=True)
+        subprocess.run(["apt-get", "download", "gnome-backgrounds", "desktop-base"], cwd=os.path.join(work, "debs"), check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        tree = os.path.join(work, "debs", "tree")
+        for deb in glob.glob(os.path.join(work, "debs", "*.deb")):
+            subprocess.run(["dpkg-deb", "-x", deb, tree], check=True)
+        os.makedirs(debian)
+        for path in glob.glob(os.path.join(tree, "usr/share/backgrounds/gnome/*-l.webp")) + \
+                glob.glob(os.path.join(tree, "usr/share/desktop-base/*-theme/login/sddm-preview.jpg")):
+            name = path.split("/")[-3] + "-" + os.path.basename(path) if "desktop-base" in path else os.path.basename(path)
+            vips("copy", path, os.path.join(debian, name.rsplit(".", 1)[0] + ".png"))
+    photos_b = sorted(glob.glob(os.path.join(sklearn, "*.jpg")))
+    photos_b += [os.path.join(data, n) for n in ["motorcycle_right.png", "brick.png", "grass.png", "gravel.png", "moon.png",
+                                                 "page.png", "color.png", "clock_motion.png"]]
+    photos_b += sorted(glob.glob(os.path.join(debian, "wood-l.png")) + glob.glob(os.path.join(debian, "*sddm-preview.png"))
+                       + glob.glob(os.path.join(debian, "adwaita-l.png")))
+    return photos_b
+
+
+def build_bases_b():
+    marker = os.path.join(bases, ".done")
+    if os.path.exists(marker):
+        return sorted(f for f in os.listdir(bases) if not f.startswith("."))
+    sources = source_photos_b()
+    made = []
+
+    def upscaled(src, w, h, sigma):
+        """src resized to w x h (aspect not kept, as a phone crop would not) with grain."""
+        sw = int(subprocess.run(["vipsheader", "-f", "width", src], capture_output=True, text=True, check=True).stdout)
+        sh = int(subprocess.run(["vipsheader", "-f", "height", src], capture_output=True, text=True, check=True).stdout)
+        vips("resize", src, os.path.join(work, "b-up.v"), str(w / sw), "--vscale", str(h / sh))
+        vips("extract_band", os.path.join(work, "b-up.v"), os.path.join(work, "b-up3.v"), "0", "--n",
+             str(min(3, int(subprocess.run(["vipsheader", "-f", "bands", os.path.join(work, "b-up.v")], capture_output=True, text=True, check=True).stdout))))
+        up = os.path.join(work, "b-up3.v")
+        if int(subprocess.run(["vipsheader", "-f", "bands", up], capture_output=True, text=True, check=True).stdout) < 3:
+            vips("colourspace", up, os.path.join(work, "b-rgb.v"), "srgb")
+            up = os.path.join(work, "b-rgb.v")
+        vips("gaussnoise", os.path.join(work, "b-grain.v"), str(w), str(h), "--sigma", str(sigma))
+        vips("add", up, os.path.join(work, "b-grain.v"), os.path.join(work, "b-noisy.v"))
+        vips("cast", os.path.join(work, "b-noisy.v"), os.path.join(work, "b-noisy8.v"), "uchar")
+        return os.path.join(work, "b-noisy8.v")
+
+    # 15 small JPEGs, 120-480 px, every third progressive.
+    sizes = [120, 150, 180, 220, 256, 300, 360, 420, 480]
+    for i in range(15):
+        src, size = sources[(i * 5) % len(sources)], sizes[i % len(sizes)]
+        out = os.path.join(bases, f"small-{i:02d}.jpg")
+        subprocess.run(["vipsthumbnail", src, "--size", f"{size}x{size}", "-o", out + "[Q=80,strip" + (",interlace" if i % 3 == 0 else "") + "]"], check=True)
+        made.append(out)
+    # 12 phone JPEGs, 3-12 MP: six progressive (two at 4:4:4), one CMYK, two rotated.
+    phone = [(2000, 1500, ",interlace"), (4000, 3000, ",interlace"), (4000, 3000, ",interlace,subsample_mode=off"),
+             (3000, 2000, ""), (4000, 3000, ""), (3000, 2000, ",interlace,subsample_mode=off"), (4000, 3000, "rotate"),
+             (2000, 1500, "cmyk"), (4000, 3000, ",interlace"), (3000, 2000, "rotate"), (2000, 1500, ""), (3000, 2000, ",interlace")]
+    for i, (w, h, kind) in enumerate(phone):
+        noisy = upscaled(sources[(i * 3 + 1) % len(sources)], w, h, 5)
+        out = os.path.join(bases, f"phone-{i:02d}-{w * h // 1_000_000}mp.jpg")
+        if kind == "cmyk":
+            vips("icc_export", noisy, os.path.join(work, "b-cmyk.v"), "--output-profile", "cmyk")
+            vips("copy", os.path.join(work, "b-cmyk.v"), out + "[Q=88]")
+        elif kind == "rotate":
+            vips("rot", noisy, os.path.join(work, "b-rot.v"), "d90")
+            vips("copy", os.path.join(work, "b-rot.v"), out + "[Q=88,strip]")
+            exif_orientation_6(out)
+        else:
+            vips("copy", noisy, out + f"[Q=88,strip{kind}]")
+        made.append(out)
+    # 9 others: PNG with alpha, WebP, HEIC at 1 and 12 MP, GIF.
+    others = [("png-alpha", 700), ("webp", 1600), ("heic", 1000), ("heic-12mp", 0), ("gif", 320), ("png-alpha", 1000),
+              ("webp", 800), ("heic", 1200), ("png", 500)]
+    for i, (kind, size) in enumerate(others):
+        src = sources[(i * 7 + 2) % len(sources)]
+        ext = kind.split("-")[0]
+        out = os.path.join(bases, f"other-{i:02d}.{ext}")
+        if kind == "heic-12mp":
+            noisy = upscaled(src, 4000, 3000, 3)
+            vips("copy", noisy, out + "[Q=55]")
+        else:
+            tmp = os.path.join(work, "b-other.v")
+            vips("resize", src, tmp, str(size / int(subprocess.run(["vipsheader", "-f", "width", src], capture_output=True, text=True, check=True).stdout)))
+            if kind == "png-alpha":
+                # A disc of the picture on transparency, as profile pictures often are.
+                vips("extract_band", tmp, os.path.join(work, "b-rgb3.v"), "0", "--n", "3") if int(subprocess.run(["vipsheader", "-f", "bands", tmp], capture_output=True, text=True, check=True).stdout) >= 3 else vips("colourspace", tmp, os.path.join(work, "b-rgb3.v"), "srgb")
+                h = int(subprocess.run(["vipsheader", "-f", "height", tmp], capture_output=True, text=True, check=True).stdout)
+                vips("black", os.path.join(work, "b-mask.v"), str(size), str(h))
+                subprocess.run(["vips", "draw_circle", os.path.join(work, "b-mask.v"), "255", str(size // 2), str(h // 2), str(min(size, h) // 2), "--fill"], check=True)
+                vips("bandjoin", f"{os.path.join(work, 'b-rgb3.v')} {os.path.join(work, 'b-mask.v')}", os.path.join(work, "b-rgba.v"))
+                vips("copy", os.path.join(work, "b-rgba.v"), out)
+            else:
+                vips("copy", tmp, out + {"webp": "[Q=75]", "heic": "[Q=55]", "gif": "", "png": ""}[ext])
+        made.append(out)
+    open(marker, "w").write("ok\n")
+    return sorted(os.path.basename(m) for m in made)
+
+
+names = build_bases() if corpus == "a" else build_bases_b()
 originals = {n: open(os.path.join(bases, n), "rb").read() for n in names}
 users, with_photo = [], 0
 first = ["Ann", "Bo", "Chen", "Dara", "Émile", "Farah", "Gus", "Hana", "Ivo", "Jun", "Kofi", "Lía", "Mina", "Noor"]
 last = ["Lee", "Okafor", "Silva", "Nguyen", "Kowalski", "Haddad", "Tanaka", "Müller", "Rossi", "Kim"]
 for i in range(count):
     user = {"id": f"user-{i:06d}", "displayName": f"{first[i % 14]} {last[(i // 3) % 10]}", "email": f"user{i}@example.com"}
-    if i % 6 != 5:
+    if (i % 6 != 5) if corpus == "a" else (i % 8 != 7):
         name = names[with_photo % len(names)]
         ext = name.rsplit(".", 1)[1]
         file = f"p{i:06d}.{ext}"
         path = os.path.join(photos, file)
         if not os.path.exists(path):
             open(path, "wb").write(unique(originals[name], ext, f"avatar-cache bench profile {i}"))
-        user["profileImageUrl"] = f"{base_url}/photos/{file}"
+        user["profileImageUrl"] = f"{base_url}/photos{suffix}/{file}"
         with_photo += 1
     users.append(user)
-json.dump({"users": users}, open(os.path.join(work, f"users-{count}.json"), "w"), ensure_ascii=False)
+json.dump({"users": users}, open(os.path.join(work, f"users{suffix}-{count}.json"), "w"), ensure_ascii=False)
 total = sum(os.path.getsize(os.path.join(photos, f)) for f in os.listdir(photos))
-print(f"corpus: {count} profiles, {with_photo} with photos, {len(names)} base images, {total / 1e6:.0f} MB served", file=sys.stderr)
+print(f"corpus {corpus}: {count} profiles, {with_photo} with photos, {len(names)} base images, {total / 1e6:.0f} MB served", file=sys.stderr)
