@@ -73,7 +73,7 @@ public enum Settings {
         "concurrency", .integer(1...1024), default: 16,
         help: "Sources in flight at once.", valueName: "n", binding: .at(\.concurrency))
     public static let decodeThreads = Setting<Int>(
-        "decode-threads", .integer(1...256), default: ProcessInfo.processInfo.activeProcessorCount,
+        "decode-threads", .integer(1...256), default: min(256, ProcessInfo.processInfo.activeProcessorCount),
         defaultInWords: "the number of cores",
         help: "Threads decoding with libvips, one image each.", valueName: "n", binding: .at(\.decodeThreads))
     public static let maxConnectionsPerHost = Setting<Int>(
