@@ -16,7 +16,96 @@ static void cvipsshim_release_heif(VipsImage *image, void *data) {
     g_free(pixels);
 }
 
+// The centre square at half size, straight from the decoded YCbCr 4:2:0 planes: each
+// 2x2 block of luma averaged and converted with its one chroma sample (libheif's own
+// conversion repeats that sample over the block: the same colours), into an RGB image a
+// quarter of the full square's size. Returns 3 (nothing done) when the image is not 8-bit
+// 4:2:0 without alpha, its matrix is not one of the usual ones, or half its square would
+// be smaller than `minSide`.
+static int cvipsshim_heif_half_square(struct heif_image_handle *handle, int minSide, VipsImage **out) {
+    if (minSide <= 0 || heif_image_handle_has_alpha_channel(handle) ||
+        heif_image_handle_get_luma_bits_per_pixel(handle) != 8 || heif_image_handle_get_chroma_bits_per_pixel(handle) != 8) return 3;
+    int w = heif_image_handle_get_width(handle), h = heif_image_handle_get_height(handle);
+    int side = (w < h ? w : h) & ~1;
+    if (side / 2 < minSide) return 3;
+    struct heif_image *decoded = NULL;
+    struct heif_error error = heif_decode_image(handle, &decoded, heif_colorspace_YCbCr, heif_chroma_420, NULL);
+    if (error.code != heif_error_Ok || !decoded) return 3;
+    int yStride = 0, cbStride = 0, crStride = 0;
+    const uint8_t *luma = heif_image_get_plane_readonly(decoded, heif_channel_Y, &yStride);
+    const uint8_t *cb = heif_image_get_plane_readonly(decoded, heif_channel_Cb, &cbStride);
+    const uint8_t *cr = heif_image_get_plane_readonly(decoded, heif_channel_Cr, &crStride);
+    if (!luma || !cb || !cr || heif_image_get_width(decoded, heif_channel_Y) != w || heif_image_get_height(decoded, heif_channel_Y) != h ||
+        heif_image_get_width(decoded, heif_channel_Cb) != (w + 1) / 2 || heif_image_get_height(decoded, heif_channel_Cb) != (h + 1) / 2 ||
+        heif_image_get_width(decoded, heif_channel_Cr) != (w + 1) / 2 || heif_image_get_height(decoded, heif_channel_Cr) != (h + 1) / 2) {
+        heif_image_release(decoded);
+        return 3;
+    }
+    // The matrix and range libheif's conversion would use: the image's, else the file's,
+    // else its default (BT.601, full range).
+    int matrix = 6, fullRange = 1;
+    struct heif_color_profile_nclx *nclx = NULL;
+    if (heif_image_get_nclx_color_profile(decoded, &nclx).code == heif_error_Ok && nclx) {
+        matrix = nclx->matrix_coefficients;
+        fullRange = nclx->full_range_flag;
+        heif_nclx_color_profile_free(nclx);
+    } else if (heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok && nclx) {
+        matrix = nclx->matrix_coefficients;
+        fullRange = nclx->full_range_flag;
+        heif_nclx_color_profile_free(nclx);
+    }
+    double kr, kb;
+    switch (matrix) {
+    case 1: kr = 0.2126; kb = 0.0722; break;          // BT.709
+    case 2: case 5: case 6: kr = 0.299; kb = 0.114; break;  // unspecified, BT.470 B/G, BT.601
+    case 4: kr = 0.30; kb = 0.11; break;               // FCC
+    case 7: kr = 0.212; kb = 0.087; break;             // SMPTE 240M
+    case 9: kr = 0.2627; kb = 0.0593; break;           // BT.2020 non-constant
+    default: heif_image_release(decoded); return 3;
+    }
+    double kg = 1 - kr - kb;
+    double lumaScale = fullRange ? 1.0 : 255.0 / 219.0, chromaScale = fullRange ? 1.0 : 255.0 / 224.0;
+    int lumaOffset = fullRange ? 0 : 16;
+    // In 1/65536ths.
+    int yk = (int) (lumaScale * 65536 + 0.5);
+    int rCr = (int) (2 * (1 - kr) * chromaScale * 65536 + 0.5);
+    int gCb = (int) (2 * kb * (1 - kb) / kg * chromaScale * 65536 + 0.5);
+    int gCr = (int) (2 * kr * (1 - kr) / kg * chromaScale * 65536 + 0.5);
+    int bCb = (int) (2 * (1 - kb) * chromaScale * 65536 + 0.5);
+    int n = side / 2;
+    int left = ((w - side) / 2) & ~1, top = ((h - side) / 2) & ~1;
+    unsigned char *rgb = g_try_malloc((size_t) n * n * 3);
+    if (!rgb) { heif_image_release(decoded); vips_error("heif", "out of memory"); return -1; }
+    for (int j = 0; j < n; j++) {
+        const uint8_t *y0 = luma + (size_t) (top + 2 * j) * yStride + left, *y1 = y0 + yStride;
+        const uint8_t *cbRow = cb + (size_t) (top / 2 + j) * cbStride + left / 2;
+        const uint8_t *crRow = cr + (size_t) (top / 2 + j) * crStride + left / 2;
+        unsigned char *target = rgb + (size_t) j * n * 3;
+        for (int i = 0; i < n; i++) {
+            // The block's luma, in 1/4ths, less the offset.
+            int y4 = y0[2 * i] + y0[2 * i + 1] + y1[2 * i] + y1[2 * i + 1] - 4 * lumaOffset;
+            long long yv = (long long) y4 * yk / 4;   // in 1/65536ths
+            int u = cbRow[i] - 128, v = crRow[i] - 128;
+            long long r = yv + (long long) rCr * v, g = yv - (long long) gCb * u - (long long) gCr * v, b = yv + (long long) bCb * u;
+            r = (r + 32768) >> 16; g = (g + 32768) >> 16; b = (b + 32768) >> 16;
+            target[3 * i] = (unsigned char) (r < 0 ? 0 : r > 255 ? 255 : r);
+            target[3 * i + 1] = (unsigned char) (g < 0 ? 0 : g > 255 ? 255 : g);
+            target[3 * i + 2] = (unsigned char) (b < 0 ? 0 : b > 255 ? 255 : b);
+        }
+    }
+    heif_image_release(decoded);
+    VipsImage *image = cvipsshim_image_owning(rgb, (size_t) n * n * 3, n, n, 3, VIPS_FORMAT_UCHAR);
+    if (!image) return -1;
+    *out = image;
+    return 0;
+}
+
 int cvipsshim_heif_decode(const void *buf, size_t len, long long maxPixels, VipsImage **out, int *codedWidth, int *codedHeight) {
+    return cvipsshim_heif_decode_square(buf, len, maxPixels, 0, out, codedWidth, codedHeight, NULL, NULL);
+}
+
+int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixels, int halfSquareFrom, VipsImage **out,
+                                 int *codedWidth, int *codedHeight, int *shownWidth, int *shownHeight) {
     struct heif_context *context = heif_context_alloc();
     struct heif_image_handle *handle = NULL;
     struct heif_image *decoded = NULL;
@@ -43,6 +132,12 @@ int cvipsshim_heif_decode(const void *buf, size_t len, long long maxPixels, Vips
         heif_context_free(context);
         return width > 0 && height > 0 ? 2 : -1;
     }
+    if (shownWidth) *shownWidth = heif_image_handle_get_width(handle);
+    if (shownHeight) *shownHeight = heif_image_handle_get_height(handle);
+    VipsImage *image;
+    int half = cvipsshim_heif_half_square(handle, halfSquareFrom, &image);
+    if (half == 0) goto attach_profile;
+    if (half < 0) goto cleanup;
     int alpha = heif_image_handle_has_alpha_channel(handle);
     int bands = alpha ? 4 : 3;
     // The image's transformations (rotation, mirror, crop) applied, as heifload does.
@@ -52,7 +147,6 @@ int cvipsshim_heif_decode(const void *buf, size_t len, long long maxPixels, Vips
     const uint8_t *plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride);
     int w = heif_image_get_width(decoded, heif_channel_interleaved), h = heif_image_get_height(decoded, heif_channel_interleaved);
     if (!plane || w <= 0 || h <= 0) { vips_error("heif", "no pixels decoded"); goto cleanup; }
-    VipsImage *image;
     if ((size_t) stride == (size_t) w * bands) {
         // No copy: the image keeps libheif's plane and releases it when it closes.
         image = vips_image_new_from_memory(plane, (size_t) stride * h, w, h, bands, VIPS_FORMAT_UCHAR);
@@ -67,6 +161,7 @@ int cvipsshim_heif_decode(const void *buf, size_t len, long long maxPixels, Vips
         image = cvipsshim_image_owning(packed, (size_t) w * bands * h, w, h, bands, VIPS_FORMAT_UCHAR);
         if (!image) goto cleanup;
     }
+attach_profile:
     image->Type = VIPS_INTERPRETATION_sRGB;
     if (heif_image_handle_get_color_profile_type(handle) == heif_color_profile_type_prof ||
         heif_image_handle_get_color_profile_type(handle) == heif_color_profile_type_rICC) {

@@ -114,6 +114,49 @@ import Testing
         #expect(throws: ImagingError.self) { try AvatarRenderer(tiers: [330], maxPixels: 451 * 300 - 1).render(heic) }
     }
 
+    /// A large HEIC's centre square comes at half size straight from its YCbCr planes:
+    /// the same colours as libheif's own RGB conversion averaged over 2x2 blocks (its
+    /// matrix and range), and the whole image when half the square would be too small.
+    @Test func aHEICsCentreSquareAtHalfSizeMatchesLibheifsConversion() throws {
+        try Vips.initialise()
+        let heic = try [UInt8](Data(contentsOf: Fixtures.repositoryRoot
+            .appendingPathComponent("Tests/AvatarCacheTests/Fixtures/photos/chelsea.heic")))
+        func decode(halfFrom: Int32) throws -> (Pixels, Int32, Int32) {
+            var coded: (Int32, Int32) = (0, 0), shown: (Int32, Int32) = (0, 0)
+            let image = try heic.withUnsafeBytes { raw in
+                try VipsImageRef.make("heif") {
+                    cvipsshim_heif_decode_square(raw.baseAddress, raw.count, 1 << 30, halfFrom, $0, &coded.0, &coded.1, &shown.0, &shown.1)
+                }
+            }
+            return (try Pixels(image), shown.0, shown.1)
+        }
+        let (full, fullWidth, fullHeight) = try decode(halfFrom: 0)
+        #expect(full.width == 451 && full.height == 300 && fullWidth == 451 && fullHeight == 300)
+        #expect(try decode(halfFrom: 151).0.width == 451, "half the square (150) is under 151: the whole image")
+        let (half, shownWidth, shownHeight) = try decode(halfFrom: 150)
+        #expect(half.width == 150 && half.height == 150 && half.bands == 3 && shownWidth == 451 && shownHeight == 300)
+        // The reference: libheif's RGB, the same square (from an even column), 2x2 means.
+        var expected = Pixels(width: 150, height: 150, bands: 3, data: [UInt8](repeating: 0, count: 150 * 150 * 3))
+        let left = ((451 - 300) / 2) & ~1
+        var largest = 0
+        for y in 0..<150 {
+            for x in 0..<150 {
+                for band in 0..<3 {
+                    var sum = 0
+                    for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] { sum += Int(full.pixel(left + 2 * x + dx, 2 * y + dy)[band]) }
+                    expected.data[(y * 150 + x) * 3 + band] = UInt8((sum + 2) / 4)
+                    largest = max(largest, abs(Int(half.pixel(x, y)[band]) - (sum + 2) / 4))
+                }
+            }
+        }
+        let difference = half.meanDifference(expected)
+        #expect(difference < 0.75 && largest <= 4, "\(difference) levels apart on average, \(largest) at most")
+        // A wrong matrix or range would be far off: the comparison can tell.
+        var swapped = expected
+        for index in stride(from: 0, to: swapped.data.count, by: 3) { swapped.data.swapAt(index, index + 2) }
+        #expect(half.meanDifference(swapped) > difference * 4)
+    }
+
     /// Embedded profiles go through one cached 8-bit lcms transform; libvips'
     /// icc_transform (through Lab floats) is the reference it must agree with.
     @Test func theDirectICCTransformAgreesWithLibvips() throws {

@@ -44,6 +44,14 @@ long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target);
 // coded image), set in *codedWidth and *codedHeight, is over `maxPixels`.
 int cvipsshim_heif_decode(const void *buf, size_t len, long long maxPixels, VipsImage **out, int *codedWidth, int *codedHeight);
 
+// The same, but when the image is 8-bit 4:2:0 without alpha and half its centre square is
+// at least `halfSquareFrom` pixels (0: never), only that square at half size, converted
+// from the YCbCr planes 2x2 block by 2x2 block: no full-size RGB image (36 MB for 12 MP)
+// and a quarter of the conversion. *shownWidth and *shownHeight get the upright size of
+// the whole image either way.
+int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixels, int halfSquareFrom, VipsImage **out,
+                                 int *codedWidth, int *codedHeight, int *shownWidth, int *shownHeight);
+
 // Evaluates `in` into a new memory image on the calling thread, strip by strip
 // (RenderOnCallingThread.c). vips_image_copy_memory and the savers hand every image to libvips'
 // thread pool, which at one thread per image costs thread wake-ups per strip and new
