@@ -287,17 +287,19 @@ enum PNGBomb {
     }
 }
 
+/// Events noted from several threads, in order.
+private final class Events: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [String] = []
+    func note(_ event: String) { lock.withLock { list.append(event) } }
+    var all: [String] { lock.withLock { list } }
+}
+
 @Suite struct DecodeMemoryGateTests {
     @Test func decodesOverTheBudgetWaitForOthers() throws {
         let gate = DecodeMemoryGate(budgetBytes: 100)
         let firstHolding = DispatchSemaphore(value: 0), releaseFirst = DispatchSemaphore(value: 0)
         let done = DispatchGroup()
-        final class Events: @unchecked Sendable {
-            private let lock = NSLock()
-            private var list: [String] = []
-            func note(_ event: String) { lock.withLock { list.append(event) } }
-            var all: [String] { lock.withLock { list } }
-        }
         let events = Events()
         let note = events.note
         done.enter()
@@ -335,12 +337,6 @@ enum PNGBomb {
         let gate = DecodeMemoryGate(budgetBytes: 100)
         let pool = DecodeWorkerPool(threads: 2, gate: gate)
         defer { pool.shutdown() }
-        final class Events: @unchecked Sendable {
-            private let lock = NSLock()
-            private var list: [String] = []
-            func note(_ event: String) { lock.withLock { list.append(event) } }
-            var all: [String] { lock.withLock { list } }
-        }
         let events = Events()
         let firstHolding = DispatchSemaphore(value: 0), releaseFirst = DispatchSemaphore(value: 0)
         let first = Task {
