@@ -45,11 +45,11 @@ static int cvipsshim_heif_half_square(struct heif_image_handle *handle, int minS
     // else its default (BT.601, full range).
     int matrix = 6, fullRange = 1;
     struct heif_color_profile_nclx *nclx = NULL;
-    if (heif_image_get_nclx_color_profile(decoded, &nclx).code == heif_error_Ok && nclx) {
-        matrix = nclx->matrix_coefficients;
-        fullRange = nclx->full_range_flag;
-        heif_nclx_color_profile_free(nclx);
-    } else if (heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok && nclx) {
+    if (heif_image_get_nclx_color_profile(decoded, &nclx).code != heif_error_Ok) {
+        nclx = NULL;
+        if (heif_image_handle_get_nclx_color_profile(handle, &nclx).code != heif_error_Ok) nclx = NULL;
+    }
+    if (nclx) {
         matrix = nclx->matrix_coefficients;
         fullRange = nclx->full_range_flag;
         heif_nclx_color_profile_free(nclx);

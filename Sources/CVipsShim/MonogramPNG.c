@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "CVipsShim.h"
+#include "ShimInternal.h"
 
 #define EDGE_LEVELS 16
 #define TEXT_LEVELS 32
@@ -43,16 +44,10 @@ static int level(int value, int levels) { return (value * (levels - 1) + 127) / 
 int cvipsshim_monogram_png(VipsImage *mask, VipsImage *text, int x, int y,
                            int red, int green, int blue, int textRed, int textGreen, int textBlue,
                            int compression, void **buf, size_t *len) {
-    if (mask->BandFmt != VIPS_FORMAT_UCHAR || mask->Bands != 1 || text->BandFmt != VIPS_FORMAT_UCHAR || text->Bands != 4) return 1;
+    VipsRegion *maskRegion, *textRegion;
+    int status = cvipsshim_monogram_regions(mask, text, &maskRegion, &textRegion);
+    if (status) return status;
     int side = mask->Xsize;
-    if (mask->Ysize != side) return 1;
-    VipsRegion *maskRegion = vips_region_new(mask), *textRegion = vips_region_new(text);
-    VipsRect whole = { 0, 0, side, side }, glyphs = { 0, 0, text->Xsize, text->Ysize };
-    if (!maskRegion || !textRegion || vips_region_prepare(maskRegion, &whole) || vips_region_prepare(textRegion, &glyphs)) {
-        if (maskRegion) g_object_unref(maskRegion);
-        if (textRegion) g_object_unref(textRegion);
-        return -1;
-    }
     unsigned char *indices = g_try_malloc((size_t) side * side);
     if (!indices) {
         g_object_unref(maskRegion);

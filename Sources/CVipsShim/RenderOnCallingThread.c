@@ -147,21 +147,33 @@ int cvipsshim_jpeg_encode(VipsImage *in, int quality, void **buf, size_t *len) {
     return 0;
 }
 
+int cvipsshim_monogram_regions(VipsImage *mask, VipsImage *text, VipsRegion **maskRegion, VipsRegion **textRegion) {
+    if (mask->BandFmt != VIPS_FORMAT_UCHAR || mask->Bands != 1 || mask->Ysize != mask->Xsize ||
+        text->BandFmt != VIPS_FORMAT_UCHAR || text->Bands != 4) return 1;
+    *maskRegion = vips_region_new(mask);
+    *textRegion = vips_region_new(text);
+    VipsRect whole = { 0, 0, mask->Xsize, mask->Ysize }, glyphs = { 0, 0, text->Xsize, text->Ysize };
+    if (!*maskRegion || !*textRegion || vips_region_prepare(*maskRegion, &whole) || vips_region_prepare(*textRegion, &glyphs)) {
+        if (*maskRegion) g_object_unref(*maskRegion);
+        if (*textRegion) g_object_unref(*textRegion);
+        return -1;
+    }
+    return 0;
+}
+
 int cvipsshim_monogram_compose(VipsImage *mask, VipsImage *text, int x, int y,
                                int red, int green, int blue, int opaque, VipsImage **out) {
-    if (mask->BandFmt != VIPS_FORMAT_UCHAR || mask->Bands != 1 || text->BandFmt != VIPS_FORMAT_UCHAR || text->Bands != 4) return 1;
+    VipsRegion *maskRegion, *textRegion;
+    int status = cvipsshim_monogram_regions(mask, text, &maskRegion, &textRegion);
+    if (status) return status;
     int side = mask->Xsize;
-    if (mask->Ysize != side) return 1;
     int bands = opaque ? 3 : 4;
     size_t line = (size_t) side * bands;
     unsigned char *pixels = g_try_malloc(line * side);
-    if (!pixels) { vips_error("monogram", "out of memory"); return -1; }
-    VipsRegion *maskRegion = vips_region_new(mask), *textRegion = vips_region_new(text);
-    VipsRect whole = { 0, 0, side, side }, glyphs = { 0, 0, text->Xsize, text->Ysize };
-    if (!maskRegion || !textRegion || vips_region_prepare(maskRegion, &whole) || vips_region_prepare(textRegion, &glyphs)) {
-        if (maskRegion) g_object_unref(maskRegion);
-        if (textRegion) g_object_unref(textRegion);
-        g_free(pixels);
+    if (!pixels) {
+        g_object_unref(maskRegion);
+        g_object_unref(textRegion);
+        vips_error("monogram", "out of memory");
         return -1;
     }
     const unsigned char background[3] = { (unsigned char) red, (unsigned char) green, (unsigned char) blue };

@@ -28,4 +28,10 @@ struct jpeg_error_mgr *cvipsshim_jpeg_errors(struct cvipsshim_jpeg_error *error)
 // has `target` pixels; 8 when none does.
 unsigned int cvipsshim_jpeg_scale(unsigned int shortSide, int target);
 
+// A monogram's two inputs read whole: `mask`, one 8-bit band, side x side (the disc's
+// alpha), and `text`, four 8-bit bands (the initials). Returns 1 when they are not of
+// those forms, -1 when a region cannot be made (nothing to free), 0 with both set (the
+// caller unrefs them).
+int cvipsshim_monogram_regions(VipsImage *mask, VipsImage *text, VipsRegion **maskRegion, VipsRegion **textRegion);
+
 #endif

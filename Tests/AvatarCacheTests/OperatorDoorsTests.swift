@@ -220,8 +220,10 @@ import Testing
 
     @Test func aHostThatRebindsToABlockedAddressIsRefusedAtItsCheck() async throws {
         // The first answer passes, the second is the unspecified address (refused whatever
-        // --allow-private-networks says; a connection to it would stay on this machine):
-        // the second fetch is refused at its check, before any connection.
+        // --allow-private-networks says): the second fetch is refused at its check, before
+        // any connection. Were the check wrong, no packet could leave this machine: Linux
+        // connects a socket addressed to 0.0.0.0 to the local host. The failure's class
+        // says which happened: `blocked` is the check's, a failed connection is `network`.
         let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("chelsea.jpg"))], host: "127.0.0.2")
         defer { server.shutdown() }
         let resolver = RebindingResolver(["127.0.0.2", "0.0.0.0"])
@@ -229,7 +231,8 @@ import Testing
         let fetcher = HTTPFetcher(policy: policy, limits: FetchLimits(), maxConnectionsPerHost: 2)
         let url = "http://rebinding.invalid:\(server.port)/a.jpg"
         _ = try await fetcher.fetch(url)
-        await #expect(throws: SourceFailure.self) { _ = try await fetcher.fetch(url) }
+        let refusal = await #expect(throws: SourceFailure.self) { _ = try await fetcher.fetch(url) }
+        #expect(refusal?.failureClass == .blocked, "refused at the check: \(String(describing: refusal))")
         await fetcher.shutdown()
         #expect(server.requests.count == 1 && resolver.asked == 2)
     }

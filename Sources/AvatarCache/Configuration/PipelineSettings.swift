@@ -69,13 +69,9 @@ public struct PipelineSettings: Sendable, Equatable {
         var configuration = WarmConfiguration(exports: exports, cacheDirectory: URL(fileURLWithPath: cache))
         configuration.exportFormats = formats
         for setting in Settings.all {
-            // A value set in code, not read, is checked as one read would be.
-            if let written = setting.written(in: self) {
-                var checked = PipelineSettings()
-                do { try setting.take(written, into: &checked) } catch {
-                    throw ConfigurationError(message: "--\(setting.flag): " + error.message(expected: setting.expected))
-                }
-            }
+            // A value set in code, not read, is checked as one read would be: here when it
+            // lands nowhere in the configuration, else by `validate()` below.
+            try setting.checkUnbound(self)
             setting.apply(self, to: &configuration)
         }
         configuration.monica = try monicaCredential(environment: environment)

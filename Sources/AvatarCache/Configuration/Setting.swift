@@ -343,6 +343,11 @@ public protocol AnySetting: Sendable {
     func apply(_ settings: PipelineSettings, to configuration: inout WarmConfiguration)
     /// Checks the value `configuration` holds against the setting's range.
     func check(_ configuration: WarmConfiguration) throws(ConfigurationError)
+    /// Checks the value `settings` holds, for a setting that lands nowhere in a
+    /// configuration (the others are checked there).
+    func checkUnbound(_ settings: PipelineSettings) throws(ConfigurationError)
+    /// `--flag: expected …, found …`.
+    func flagMessage(_ error: SettingValueError) -> String
 }
 
 extension Setting: AnySetting {
@@ -365,6 +370,11 @@ extension Setting: AnySetting {
 
     public func check(_ configuration: WarmConfiguration) throws(ConfigurationError) {
         guard let binding, let value = binding.get(configuration) else { return }
+        do { try check(value) } catch { throw ConfigurationError(message: flagMessage(error)) }
+    }
+
+    public func checkUnbound(_ settings: PipelineSettings) throws(ConfigurationError) {
+        guard binding == nil, let value = settings[self] else { return }
         do { try check(value) } catch { throw ConfigurationError(message: flagMessage(error)) }
     }
 }

@@ -70,7 +70,7 @@ public struct AvatarRenderer: Sendable {
         }
         guard let memoryGate else { return try decode(bytes, format: format, header: header) }
         let need = Self.decodeMemory(bytes, header: header, format: format, target: tiers.first ?? 0,
-                                     halfSquare: crop == .centre && min(width, height) / 2 >= (tiers.first ?? 0))
+                                     halfSquare: crop == .centre && !header.hasAlpha && min(width, height) / 2 >= (tiers.first ?? 0))
         // On a pool thread, a decode that does not fit now is deferred (the gate throws
         // `Deferred`) and the pool runs it again when it fits.
         return try memoryGate.withReservationOrDeferral(need) {

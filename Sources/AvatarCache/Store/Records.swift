@@ -25,8 +25,6 @@ struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
         case sourceHeight
     }
 
-    static let files = hasMany(EntryFileRecord.self)
-
     var key: String
     var kind: AvatarKind
     var contentSHA256: String

@@ -80,7 +80,7 @@ struct PipelineOptions: ParsableArguments {
             do {
                 try setting.take(written, into: &settings)
             } catch {
-                throw ConfigurationError(message: "--\(setting.flag): " + error.message(expected: setting.expected))
+                throw ConfigurationError(message: setting.flagMessage(error))
             }
         }
         return settings

@@ -25,14 +25,15 @@ struct Run: AsyncParsableCommand {
     @OptionGroup var options: PipelineOptions
 
     func run() async throws {
-        if let format = try? options.settings().logFormat { ExitCodes.errorFormat = format }
+        // Read once (validated already): the log format applies to the file's errors too.
+        var overrides = try options.settings()
+        if let format = overrides.logFormat { ExitCodes.errorFormat = format }
         let fromFile: PipelineSettings
         do {
             fromFile = try PipelineFile.load(file)
         } catch {
             throw ExitCodes.fail(error)
         }
-        var overrides = try options.settings()
         overrides.cache = cache
         overrides.inputs = input.map { PipelineInput(path: $0) }
         try await RunExecution(settings: fromFile.overridden(by: overrides)).execute()
