@@ -21,15 +21,15 @@ struct AvatarCacheCommand: AsyncParsableCommand {
     )
 
     static func main() async {
-        // Two malloc arenas keep RSS flat under libvips (an explicit
-        // MALLOC_ARENA_MAX in the environment still wins).
+        // One malloc arena keeps RSS flat under libvips (an explicit MALLOC_ARENA_MAX in
+        // the environment still wins).
         if ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil {
-            Vips.limitMallocArenas(2)
+            Vips.limitMallocArenas()
         }
-        // The largest decode buffers mapped and returned when freed, the rest re-used
-        // from the heap (MALLOC_MMAP_THRESHOLD_ in the environment wins).
+        // Freed decode buffers re-used from the heap, not mapped fresh for every photo
+        // (MALLOC_MMAP_THRESHOLD_ in the environment wins).
         if ProcessInfo.processInfo.environment["MALLOC_MMAP_THRESHOLD_"] == nil {
-            Vips.mapLargeAllocations()
+            Vips.reuseFreedMemory()
         }
         do {
             var command = try parseAsRoot()

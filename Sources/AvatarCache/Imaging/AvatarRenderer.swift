@@ -74,14 +74,9 @@ public struct AvatarRenderer: Sendable {
         // On a pool thread, a decode that does not fit now is deferred (the gate throws
         // `Deferred`) and the pool runs it again when it fits.
         return try memoryGate.withReservationOrDeferral(need) {
-            // After a large decode, its freed buffers go back to the system, or the heap
-            // keeps them (and the next large one lands elsewhere).
-            defer { if need >= Self.trimAfterBytes { _ = cvipsshim_malloc_trim() } }
-            return try decode(bytes, format: format, header: header)
+            try decode(bytes, format: format, header: header)
         }
     }
-
-    static let trimAfterBytes: Int64 = 16_000_000
 
     /// What a decode holds at its peak, roughly: a progressive JPEG keeps 2 bytes per
     /// DCT coefficient of the whole image until its last scan (from its sampling

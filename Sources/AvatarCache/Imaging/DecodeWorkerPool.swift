@@ -23,6 +23,7 @@ public final class DecodeWorkerPool: @unchecked Sendable {
     private var queue: [Job] = []
     private var stopping = false
     private var running = 0
+    private var idleNanoseconds = (noWork: UInt64(0), noMemory: UInt64(0))
     public let threadCount: Int
     private let gate: DecodeMemoryGate?
 
@@ -72,6 +73,15 @@ public final class DecodeWorkerPool: @unchecked Sendable {
         }
     }
 
+    /// The seconds the pool's threads have waited so far, added up over the threads:
+    /// with nothing queued (`noWork`: the downloads did not keep up), and with jobs
+    /// queued that all wait for decode memory (`noMemory`).
+    public var idleSeconds: (noWork: Double, noMemory: Double) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (Double(idleNanoseconds.noWork) / 1e9, Double(idleNanoseconds.noMemory) / 1e9)
+    }
+
     /// Lets the queued work finish, then ends the threads. Blocks until they have ended.
     public func shutdown() {
         condition.lock()
@@ -94,7 +104,10 @@ public final class DecodeWorkerPool: @unchecked Sendable {
             var index = nextRunnable()
             while index == nil && !(queue.isEmpty && stopping) {
                 // Woken by a new job or a release of the gate's memory.
+                let waitStarted = DispatchTime.now().uptimeNanoseconds, queued = !queue.isEmpty
                 condition.wait()
+                let waited = DispatchTime.now().uptimeNanoseconds - waitStarted
+                if queued { idleNanoseconds.noMemory += waited } else { idleNanoseconds.noWork += waited }
                 index = nextRunnable()
             }
             guard let index else {

@@ -42,22 +42,23 @@ public enum Vips {
 
     /// Caps glibc's malloc arenas for the whole process (call first thing in `main`).
     /// With libvips on several threads, per-thread arenas fragment and RSS keeps
-    /// growing; two arenas keep it flat at little cost.
-    public static func limitMallocArenas(_ arenas: Int = 2) {
+    /// growing. One arena: every thread's freed decode buffers are there for the next
+    /// decode, on any thread (with two, corpus b's peak was 230 MB against 203).
+    public static func limitMallocArenas(_ arenas: Int = 1) {
         _ = cvipsshim_set_malloc_arena_max(Int32(arenas))
     }
 
-    /// Maps allocations from `bytes` up, so the largest decode buffers (a progressive
-    /// JPEG's coefficient planes, a big PNG or HEIC) go back to the system when freed,
-    /// and keeps up to `keep` bytes free at the top of the heap instead of returning
-    /// them at once. glibc otherwise raises the threshold after the first large free
-    /// (up to 32 MB), and the 24 MB coefficient planes of one progressive JPEG after
-    /// another then fragment the heap (peak RSS 211 MB against 180 MB). From 1 MB up,
-    /// though, every decoded square and every tier (2.4 MB at 900 px) was a fresh
-    /// mapping, zeroed by the kernel page by page: at 4 MB, with 16 MB kept, the
-    /// benchmark's system time went from 6.6 s to 4.1 s for about 20 MB more RSS.
-    public static func mapLargeAllocations(from bytes: Int = 4 << 20, keep: Int = 16 << 20) {
-        _ = cvipsshim_set_mmap_threshold(Int32(bytes))
+    /// Keeps freed memory in the heap for the next decode instead of giving it back to
+    /// the system: allocations are mapped only from `mapFrom` up (fixing the threshold
+    /// also stops glibc moving it), and up to `keep` bytes free at the top of the heap
+    /// stay. Decode buffers (a progressive JPEG's coefficient planes, 12-24 MB each, a
+    /// HEIC's planes, decoded squares) come and go with every photo: mapped fresh from
+    /// 4 MB up, as before, each one was zeroed by the kernel page by page, 2.3 million
+    /// page faults on corpus b, most of its 5-6 s of system time; re-used from the heap,
+    /// 2-3 s (`perf stat`, README "System time"). The heap then stays at its high-water
+    /// mark, which is why the decode-memory budget is lower than before.
+    public static func reuseFreedMemory(mapFrom: Int = 128 << 20, keep: Int = 64 << 20) {
+        _ = cvipsshim_set_mmap_threshold(Int32(mapFrom))
         _ = cvipsshim_set_trim_threshold(Int32(keep))
     }
 

@@ -130,14 +130,23 @@ public final class WarmPipeline: Sendable {
         )
         report.shard = configuration.shard?.description
         // Each stage's wall time, the process's CPU time in it, and so the cores it kept busy.
+        // For the job stages, also the seconds the decode threads waited (added up over
+        // them): for work (downloads behind) and for decode memory (big decodes queued).
         var stageStarted = Date(), stageCPU = Self.processCPUSeconds()
-        func stageDone(_ stage: String) {
+        var stageIdle: (noWork: Double, noMemory: Double) = (0, 0)
+        func milliRounded(_ value: Double) -> Logger.MetadataValue { .stringConvertible((value * 1000).rounded() / 1000) }
+        func stageDone(_ stage: String, pool: DecodeWorkerPool? = nil) {
             let wall = Date().timeIntervalSince(stageStarted), cpu = Self.processCPUSeconds() - stageCPU
-            logger.debug("stage done", metadata: [
-                "stage": "\(stage)", "seconds": .stringConvertible((wall * 1000).rounded() / 1000),
-                "cpuSeconds": .stringConvertible((cpu * 1000).rounded() / 1000),
+            var metadata: Logger.Metadata = [
+                "stage": "\(stage)", "seconds": milliRounded(wall), "cpuSeconds": milliRounded(cpu),
                 "cores": .stringConvertible(wall > 0 ? (cpu / wall * 100).rounded() / 100 : 0),
-            ])
+            ]
+            if let idle = pool?.idleSeconds {
+                metadata["decodeThreadsIdleNoWork"] = milliRounded(idle.noWork - stageIdle.noWork)
+                metadata["decodeThreadsIdleNoMemory"] = milliRounded(idle.noMemory - stageIdle.noMemory)
+                stageIdle = idle
+            }
+            logger.debug("stage done", metadata: metadata)
             stageStarted = Date()
             stageCPU = Self.processCPUSeconds()
         }
@@ -186,13 +195,13 @@ public final class WarmPipeline: Sendable {
             report.fresh += photos.fresh
             report.skippedRecentlyFailed += photos.skippedRecentlyFailed
             try index.write { try RunTables.touchSources($0, started: started) }
-            stageDone("photos")
+            stageDone("photos", pool: workers?.pool)
             var monograms = try planMonograms(state: state, report: &report)
             stageDone("plan monograms")
             try await process(stage: "monograms", total: monograms.jobs.count, next: { monograms.jobs.popLast() }, settled: { 0 },
                               state: state, workers: &workers, report: &report)
             await workers?.shutdown()
-            stageDone("monograms")
+            stageDone("monograms", pool: workers?.pool)
             if let reason = control.stopReason {
                 report.interrupted = reason
                 logger.notice("stopped early: what is done is saved", metadata: ["reason": "\(reason)"])

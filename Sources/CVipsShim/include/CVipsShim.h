@@ -133,7 +133,4 @@ int cvipsshim_set_mmap_threshold(int bytes);
 // for the next allocations rather than returned to the system at once.
 int cvipsshim_set_trim_threshold(int bytes);
 
-// malloc_trim(0): gives free pages in every arena back to the system.
-int cvipsshim_malloc_trim(void);
-
 #endif
