@@ -43,7 +43,7 @@ public enum Vips {
     /// Caps glibc's malloc arenas for the whole process (call first thing in `main`).
     /// With libvips on several threads, per-thread arenas fragment and RSS keeps
     /// growing. One arena: every thread's freed decode buffers are there for the next
-    /// decode, on any thread (with two, corpus b's peak was 230 MB against 203).
+    /// decode, on any thread (with two, corpus b's peak was 231 MB against 210 with one).
     public static func limitMallocArenas(_ arenas: Int = 1) {
         _ = cvipsshim_set_malloc_arena_max(Int32(arenas))
     }
@@ -55,8 +55,8 @@ public enum Vips {
     /// HEIC's planes, decoded squares) come and go with every photo: mapped fresh from
     /// 4 MB up, as before, each one was zeroed by the kernel page by page, 2.3 million
     /// page faults on corpus b, most of its 5-6 s of system time; re-used from the heap,
-    /// 2-3 s (`perf stat`, README "System time"). The heap then stays at its high-water
-    /// mark, which is why the decode-memory budget is lower than before.
+    /// 1.4-2.9 s (README "What is left", *System time*). The heap then stays at its
+    /// high-water mark, which is why the decode-memory budget went from 100 to 80 MB.
     public static func reuseFreedMemory(mapFrom: Int = 128 << 20, keep: Int = 64 << 20) {
         _ = cvipsshim_set_mmap_threshold(Int32(mapFrom))
         _ = cvipsshim_set_trim_threshold(Int32(keep))
