@@ -332,7 +332,7 @@ private final class Events: @unchecked Sendable {
 
     /// On the decode pool a decode that does not fit does not hold its thread: a small
     /// one queued behind it runs beside the large one in progress, and the deferred one
-    /// runs when its bytes fit.
+    /// runs when its bytes fit. The pool counts its threads' waits by cause.
     @Test func aDecodeThatDoesNotFitLeavesItsThreadToOneThatDoes() async throws {
         let gate = DecodeMemoryGate(budgetBytes: 100)
         let pool = DecodeWorkerPool(threads: 2, gate: gate)
@@ -357,12 +357,23 @@ private final class Events: @unchecked Sendable {
         // Up to 2 s for the small one while the first large one holds its memory.
         for _ in 0..<200 where !events.all.contains("small in") { try await Task.sleep(for: .milliseconds(10)) }
         #expect(events.all == ["large 1 in", "small in"], "the small decode ran beside the large one: \(events.all)")
+        // The free thread now waits with the deferred one queued: a wait for memory.
+        let beforeMemoryWait = pool.idleSeconds
+        try await Task.sleep(for: .milliseconds(150))
+        let afterMemoryWait = pool.idleSeconds
+        #expect(afterMemoryWait.noMemory - beforeMemoryWait.noMemory >= 0.1, "\(beforeMemoryWait) → \(afterMemoryWait)")
         releaseFirst.signal()
         try await first.value
         try await second.value
         try await small.value
         #expect(events.all == ["large 1 in", "small in", "large 1 out", "large 2 in"])
         #expect(gate.reserved == 0)
+        // Nothing queued: both threads wait for work, and not for memory.
+        let beforeWorkWait = pool.idleSeconds
+        try await Task.sleep(for: .milliseconds(150))
+        let afterWorkWait = pool.idleSeconds
+        #expect(afterWorkWait.noWork - beforeWorkWait.noWork >= 0.2, "\(beforeWorkWait) → \(afterWorkWait)")
+        #expect(afterWorkWait.noMemory - beforeWorkWait.noMemory < 0.05, "\(beforeWorkWait) → \(afterWorkWait)")
     }
 
     @Test func estimatesFromTheHeader() throws {

@@ -23,7 +23,10 @@ public final class DecodeWorkerPool: @unchecked Sendable {
     private var queue: [Job] = []
     private var stopping = false
     private var running = 0
+    /// Waits that have ended, and each thread's wait in progress (when it began, and
+    /// whether jobs were queued: any change to the queue ends a wait).
     private var idleNanoseconds = (noWork: UInt64(0), noMemory: UInt64(0))
+    private var waits: [(since: UInt64, queued: Bool)?]
     public let threadCount: Int
     private let gate: DecodeMemoryGate?
 
@@ -34,8 +37,13 @@ public final class DecodeWorkerPool: @unchecked Sendable {
     public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, gate: DecodeMemoryGate? = nil) {
         threadCount = max(1, threads)
         self.gate = gate
+        waits = Array(repeating: nil, count: threadCount)
+        // Its threads end with `vips_thread_shutdown()`, which needs libvips set up even
+        // when no job ever ran (a pool used alone crashed there); a set-up failure shows
+        // in the first job that uses libvips.
+        _ = try? Vips.initialise()
         for index in 0..<threadCount {
-            let thread = Thread { self.workLoop() }
+            let thread = Thread { self.workLoop(index) }
             thread.name = "avatar-cache.decode.\(index)"
             thread.stackSize = 8 << 20
             running += 1
@@ -79,7 +87,12 @@ public final class DecodeWorkerPool: @unchecked Sendable {
     public var idleSeconds: (noWork: Double, noMemory: Double) {
         condition.lock()
         defer { condition.unlock() }
-        return (Double(idleNanoseconds.noWork) / 1e9, Double(idleNanoseconds.noMemory) / 1e9)
+        var total = idleNanoseconds
+        let now = DispatchTime.now().uptimeNanoseconds
+        for case let wait? in waits {
+            if wait.queued { total.noMemory += now - wait.since } else { total.noWork += now - wait.since }
+        }
+        return (Double(total.noWork) / 1e9, Double(total.noMemory) / 1e9)
     }
 
     /// Lets the queued work finish, then ends the threads. Blocks until they have ended.
@@ -97,17 +110,19 @@ public final class DecodeWorkerPool: @unchecked Sendable {
         queue.firstIndex { job in job.needs.map { gate?.fits($0) ?? true } ?? true }
     }
 
-    private func workLoop() {
+    private func workLoop(_ thread: Int) {
         Thread.current.threadDictionary[Self.poolThreadKey] = true
         while true {
             condition.lock()
             var index = nextRunnable()
             while index == nil && !(queue.isEmpty && stopping) {
                 // Woken by a new job or a release of the gate's memory.
-                let waitStarted = DispatchTime.now().uptimeNanoseconds, queued = !queue.isEmpty
+                let wait = (since: DispatchTime.now().uptimeNanoseconds, queued: !queue.isEmpty)
+                waits[thread] = wait
                 condition.wait()
-                let waited = DispatchTime.now().uptimeNanoseconds - waitStarted
-                if queued { idleNanoseconds.noMemory += waited } else { idleNanoseconds.noWork += waited }
+                waits[thread] = nil
+                let waited = DispatchTime.now().uptimeNanoseconds - wait.since
+                if wait.queued { idleNanoseconds.noMemory += waited } else { idleNanoseconds.noWork += waited }
                 index = nextRunnable()
             }
             guard let index else {
