@@ -61,10 +61,9 @@ int cvipsshim_monogram_png(VipsImage *mask, VipsImage *text, int x, int y,
         const unsigned char *disc = VIPS_REGION_ADDR(maskRegion, 0, row);
         unsigned char *target = indices + (size_t) row * side;
         for (int column = 0; column < side; column++) target[column] = (unsigned char) level(disc[column], EDGE_LEVELS);
-        int ty = row - y;
-        if (ty < 0 || ty >= text->Ysize) continue;
-        const unsigned char *glyphRow = VIPS_REGION_ADDR(textRegion, 0, ty);
-        int from = VIPS_MAX(0, x), to = VIPS_MIN(side, x + text->Xsize);
+        int from, to;
+        const unsigned char *glyphRow = cvipsshim_monogram_text_row(textRegion, row, x, y, side, &from, &to);
+        if (!glyphRow) continue;
         for (int column = from; column < to; column++) {
             const unsigned char *glyph = glyphRow + (size_t) (column - x) * 4;
             int textAlpha = glyph[3];

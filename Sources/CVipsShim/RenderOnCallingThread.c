@@ -188,10 +188,9 @@ int cvipsshim_monogram_compose(VipsImage *mask, VipsImage *text, int x, int y,
             pixel[2] = background[2];
             if (!opaque) pixel[3] = disc[column];
         }
-        int ty = row - y;
-        if (ty < 0 || ty >= text->Ysize) continue;
-        const unsigned char *glyphRow = VIPS_REGION_ADDR(textRegion, 0, ty);
-        int from = VIPS_MAX(0, x), to = VIPS_MIN(side, x + text->Xsize);
+        int from, to;
+        const unsigned char *glyphRow = cvipsshim_monogram_text_row(textRegion, row, x, y, side, &from, &to);
+        if (!glyphRow) continue;
         for (int column = from; column < to; column++) {
             const unsigned char *glyph = glyphRow + (size_t) (column - x) * 4;
             int textAlpha = glyph[3];

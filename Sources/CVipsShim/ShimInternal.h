@@ -34,4 +34,17 @@ unsigned int cvipsshim_jpeg_scale(unsigned int shortSide, int target);
 // caller unrefs them).
 int cvipsshim_monogram_regions(VipsImage *mask, VipsImage *text, VipsRegion **maskRegion, VipsRegion **textRegion);
 
+// The text's pixels (4 bands) that fall on row `row` of a side x side monogram whose
+// text has its top left at (x, y): the text row's first pixel, with the square's
+// columns it covers in [*from, *to); NULL when the text does not reach that row.
+static inline const unsigned char *cvipsshim_monogram_text_row(VipsRegion *textRegion, int row, int x, int y, int side,
+                                                               int *from, int *to) {
+    const VipsImage *text = textRegion->im;
+    int ty = row - y;
+    if (ty < 0 || ty >= text->Ysize) return NULL;
+    *from = VIPS_MAX(0, x);
+    *to = VIPS_MIN(side, x + text->Xsize);
+    return VIPS_REGION_ADDR(textRegion, 0, ty);
+}
+
 #endif

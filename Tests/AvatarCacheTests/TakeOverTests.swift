@@ -39,7 +39,8 @@ import Testing
         })
         let shift = now.timeIntervalSince(updated)
         return text.replacing(pattern) { match in
-            ISO8601.parse(String(match.output[0].substring ?? "")).map { ISO8601.format($0.addingTimeInterval(shift)) } ?? String(match.output[0].substring ?? "")
+            let time = String(text[match.range])
+            return ISO8601.parse(time).map { ISO8601.format($0.addingTimeInterval(shift)) } ?? time
         }
     }
 
