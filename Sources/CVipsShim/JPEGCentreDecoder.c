@@ -36,8 +36,8 @@ unsigned int cvipsshim_jpeg_scale(unsigned int shortSide, int target) {
     return 8;
 }
 
-int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, VipsImage **out) {
-    struct jpeg_decompress_struct info;
+int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, int compact, VipsImage **out) {
+    struct jpeg_decompress_struct info = { 0 };   // client_data survives jpeg_create_decompress
     struct cvipsshim_jpeg_error error;
     unsigned char *volatile pixels = NULL;
     info.err = cvipsshim_jpeg_errors(&error);
@@ -63,6 +63,7 @@ int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, VipsIm
     info.scale_num = cvipsshim_jpeg_scale(shortSide, target);
     info.scale_denom = 8;
     info.out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
+    if (compact) cvipsshim_jpeg_compact_coefficients(&info);
     jpeg_start_decompress(&info);
     unsigned int width = info.output_width, height = info.output_height;
     unsigned int side = width < height ? width : height;
@@ -109,25 +110,20 @@ long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target) 
     jpeg_create_decompress(&info);
     jpeg_mem_src(&info, (const unsigned char *) buf, (unsigned long) len);
     jpeg_read_header(&info, TRUE);
+    unsigned int shortSide = info.image_width < info.image_height ? info.image_width : info.image_height;
+    unsigned int scale = cvipsshim_jpeg_scale(shortSide, target);
+    long long scaled = ((long long) shortSide * scale + 7) / 8;
+    int bands = info.num_components == 4 ? 4 : 3;
+    // A progressive JPEG's coefficients, kept compactly at this scale (the components'
+    // transform sizes come from the scale: chroma at 4:2:0 is often decoded at twice
+    // luma's and keeps more of each block).
     long long coefficients = 0;
     if (jpeg_has_multiple_scans(&info)) {
-        // Every component's DCT blocks, 64 coefficients of 2 bytes, rounded up to whole
-        // MCUs: chroma at 4:2:0 is a quarter of luma, so a 12 MP photo holds 36 MB,
-        // not the 72 MB of three full planes.
-        int maxH = 1, maxV = 1;
-        for (int c = 0; c < info.num_components; c++) {
-            if (info.comp_info[c].h_samp_factor > maxH) maxH = info.comp_info[c].h_samp_factor;
-            if (info.comp_info[c].v_samp_factor > maxV) maxV = info.comp_info[c].v_samp_factor;
-        }
-        long long mcuColumns = (info.image_width + 8LL * maxH - 1) / (8LL * maxH);
-        long long mcuRows = (info.image_height + 8LL * maxV - 1) / (8LL * maxV);
-        for (int c = 0; c < info.num_components; c++) {
-            coefficients += mcuColumns * info.comp_info[c].h_samp_factor * mcuRows * info.comp_info[c].v_samp_factor * 64 * 2;
-        }
+        info.scale_num = scale;
+        info.scale_denom = 8;
+        jpeg_calc_output_dimensions(&info);
+        coefficients = cvipsshim_jpeg_compact_bytes(&info);
     }
-    unsigned int shortSide = info.image_width < info.image_height ? info.image_width : info.image_height;
-    long long scaled = ((long long) shortSide * cvipsshim_jpeg_scale(shortSide, target) + 7) / 8;
-    int bands = info.num_components == 4 ? 4 : 3;
     jpeg_destroy_decompress(&info);
     return coefficients + scaled * scaled * bands;
 }

@@ -28,6 +28,16 @@ struct jpeg_error_mgr *cvipsshim_jpeg_errors(struct cvipsshim_jpeg_error *error)
 // has `target` pixels; 8 when none does.
 unsigned int cvipsshim_jpeg_scale(unsigned int shortSide, int target);
 
+// Makes libjpeg keep a progressive JPEG's coefficients compactly (JPEGCoefficientStore.c):
+// call after jpeg_read_header and setting the scale, before jpeg_start_decompress. Only
+// what the inverse DCT at the chosen scale reads is kept as values; the other
+// coefficients as one bit each. Returns 1 when installed (progressive files only).
+int cvipsshim_jpeg_compact_coefficients(j_decompress_ptr info);
+
+// What the compact store holds for `info` at the scale set (after
+// jpeg_calc_output_dimensions): the stored blocks and the decoder's window, in bytes.
+long long cvipsshim_jpeg_compact_bytes(j_decompress_ptr info);
+
 // A monogram's two inputs read whole: `mask`, one 8-bit band, side x side (the disc's
 // alpha), and `text`, four 8-bit bands (the initials). Returns 1 when they are not of
 // those forms, -1 when a region cannot be made (nothing to free), 0 with both set (the

@@ -159,6 +159,40 @@ import Testing
 
     /// Embedded profiles go through one cached 8-bit lcms transform; libvips'
     /// icc_transform (through Lab floats) is the reference it must agree with.
+    /// A progressive JPEG decoded with its coefficients kept compactly gives exactly the
+    /// pixels of libjpeg's own whole-image arrays, at every DCT scale (1/8 … 8/8, where
+    /// the reduced 2x2 and 4x4 transforms read other coefficients than the N x N ones),
+    /// at 4:4:4 and 4:2:0, in grey and in CMYK; and the store is really used.
+    @Test(arguments: ["astronaut-progressive.jpg", "coffee-444-progressive.jpg", "coffee-cmyk-progressive.jpg",
+                      "camera-grey-progressive.jpg", "hubble-progressive.jpg"])
+    func aProgressiveJPEGsCompactCoefficientsGiveTheSamePixels(_ name: String) throws {
+        try Vips.initialise()
+        let bytes = try [UInt8](Data(contentsOf: Fixtures.repositoryRoot
+            .appendingPathComponent("Tests/AvatarCacheTests/Fixtures/photos/\(name)")))
+        let header = try bytes.withUnsafeBytes { raw in
+            try VipsImageRef.make("jpegload") { cvipsshim_jpegload_buffer(raw.baseAddress, raw.count, 1, $0) }
+        }
+        let shortSide = min(header.width, header.height)
+        for scale in 1...8 {
+            let target = (shortSide * scale + 7) / 8   // the smallest target that needs this scale
+            func decode(compact: Int32) throws -> Pixels {
+                var out: UnsafeMutablePointer<VipsImage>?
+                let status = bytes.withUnsafeBytes { cvipsshim_jpeg_decode_centre($0.baseAddress, $0.count, Int32(target), compact, &out) }
+                guard status == 0, let out else { throw ImagingError.library(Vips.takeErrorMessage()) }
+                return try Pixels(VipsImageRef(out))
+            }
+            let packedBefore = cvipsshim_jpeg_compact_rows_packed()
+            let compact = try decode(compact: 1)
+            let packed = cvipsshim_jpeg_compact_rows_packed() - packedBefore
+            let whole = try decode(compact: 0)
+            #expect(packed > 0, "\(name) at \(scale)/8: the compact store was not used")
+            #expect(cvipsshim_jpeg_compact_rows_packed() - packedBefore == packed, "libjpeg's own arrays went through the store")
+            #expect(compact.width == whole.width && compact.height == whole.height && compact.width == (shortSide * scale + 7) / 8)
+            let firstDifference = zip(compact.data, whole.data).firstIndex { $0 != $1 }
+            #expect(firstDifference == nil, "\(name) at \(scale)/8: pixels differ from byte \(firstDifference ?? 0)")
+        }
+    }
+
     @Test func theDirectICCTransformAgreesWithLibvips() throws {
         try Vips.initialise()
         let cmyk = try Fixtures.photo("coffee-cmyk.jpg")

@@ -211,7 +211,7 @@ public struct AvatarRenderer: Sendable {
     /// an unusual component count, which goes through jpegload.
     private func decodeJPEGCentre(_ bytes: UnsafeRawBufferPointer, target: Int, header: VipsImageRef) throws -> VipsImageRef? {
         var out: UnsafeMutablePointer<VipsImage>?
-        let status = cvipsshim_jpeg_decode_centre(bytes.baseAddress, bytes.count, Int32(target), &out)
+        let status = cvipsshim_jpeg_decode_centre(bytes.baseAddress, bytes.count, Int32(target), 1, &out)
         if status == 1 { return nil }
         guard status == 0, let out else { throw ImagingError.invalidImage(Vips.takeErrorMessage()) }
         let image = VipsImageRef(out)

@@ -1,0 +1,274 @@
+// A progressive JPEG's coefficients kept compactly while libjpeg-turbo decodes it at a
+// reduced DCT scale (declared in ShimInternal.h).
+//
+// libjpeg-turbo keeps every DCT coefficient of a progressive JPEG, 2 bytes each, until
+// its last scan: 72 MB for a 12 MP photo at 4:4:4, 36 MB at 4:2:0, at any scale. At a
+// scale of N/8 its inverse DCT reads only some of a block's 64 coefficients (the
+// top-left N x N for N = 3, 5, 6, 7; fewer rows and columns skipped for the reduced
+// 2x2 and 4x4 transforms; just the DC at 1/8). The entropy decoder still has to know,
+// for every coefficient, whether it is zero (a refinement scan's bits are read
+// differently for coefficients already non-zero), but not its value. So each block is
+// stored as the values the transform reads plus one bit a coefficient for the others:
+// 26 bytes instead of 128 for a 4:4:4 block at 3/8 (a 12 MP photo's 72 MB become 15).
+//
+// It plugs into libjpeg's documented memory-manager interface (jpeg_memory_mgr's
+// virtual block arrays): the decoder asks for a few block rows at a time, which are
+// unpacked into a small window of whole blocks and packed back when it moves on.
+// While the scans are read, the other coefficients unpack as 1 (any non-zero value
+// serves: the decoder only tests them against zero or adds a correction bit of the
+// same sign, which keeps them non-zero); for the output pass they unpack as 0, so a
+// transform that reads more than the set below would give a different picture, which
+// the test comparing both decodes pixel for pixel would catch.
+#include "ShimInternal.h"
+#include <emmintrin.h>
+#include <jerror.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+// The row or column indices of a block the inverse DCT producing `size` x `size`
+// pixels reads (libjpeg-turbo's jddctmgr.c: jidctred.c's 1x1, 2x2 and 4x4 transforms,
+// jidctint.c's others; 8 and more read the whole block). Returns how many.
+static int cvipsshim_idct_lines(int size, int lines[8]) {
+    static const int reduced2[] = { 0, 1, 3, 5, 7 }, reduced4[] = { 0, 1, 2, 3, 5, 6, 7 };
+    int count = 0;
+    if (size == 2) { for (int i = 0; i < 5; i++) lines[count++] = reduced2[i]; return count; }
+    if (size == 4) { for (int i = 0; i < 7; i++) lines[count++] = reduced4[i]; return count; }
+    int n = size >= 8 || size < 1 ? 8 : size;
+    for (int i = 0; i < n; i++) lines[count++] = i;
+    return count;
+}
+
+// The block positions (natural order) a component's transform reads, as a mask.
+static uint64_t cvipsshim_idct_positions(int scaledSize) {
+    int lines[8];
+    int count = cvipsshim_idct_lines(scaledSize, lines);
+    uint64_t mask = 0;
+    for (int r = 0; r < count; r++)
+        for (int c = 0; c < count; c++) mask |= (uint64_t) 1 << (lines[r] * 8 + lines[c]);
+    return mask;
+}
+
+static size_t cvipsshim_block_bytes(uint64_t kept) {
+    int n = __builtin_popcountll(kept);
+    return (size_t) n * sizeof(JCOEF) + (n < 64 ? sizeof(uint64_t) : 0);
+}
+
+long long cvipsshim_jpeg_compact_bytes(j_decompress_ptr info) {
+    long long total = 0;
+    for (int c = 0; c < info->num_components; c++) {
+        jpeg_component_info *component = &info->comp_info[c];
+        long long columns = (component->width_in_blocks + component->h_samp_factor - 1)
+            / component->h_samp_factor * component->h_samp_factor;
+        long long rows = (component->height_in_blocks + component->v_samp_factor - 1)
+            / component->v_samp_factor * component->v_samp_factor;
+        // The stored blocks, and the window of whole blocks the decoder works in (up to
+        // five iMCU rows: libjpeg asks for room for block smoothing).
+        total += columns * rows * (long long) cvipsshim_block_bytes(cvipsshim_idct_positions(component->DCT_scaled_size))
+            + columns * component->v_samp_factor * 5 * (long long) sizeof(JBLOCK);
+    }
+    return total;
+}
+
+struct cvipsshim_block_array {
+    JDIMENSION columns, rows, maxAccess;
+    int component;            // which component it holds (the order libjpeg asks in)
+    uint64_t kept;            // positions stored as values
+    int keptCount;
+    unsigned char keptIndex[64];
+    JCOEF *values;            // rows * columns * keptCount
+    uint64_t *others;         // rows * columns: the other positions that are non-zero (when keptCount < 64)
+    JBLOCKROW block;          // the window: maxAccess rows of whole blocks
+    JBLOCKARRAY windowRows;
+    JDIMENSION windowStart, windowCount;
+    int windowForOutput;      // other positions unpacked as 0 (output) or 1 (scans)
+    int dirty;
+};
+
+#define CVIPSSHIM_MAX_ARRAYS 4
+
+struct cvipsshim_coefficient_store {
+    struct jpeg_memory_mgr *mem;
+    // libjpeg's own methods, for everything but our arrays.
+    jvirt_barray_ptr (*request)(j_common_ptr, int, boolean, JDIMENSION, JDIMENSION, JDIMENSION);
+    void (*realize)(j_common_ptr);
+    JBLOCKARRAY (*access)(j_common_ptr, jvirt_barray_ptr, JDIMENSION, JDIMENSION, boolean);
+    void (*freePool)(j_common_ptr, int);
+    void (*selfDestruct)(j_common_ptr);
+    int count;
+    struct cvipsshim_block_array arrays[CVIPSSHIM_MAX_ARRAYS];
+};
+
+static struct cvipsshim_coefficient_store *cvipsshim_store_of(j_common_ptr info) {
+    return (struct cvipsshim_coefficient_store *) info->client_data;
+}
+
+static struct cvipsshim_block_array *cvipsshim_array_of(struct cvipsshim_coefficient_store *store, jvirt_barray_ptr pointer) {
+    struct cvipsshim_block_array *array = (struct cvipsshim_block_array *) pointer;
+    return array >= store->arrays && array < store->arrays + store->count ? array : NULL;
+}
+
+static void cvipsshim_array_release(struct cvipsshim_block_array *array) {
+    free(array->values);
+    free(array->others);
+    free(array->block);
+    free(array->windowRows);
+    array->values = NULL;
+    array->others = NULL;
+    array->block = NULL;
+    array->windowRows = NULL;
+}
+
+static jvirt_barray_ptr cvipsshim_request(j_common_ptr info, int pool, boolean preZero, JDIMENSION columns,
+                                          JDIMENSION rows, JDIMENSION maxAccess) {
+    struct cvipsshim_coefficient_store *store = cvipsshim_store_of(info);
+    j_decompress_ptr decompress = (j_decompress_ptr) info;
+    // The progressive decoder asks for one array per component, in component order.
+    if (pool != JPOOL_IMAGE || store->count >= CVIPSSHIM_MAX_ARRAYS || store->count >= decompress->num_components)
+        return store->request(info, pool, preZero, columns, rows, maxAccess);
+    struct cvipsshim_block_array *array = &store->arrays[store->count];
+    memset(array, 0, sizeof *array);
+    array->columns = columns;
+    array->rows = rows;
+    array->maxAccess = maxAccess;
+    array->component = store->count++;
+    array->kept = cvipsshim_idct_positions(decompress->comp_info[array->component].DCT_scaled_size);
+    for (int p = 0; p < 64; p++)
+        if (array->kept & ((uint64_t) 1 << p)) array->keptIndex[array->keptCount++] = (unsigned char) p;
+    return (jvirt_barray_ptr) array;
+}
+
+static void cvipsshim_realize(j_common_ptr info) {
+    struct cvipsshim_coefficient_store *store = cvipsshim_store_of(info);
+    for (int i = 0; i < store->count; i++) {
+        struct cvipsshim_block_array *array = &store->arrays[i];
+        if (array->values) continue;
+        size_t blocks = (size_t) array->columns * array->rows;
+        // Zeroed: libjpeg's arrays are pre-zeroed for the progressive decoder.
+        array->values = calloc(blocks * array->keptCount, sizeof(JCOEF));
+        array->others = array->keptCount < 64 ? calloc(blocks, sizeof(uint64_t)) : NULL;
+        array->block = malloc((size_t) array->maxAccess * array->columns * sizeof(JBLOCK));
+        array->windowRows = malloc((size_t) array->maxAccess * sizeof(JBLOCKROW));
+        if (!array->values || (array->keptCount < 64 && !array->others) || !array->block || !array->windowRows)
+            ERREXIT1(info, JERR_OUT_OF_MEMORY, 11);
+    }
+    store->realize(info);
+}
+
+// The positions of a block that are not zero, as a mask (SSE2: 16 coefficients a step).
+static inline uint64_t cvipsshim_nonzero(const JCOEF *block) {
+    uint64_t mask = 0;
+    const __m128i zero = _mm_setzero_si128();
+    for (int i = 0; i < 4; i++) {
+        __m128i a = _mm_loadu_si128((const __m128i *) (block + i * 16));
+        __m128i b = _mm_loadu_si128((const __m128i *) (block + i * 16 + 8));
+        __m128i zeros = _mm_packs_epi16(_mm_cmpeq_epi16(a, zero), _mm_cmpeq_epi16(b, zero));
+        mask |= (uint64_t) (uint16_t) ~_mm_movemask_epi8(zeros) << (i * 16);
+    }
+    return mask;
+}
+
+static _Thread_local long long cvipsshim_rows_packed;
+
+long long cvipsshim_jpeg_compact_rows_packed(void) {
+    return cvipsshim_rows_packed;
+}
+
+static void cvipsshim_pack_window(struct cvipsshim_block_array *array) {
+    int n = array->keptCount;
+    cvipsshim_rows_packed += array->windowCount;
+    for (JDIMENSION r = 0; r < array->windowCount; r++) {
+        size_t first = (size_t) (array->windowStart + r) * array->columns;
+        JBLOCKROW row = array->windowRows[r];
+        JCOEF *values = array->values + first * n;
+        for (JDIMENSION c = 0; c < array->columns; c++, values += n) {
+            const JCOEF *block = row[c];
+            for (int k = 0; k < n; k++) values[k] = block[array->keptIndex[k]];
+            if (array->others) array->others[first + c] = cvipsshim_nonzero(block) & ~array->kept;
+        }
+    }
+    array->dirty = 0;
+}
+
+static void cvipsshim_unpack_window(struct cvipsshim_block_array *array, int forOutput) {
+    int n = array->keptCount;
+    for (JDIMENSION r = 0; r < array->windowCount; r++) {
+        size_t first = (size_t) (array->windowStart + r) * array->columns;
+        JBLOCKROW row = array->windowRows[r];
+        const JCOEF *values = array->values + first * n;
+        for (JDIMENSION c = 0; c < array->columns; c++, values += n) {
+            JCOEF *block = row[c];
+            if (n < 64) memset(block, 0, sizeof(JBLOCK));
+            if (!forOutput && array->others) {
+                for (uint64_t others = array->others[first + c]; others; others &= others - 1)
+                    block[__builtin_ctzll(others)] = 1;
+            }
+            for (int k = 0; k < n; k++) block[array->keptIndex[k]] = values[k];
+        }
+    }
+    array->windowForOutput = forOutput;
+}
+
+static JBLOCKARRAY cvipsshim_access(j_common_ptr info, jvirt_barray_ptr pointer, JDIMENSION start, JDIMENSION count,
+                                    boolean writable) {
+    struct cvipsshim_coefficient_store *store = cvipsshim_store_of(info);
+    struct cvipsshim_block_array *array = cvipsshim_array_of(store, pointer);
+    if (!array) return store->access(info, pointer, start, count, writable);
+    if (count > array->maxAccess || start + count > array->rows || !array->values)
+        ERREXIT(info, JERR_BAD_VIRTUAL_ACCESS);
+    // The scans write (other positions as 1), the output pass reads (other positions 0).
+    int forOutput = !writable;
+    int inWindow = array->windowCount > 0 && start >= array->windowStart
+        && start + count <= array->windowStart + array->windowCount;
+    if (!inWindow || array->windowForOutput != forOutput) {
+        if (array->dirty) cvipsshim_pack_window(array);
+        array->windowStart = start;
+        array->windowCount = count;
+        for (JDIMENSION r = 0; r < count; r++) array->windowRows[r] = array->block + (size_t) r * array->columns;
+        cvipsshim_unpack_window(array, forOutput);
+    }
+    if (writable) array->dirty = 1;
+    return array->windowRows + (start - array->windowStart);
+}
+
+static void cvipsshim_free_pool(j_common_ptr info, int pool) {
+    struct cvipsshim_coefficient_store *store = cvipsshim_store_of(info);
+    if (pool == JPOOL_IMAGE) {
+        for (int i = 0; i < store->count; i++) cvipsshim_array_release(&store->arrays[i]);
+        store->count = 0;
+    }
+    store->freePool(info, pool);
+}
+
+static void cvipsshim_self_destruct(j_common_ptr info) {
+    struct cvipsshim_coefficient_store *store = cvipsshim_store_of(info);
+    for (int i = 0; i < store->count; i++) cvipsshim_array_release(&store->arrays[i]);
+    store->count = 0;
+    info->client_data = NULL;
+    void (*selfDestruct)(j_common_ptr) = store->selfDestruct;
+    free(store);
+    selfDestruct(info);
+}
+
+int cvipsshim_jpeg_compact_coefficients(j_decompress_ptr info) {
+    if (!jpeg_has_multiple_scans(info)) return 0;
+    struct cvipsshim_coefficient_store *store = calloc(1, sizeof *store);
+    if (!store) return 0;
+    struct jpeg_memory_mgr *mem = info->mem;
+    store->mem = mem;
+    store->request = mem->request_virt_barray;
+    store->realize = mem->realize_virt_arrays;
+    store->access = mem->access_virt_barray;
+    store->freePool = mem->free_pool;
+    store->selfDestruct = mem->self_destruct;
+    info->client_data = store;   // the decoder's own: nothing else of ours uses it
+    mem->request_virt_barray = cvipsshim_request;
+    mem->realize_virt_arrays = cvipsshim_realize;
+    mem->access_virt_barray = cvipsshim_access;
+    mem->free_pool = cvipsshim_free_pool;
+    mem->self_destruct = cvipsshim_self_destruct;
+    // Block smoothing (for a file whose last scans are missing) reads neighbouring
+    // blocks' low coefficients; such a file is refused anyway (a warning is a failure).
+    info->do_block_smoothing = FALSE;
+    return 1;
+}
