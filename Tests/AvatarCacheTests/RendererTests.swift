@@ -188,7 +188,7 @@ import Testing
             #expect(packed > 0, "\(name) at \(scale)/8: the compact store was not used")
             #expect(cvipsshim_jpeg_compact_rows_packed() - packedBefore == packed, "libjpeg's own arrays went through the store")
             #expect(compact.width == whole.width && compact.height == whole.height && compact.width == (shortSide * scale + 7) / 8)
-            let firstDifference = zip(compact.data, whole.data).firstIndex { $0 != $1 }
+            let firstDifference = compact.data.count != whole.data.count ? 0 : compact.data.indices.first { compact.data[$0] != whole.data[$0] }
             #expect(firstDifference == nil, "\(name) at \(scale)/8: pixels differ from byte \(firstDifference ?? 0)")
         }
     }
@@ -423,18 +423,20 @@ private final class Events: @unchecked Sendable {
         }
         // A baseline JPEG holds only its scaled centre square.
         #expect(jpeg.withUnsafeBytes { AvatarRenderer.decodeMemory($0, header: header, format: .jpeg, target: 330) } < Int64(header.width * header.height * 3))
-        // A progressive one holds every coefficient until its last scan: at 4:2:0 a full
-        // luma plane and two quarter chroma planes, 2 bytes per coefficient (made from
-        // astronaut.jpg by `vips copy … [interlace,Q=80,strip]`).
+        // A progressive one holds its coefficients until its last scan, compactly: at 3/8
+        // (600 x 400 at 4:4:4 to a 150 px square) 9 values of a block's 64 and a mask of
+        // the others, 26 bytes a block instead of 128, plus the decoder's window of five
+        // block rows a component and the square.
         let progressive = try [UInt8](Data(contentsOf: Fixtures.repositoryRoot
-            .appendingPathComponent("Tests/AvatarCacheTests/Fixtures/photos/astronaut-progressive.jpg")))
+            .appendingPathComponent("Tests/AvatarCacheTests/Fixtures/photos/coffee-444-progressive.jpg")))
         let interlaced = try progressive.withUnsafeBytes { bytes in
             try VipsImageRef.make("jpegload") { cvipsshim_jpegload_buffer(bytes.baseAddress, bytes.count, 1, $0) }
         }
-        let coefficients = Int64(interlaced.width) * Int64(interlaced.height) * 3 / 2 * 2
-        let square = Int64(interlaced.width) * Int64(interlaced.width) * 3   // 512 px: no DCT scale covers 330 below 6/8
-        let need = progressive.withUnsafeBytes { AvatarRenderer.decodeMemory($0, header: interlaced, format: .jpeg, target: 330) }
-        #expect(need > coefficients && need <= coefficients + square)
-        #expect(need < Int64(interlaced.width) * Int64(interlaced.height) * 3 * 2)   // not three full planes
+        let blocks = Int64(interlaced.width / 8) * Int64(interlaced.height / 8) * 3
+        let window = Int64(interlaced.width / 8) * 5 * 128 * 3
+        let square = Int64(150 * 150 * 3)
+        let need = progressive.withUnsafeBytes { AvatarRenderer.decodeMemory($0, header: interlaced, format: .jpeg, target: 150) }
+        #expect(need == blocks * 26 + window + square)
+        #expect(need < blocks * 128 / 2)   // under half of libjpeg's whole-image arrays
     }
 }

@@ -56,7 +56,8 @@ public enum Vips {
     /// 4 MB up, as before, each one was zeroed by the kernel page by page, 2.3 million
     /// page faults on corpus b, most of its 5-6 s of system time; re-used from the heap,
     /// 1.4-2.9 s (README "What is left", *System time*). The heap then stays at its
-    /// high-water mark, which is why the decode-memory budget went from 100 to 80 MB.
+    /// high-water mark, which is why the decode-memory budget went from 100 to 80 MB (92
+    /// since progressive JPEGs keep their coefficients compactly).
     public static func reuseFreedMemory(mapFrom: Int = 128 << 20, keep: Int = 64 << 20) {
         _ = cvipsshim_set_mmap_threshold(Int32(mapFrom))
         _ = cvipsshim_set_trim_threshold(Int32(keep))
