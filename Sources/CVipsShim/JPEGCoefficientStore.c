@@ -81,7 +81,14 @@ struct cvipsshim_block_array {
     JBLOCKROW block;          // the window: maxAccess rows of whole blocks
     JBLOCKARRAY windowRows;
     JDIMENSION windowStart, windowCount;
-    int windowForOutput;      // other positions unpacked as 0 (output) or 1 (scans)
+    // What the window holds: a scan's band (the positions the scan reads and writes;
+    // nothing else in the window is meaningful) or, for the output pass, the kept
+    // positions with every other one 0.
+    int windowForOutput;
+    uint64_t windowBand;
+    // The band's kept positions: where in the block, and which stored value.
+    int bandKeptCount;
+    unsigned char bandKeptPosition[64], bandKeptValue[64];
     int dirty;
 };
 
@@ -168,6 +175,26 @@ static inline uint64_t cvipsshim_nonzero(const JCOEF *block) {
     return mask;
 }
 
+// A block whose coefficients are 1 where `mask` has a bit, 0 elsewhere (SSE2: 8 a step).
+static inline void cvipsshim_expand(uint64_t mask, JCOEF *block) {
+    const __m128i bits = _mm_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128), one = _mm_set1_epi16(1);
+    for (int i = 0; i < 8; i++) {
+        __m128i byte = _mm_and_si128(_mm_set1_epi16((short) ((mask >> (i * 8)) & 0xff)), bits);
+        _mm_storeu_si128((__m128i *) (block + i * 8), _mm_and_si128(_mm_cmpeq_epi16(byte, bits), one));
+    }
+}
+
+// The natural-order positions of zigzag indices from..to (a scan's spectral band).
+static uint64_t cvipsshim_band(int from, int to) {
+    static const unsigned char zigzag[64] = {
+        0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21, 28,
+        35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
+    };
+    uint64_t band = 0;
+    for (int k = from < 0 ? 0 : from; k <= to && k < 64; k++) band |= (uint64_t) 1 << zigzag[k];
+    return band;
+}
+
 static _Thread_local long long cvipsshim_rows_packed;
 
 long long cvipsshim_jpeg_compact_rows_packed(void) {
@@ -177,36 +204,54 @@ long long cvipsshim_jpeg_compact_rows_packed(void) {
 static void cvipsshim_pack_window(struct cvipsshim_block_array *array) {
     int n = array->keptCount;
     cvipsshim_rows_packed += array->windowCount;
+    uint64_t otherBand = array->windowBand & ~array->kept;
+    // The band's lists in locals: the stores below cannot change them (as char arrays in
+    // the struct, the compiler would read them again after every store).
+    int count = array->bandKeptCount, position[64], value[64];
+    for (int k = 0; k < count; k++) { position[k] = array->bandKeptPosition[k]; value[k] = array->bandKeptValue[k]; }
     for (JDIMENSION r = 0; r < array->windowCount; r++) {
         size_t first = (size_t) (array->windowStart + r) * array->columns;
         JBLOCKROW row = array->windowRows[r];
         JCOEF *values = array->values + first * n;
+        uint64_t *others = array->others ? array->others + first : NULL;
         for (JDIMENSION c = 0; c < array->columns; c++, values += n) {
             const JCOEF *block = row[c];
-            for (int k = 0; k < n; k++) values[k] = block[array->keptIndex[k]];
-            if (array->others) array->others[first + c] = cvipsshim_nonzero(block) & ~array->kept;
+            for (int k = 0; k < count; k++) values[value[k]] = block[position[k]];
+            if (otherBand) others[c] = (others[c] & ~otherBand) | (cvipsshim_nonzero(block) & otherBand);
         }
     }
     array->dirty = 0;
 }
 
-static void cvipsshim_unpack_window(struct cvipsshim_block_array *array, int forOutput) {
+// Fills the window for a scan (its band: the kept positions' values, the others' 1 or
+// 0) or for the output pass (the kept positions' values; the rest of the window was
+// zeroed when the output pass began and is never written there).
+static void cvipsshim_unpack_window(struct cvipsshim_block_array *array) {
     int n = array->keptCount;
+    int expand = !array->windowForOutput && (array->windowBand & ~array->kept);
+    int count = array->bandKeptCount, position[64], value[64];
+    for (int k = 0; k < count; k++) { position[k] = array->bandKeptPosition[k]; value[k] = array->bandKeptValue[k]; }
     for (JDIMENSION r = 0; r < array->windowCount; r++) {
         size_t first = (size_t) (array->windowStart + r) * array->columns;
         JBLOCKROW row = array->windowRows[r];
         const JCOEF *values = array->values + first * n;
         for (JDIMENSION c = 0; c < array->columns; c++, values += n) {
             JCOEF *block = row[c];
-            if (n < 64) memset(block, 0, sizeof(JBLOCK));
-            if (!forOutput && array->others) {
-                for (uint64_t others = array->others[first + c]; others; others &= others - 1)
-                    block[__builtin_ctzll(others)] = 1;
-            }
-            for (int k = 0; k < n; k++) block[array->keptIndex[k]] = values[k];
+            if (expand) cvipsshim_expand(array->others[first + c], block);
+            for (int k = 0; k < count; k++) block[position[k]] = values[value[k]];
         }
     }
-    array->windowForOutput = forOutput;
+}
+
+static void cvipsshim_set_band(struct cvipsshim_block_array *array, uint64_t band) {
+    array->windowBand = band;
+    array->bandKeptCount = 0;
+    for (int k = 0; k < array->keptCount; k++) {
+        if (band & ((uint64_t) 1 << array->keptIndex[k])) {
+            array->bandKeptPosition[array->bandKeptCount] = array->keptIndex[k];
+            array->bandKeptValue[array->bandKeptCount++] = (unsigned char) k;
+        }
+    }
 }
 
 static JBLOCKARRAY cvipsshim_access(j_common_ptr info, jvirt_barray_ptr pointer, JDIMENSION start, JDIMENSION count,
@@ -216,16 +261,22 @@ static JBLOCKARRAY cvipsshim_access(j_common_ptr info, jvirt_barray_ptr pointer,
     if (!array) return store->access(info, pointer, start, count, writable);
     if (count > array->maxAccess || start + count > array->rows || !array->values)
         ERREXIT(info, JERR_BAD_VIRTUAL_ACCESS);
-    // The scans write (other positions as 1), the output pass reads (other positions 0).
+    // The scans write (the current scan's band: zigzag Ss..Se), the output pass reads.
+    j_decompress_ptr decompress = (j_decompress_ptr) info;
     int forOutput = !writable;
+    uint64_t band = forOutput ? array->kept : cvipsshim_band(decompress->Ss, decompress->Se);
     int inWindow = array->windowCount > 0 && start >= array->windowStart
         && start + count <= array->windowStart + array->windowCount;
-    if (!inWindow || array->windowForOutput != forOutput) {
+    if (!inWindow || array->windowForOutput != forOutput || array->windowBand != band) {
         if (array->dirty) cvipsshim_pack_window(array);
+        if (forOutput && !array->windowForOutput)
+            memset(array->block, 0, (size_t) array->maxAccess * array->columns * sizeof(JBLOCK));
+        array->windowForOutput = forOutput;
+        cvipsshim_set_band(array, band);
         array->windowStart = start;
         array->windowCount = count;
         for (JDIMENSION r = 0; r < count; r++) array->windowRows[r] = array->block + (size_t) r * array->columns;
-        cvipsshim_unpack_window(array, forOutput);
+        cvipsshim_unpack_window(array);
     }
     if (writable) array->dirty = 1;
     return array->windowRows + (start - array->windowStart);
