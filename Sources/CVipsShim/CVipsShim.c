@@ -155,3 +155,7 @@ int cvipsshim_set_mmap_threshold(int bytes) {
 int cvipsshim_set_trim_threshold(int bytes) {
     return mallopt(M_TRIM_THRESHOLD, bytes);
 }
+
+int cvipsshim_malloc_trim(void) {
+    return malloc_trim(0);
+}

@@ -417,6 +417,14 @@ private final class Events: @unchecked Sendable {
             try VipsImageRef.make("pngload") { cvipsshim_pngload_buffer(bytes.baseAddress, bytes.count, $0) }
         }
         #expect(png.withUnsafeBytes { AvatarRenderer.decodeMemory($0, header: size, format: .png, target: 900) } == Int64(size.width * size.height * 4))
+        // A WebP: libvips' loader keeps two RGBA copies of the whole picture, and the square.
+        let webp = try Fixtures.photo("motorcycle.webp")
+        let webpHeader = try webp.withUnsafeBytes { bytes in
+            try VipsImageRef.make("webpload") { cvipsshim_webpload_buffer(bytes.baseAddress, bytes.count, 1, $0) }
+        }
+        let webpSide = Int64(min(webpHeader.width, webpHeader.height))
+        #expect(webp.withUnsafeBytes { AvatarRenderer.decodeMemory($0, header: webpHeader, format: .webp, target: 900) }
+                == Int64(webpHeader.width * webpHeader.height) * 8 + webpSide * webpSide * 4)
         let jpeg = try Fixtures.photo("astronaut.jpg")
         let header = try jpeg.withUnsafeBytes { bytes in
             try VipsImageRef.make("jpegload") { cvipsshim_jpegload_buffer(bytes.baseAddress, bytes.count, 1, $0) }

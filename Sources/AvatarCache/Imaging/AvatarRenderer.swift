@@ -78,10 +78,11 @@ public struct AvatarRenderer: Sendable {
         }
     }
 
-    /// What a decode holds at its peak, roughly: a progressive JPEG keeps 2 bytes per
-    /// DCT coefficient of the whole image until its last scan (from its sampling
-    /// factors: a quarter per chroma plane at 4:2:0); other decodes hold the pixels they
-    /// make (a JPEG at its DCT scale, other formats at full size with alpha).
+    /// What a decode holds at its peak, roughly: a progressive JPEG keeps its
+    /// coefficients until its last scan (compactly: `cvipsshim_jpeg_decode_memory`);
+    /// other decodes hold the pixels they make (a JPEG at its DCT scale, a HEIC its
+    /// planes, a WebP two full RGBA pictures and its square, other formats at full size
+    /// with alpha).
     static func decodeMemory(_ bytes: UnsafeRawBufferPointer, header: VipsImageRef, format: ImageFormat, target: Int,
                              halfSquare: Bool = false) -> Int64 {
         if format == .jpeg {
@@ -93,6 +94,13 @@ public struct AvatarRenderer: Sendable {
         // RSS by 94 MB that way (`/usr/bin/time`, one photo, against a run with none), by
         // 69 MB when only the centre square is converted, at half size (`halfSquare`).
         if format == .heif { return Int64(header.width) * Int64(header.height) * (halfSquare ? 6 : 8) }
+        // libvips' WebP loader holds the whole picture as RGBA twice (its frame and its
+        // output: 7.68 MB each for 1600 x 1200 in `heaptrack` of corpus b), and the
+        // square is copied once more.
+        if format == .webp {
+            let side = Int64(min(header.width, header.height))
+            return Int64(header.width) * Int64(header.height) * 4 * 2 + side * side * 4
+        }
         return Int64(header.width) * Int64(header.height) * 4
     }
 

@@ -63,6 +63,13 @@ public enum Vips {
         _ = cvipsshim_set_trim_threshold(Int32(keep))
     }
 
+    /// Gives the heap's free memory back to the system now: between the photo stage,
+    /// whose decode buffers it kept for re-use (`reuseFreedMemory`), and the monogram
+    /// stage, which needs none of them but loads fonts on top.
+    public static func returnFreedMemory() {
+        _ = cvipsshim_malloc_trim()
+    }
+
     /// Reads and clears libvips' error buffer.
     static func takeErrorMessage() -> String {
         let message = String(cString: vips_error_buffer())

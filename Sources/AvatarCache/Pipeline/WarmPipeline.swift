@@ -196,6 +196,7 @@ public final class WarmPipeline: Sendable {
             report.skippedRecentlyFailed += photos.skippedRecentlyFailed
             try index.write { try RunTables.touchSources($0, started: started) }
             stageDone("photos", pool: workers?.pool)
+            Vips.returnFreedMemory()
             var monograms = try planMonograms(state: state, report: &report)
             stageDone("plan monograms")
             try await process(stage: "monograms", total: monograms.jobs.count, next: { monograms.jobs.popLast() }, settled: { 0 },

@@ -140,4 +140,7 @@ int cvipsshim_set_mmap_threshold(int bytes);
 // for the next allocations rather than returned to the system at once.
 int cvipsshim_set_trim_threshold(int bytes);
 
+// malloc_trim(0): the heap's free memory given back to the system now.
+int cvipsshim_malloc_trim(void);
+
 #endif
