@@ -38,6 +38,12 @@ int cvipsshim_jpeg_compact_coefficients(j_decompress_ptr info);
 // jpeg_calc_output_dimensions): the stored blocks and the decoder's window, in bytes.
 long long cvipsshim_jpeg_compact_bytes(j_decompress_ptr info);
 
+// Registers on `context` an HEVC decoder plugin that runs libde265 with `threads` worker
+// threads (HEVCDecoder.c; libheif's own starts one). 0: libheif's own decoder stays.
+// Returns 1 when registered. Call on the thread that then decodes.
+struct heif_context;
+int cvipsshim_heif_use_hevc_threads(struct heif_context *context, int threads);
+
 // A monogram's two inputs read whole: `mask`, one 8-bit band, side x side (the disc's
 // alpha), and `text`, four 8-bit bands (the initials). Returns 1 when they are not of
 // those forms, -1 when a region cannot be made (nothing to free), 0 with both set (the

@@ -114,6 +114,36 @@ import Testing
         #expect(throws: ImagingError.self) { try AvatarRenderer(tiers: [330], maxPixels: 451 * 300 - 1).render(heic) }
     }
 
+    /// libde265 on several worker threads (our decoder plugin) decodes exactly the picture
+    /// libheif's own one-thread decoder does, whole and as the half-size square, and is
+    /// really the one used; a damaged file is still an error.
+    @Test func aHEICDecodedOnSeveralThreadsIsTheSamePicture() throws {
+        try Vips.initialise()
+        let heic = try [UInt8](Data(contentsOf: Fixtures.repositoryRoot
+            .appendingPathComponent("Tests/AvatarCacheTests/Fixtures/photos/chelsea.heic")))
+        func decode(_ bytes: [UInt8], halfFrom: Int32, threads: Int32) throws -> Pixels {
+            var coded: (Int32, Int32) = (0, 0), shown: (Int32, Int32) = (0, 0)
+            let image = try bytes.withUnsafeBytes { raw in
+                try VipsImageRef.make("heif") {
+                    cvipsshim_heif_decode_square(raw.baseAddress, raw.count, 1 << 30, halfFrom, threads, $0, &coded.0, &coded.1, &shown.0, &shown.1)
+                }
+            }
+            return try Pixels(image)
+        }
+        for halfFrom: Int32 in [0, 100] {
+            let before = cvipsshim_hevc_pictures()
+            let own = try decode(heic, halfFrom: halfFrom, threads: 0)
+            #expect(cvipsshim_hevc_pictures() == before, "libheif's own decoder went through the plugin")
+            for threads: Int32 in [1, 2, 3] {
+                let several = try decode(heic, halfFrom: halfFrom, threads: threads)
+                #expect(several.width == own.width && several.height == own.height && several.bands == own.bands)
+                #expect(several.data == own.data, "\(threads) threads, half square from \(halfFrom): pixels differ")
+            }
+            #expect(cvipsshim_hevc_pictures() - before == 3, "the plugin decoded \(cvipsshim_hevc_pictures() - before) pictures")
+        }
+        #expect(throws: ImagingError.self) { try decode(Array(heic.prefix(heic.count * 3 / 4)), halfFrom: 0, threads: 2) }
+    }
+
     /// A large HEIC's centre square comes at half size straight from its YCbCr planes:
     /// the same colours as libheif's own RGB conversion averaged over 2x2 blocks (its
     /// matrix and range), and the whole image when half the square would be too small.
@@ -125,7 +155,7 @@ import Testing
             var coded: (Int32, Int32) = (0, 0), shown: (Int32, Int32) = (0, 0)
             let image = try heic.withUnsafeBytes { raw in
                 try VipsImageRef.make("heif") {
-                    cvipsshim_heif_decode_square(raw.baseAddress, raw.count, 1 << 30, halfFrom, $0, &coded.0, &coded.1, &shown.0, &shown.1)
+                    cvipsshim_heif_decode_square(raw.baseAddress, raw.count, 1 << 30, halfFrom, 0, $0, &coded.0, &coded.1, &shown.0, &shown.1)
                 }
             }
             return (try Pixels(image), shown.0, shown.1)

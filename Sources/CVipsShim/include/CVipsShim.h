@@ -55,9 +55,14 @@ int cvipsshim_heif_decode(const void *buf, size_t len, long long maxPixels, Vips
 // at least `halfSquareFrom` pixels (0: never), only that square at half size, converted
 // from the YCbCr planes 2x2 block by 2x2 block: no full-size RGB image (36 MB for 12 MP)
 // and a quarter of the conversion. *shownWidth and *shownHeight get the upright size of
-// the whole image either way.
-int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixels, int halfSquareFrom, VipsImage **out,
-                                 int *codedWidth, int *codedHeight, int *shownWidth, int *shownHeight);
+// the whole image either way. `hevcThreads` above 0: libde265 decodes with that many
+// worker threads (HEVCDecoder.c), 0: with libheif's own decoder (one).
+int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixels, int halfSquareFrom, int hevcThreads,
+                                 VipsImage **out, int *codedWidth, int *codedHeight, int *shownWidth, int *shownHeight);
+
+// Pictures the several-thread HEVC decoder has decoded for the calling thread so far (for
+// tests).
+long long cvipsshim_hevc_pictures(void);
 
 // Evaluates `in` into a new memory image on the calling thread, strip by strip
 // (RenderOnCallingThread.c). vips_image_copy_memory and the savers hand every image to libvips'
