@@ -116,13 +116,16 @@ long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target) 
     int bands = info.num_components == 4 ? 4 : 3;
     // A progressive JPEG's coefficients, kept compactly at this scale (the components'
     // transform sizes come from the scale: chroma at 4:2:0 is often decoded at twice
-    // luma's and keeps more of each block).
+    // luma's and keeps more of each block); whole when the centre decoder does not take
+    // the file (unusual component counts go through jpegload and libjpeg's own arrays).
+    int cmyk = info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK;
+    int centre = cmyk ? info.num_components == 4 : (info.num_components == 1 || info.num_components == 3);
     long long coefficients = 0;
     if (jpeg_has_multiple_scans(&info)) {
         info.scale_num = scale;
         info.scale_denom = 8;
         jpeg_calc_output_dimensions(&info);
-        coefficients = cvipsshim_jpeg_compact_bytes(&info);
+        coefficients = cvipsshim_jpeg_compact_bytes(&info, centre);
     }
     jpeg_destroy_decompress(&info);
     return coefficients + scaled * scaled * bands;

@@ -4,7 +4,7 @@
 // libjpeg-turbo keeps every DCT coefficient of a progressive JPEG, 2 bytes each, until
 // its last scan: 72 MB for a 12 MP photo at 4:4:4, 36 MB at 4:2:0, at any scale. At a
 // scale of N/8 its inverse DCT reads only some of a block's 64 coefficients (the
-// top-left N x N for N = 3, 5, 6, 7; fewer rows and columns skipped for the reduced
+// top-left N x N for N = 3, 5, 6, 7; 5 and 7 of the 8 rows and columns for the reduced
 // 2x2 and 4x4 transforms; just the DC at 1/8). The entropy decoder still has to know,
 // for every coefficient, whether it is zero (a refinement scan's bits are read
 // differently for coefficients already non-zero), but not its value. So each block is
@@ -64,7 +64,7 @@ static size_t cvipsshim_block_bytes(uint64_t kept) {
     return cvipsshim_worth_compacting(kept) ? (size_t) n * sizeof(JCOEF) + sizeof(uint64_t) : sizeof(JBLOCK);
 }
 
-long long cvipsshim_jpeg_compact_bytes(j_decompress_ptr info) {
+long long cvipsshim_jpeg_compact_bytes(j_decompress_ptr info, int compact) {
     long long total = 0;
     for (int c = 0; c < info->num_components; c++) {
         jpeg_component_info *component = &info->comp_info[c];
@@ -74,7 +74,7 @@ long long cvipsshim_jpeg_compact_bytes(j_decompress_ptr info) {
             / component->v_samp_factor * component->v_samp_factor;
         // The stored blocks, and the window of whole blocks the decoder works in (up to
         // five iMCU rows: libjpeg asks for room for block smoothing).
-        uint64_t kept = cvipsshim_idct_positions(component->DCT_scaled_size);
+        uint64_t kept = compact ? cvipsshim_idct_positions(component->DCT_scaled_size) : ~(uint64_t) 0;
         total += columns * rows * (long long) cvipsshim_block_bytes(kept);
         if (cvipsshim_worth_compacting(kept)) total += columns * component->v_samp_factor * 5 * (long long) sizeof(JBLOCK);
     }
@@ -88,7 +88,7 @@ struct cvipsshim_block_array {
     int keptCount;
     unsigned char keptIndex[64];
     JCOEF *values;            // rows * columns * keptCount
-    uint64_t *others;         // rows * columns: the other positions that are non-zero (when keptCount < 64)
+    uint64_t *others;         // rows * columns: which of the other positions are non-zero
     JBLOCKROW block;          // the window: maxAccess rows of whole blocks
     JBLOCKARRAY windowRows;
     JDIMENSION windowStart, windowCount;
@@ -106,7 +106,6 @@ struct cvipsshim_block_array {
 #define CVIPSSHIM_MAX_ARRAYS 4
 
 struct cvipsshim_coefficient_store {
-    struct jpeg_memory_mgr *mem;
     // libjpeg's own methods, for everything but our arrays.
     jvirt_barray_ptr (*request)(j_common_ptr, int, boolean, JDIMENSION, JDIMENSION, JDIMENSION);
     void (*realize)(j_common_ptr);
@@ -123,8 +122,9 @@ static struct cvipsshim_coefficient_store *cvipsshim_store_of(j_common_ptr info)
 }
 
 static struct cvipsshim_block_array *cvipsshim_array_of(struct cvipsshim_coefficient_store *store, jvirt_barray_ptr pointer) {
-    struct cvipsshim_block_array *array = (struct cvipsshim_block_array *) pointer;
-    return array >= store->arrays && array < store->arrays + store->count ? array : NULL;
+    for (int i = 0; i < store->count; i++)
+        if ((jvirt_barray_ptr) &store->arrays[i] == pointer) return &store->arrays[i];
+    return NULL;
 }
 
 static void cvipsshim_array_release(struct cvipsshim_block_array *array) {
@@ -168,10 +168,10 @@ static void cvipsshim_realize(j_common_ptr info) {
         size_t blocks = (size_t) array->columns * array->rows;
         // Zeroed: libjpeg's arrays are pre-zeroed for the progressive decoder.
         array->values = calloc(blocks * array->keptCount, sizeof(JCOEF));
-        array->others = array->keptCount < 64 ? calloc(blocks, sizeof(uint64_t)) : NULL;
+        array->others = calloc(blocks, sizeof(uint64_t));
         array->block = malloc((size_t) array->maxAccess * array->columns * sizeof(JBLOCK));
         array->windowRows = malloc((size_t) array->maxAccess * sizeof(JBLOCKROW));
-        if (!array->values || (array->keptCount < 64 && !array->others) || !array->block || !array->windowRows)
+        if (!array->values || !array->others || !array->block || !array->windowRows)
             ERREXIT1(info, JERR_OUT_OF_MEMORY, 11);
     }
     store->realize(info);
@@ -228,7 +228,7 @@ static void cvipsshim_pack_window(struct cvipsshim_block_array *array) {
         size_t first = (size_t) (array->windowStart + r) * array->columns;
         JBLOCKROW row = array->windowRows[r];
         JCOEF *values = array->values + first * n;
-        uint64_t *others = array->others ? array->others + first : NULL;
+        uint64_t *others = array->others + first;
         for (JDIMENSION c = 0; c < array->columns; c++, values += n) {
             const JCOEF *block = row[c];
             for (int k = 0; k < count; k++) values[value[k]] = block[position[k]];
@@ -329,7 +329,6 @@ int cvipsshim_jpeg_compact_coefficients(j_decompress_ptr info) {
     struct cvipsshim_coefficient_store *store = calloc(1, sizeof *store);
     if (!store) return 0;
     struct jpeg_memory_mgr *mem = info->mem;
-    store->mem = mem;
     store->request = mem->request_virt_barray;
     store->realize = mem->realize_virt_arrays;
     store->access = mem->access_virt_barray;

@@ -35,8 +35,9 @@ unsigned int cvipsshim_jpeg_scale(unsigned int shortSide, int target);
 int cvipsshim_jpeg_compact_coefficients(j_decompress_ptr info);
 
 // What the compact store holds for `info` at the scale set (after
-// jpeg_calc_output_dimensions): the stored blocks and the decoder's window, in bytes.
-long long cvipsshim_jpeg_compact_bytes(j_decompress_ptr info);
+// jpeg_calc_output_dimensions): the stored blocks and the decoder's window, in bytes;
+// with `compact` 0, what libjpeg's own whole-image arrays hold.
+long long cvipsshim_jpeg_compact_bytes(j_decompress_ptr info, int compact);
 
 // Registers on `context` an HEVC decoder plugin that runs libde265 with `threads` worker
 // threads (HEVCDecoder.c; libheif's own starts one). 0: libheif's own decoder stays.
