@@ -14,6 +14,7 @@
 #include "ShimInternal.h"
 #include <libde265/de265.h>
 #include <libheif/heif_plugin.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,8 @@ static struct heif_error cvipsshim_hevc_push(void *raw, const void *data, size_t
         at += 4;
         if (length > size - at)
             return cvipsshim_hevc_error(heif_error_Decoder_plugin_error, heif_suberror_End_of_data, "NAL unit past the end of the data");
+        if (length > INT_MAX)   // libde265 takes an int
+            return cvipsshim_hevc_error(heif_error_Decoder_plugin_error, heif_suberror_Unspecified, "NAL unit too large");
         if (de265_push_NAL(decoder->context, bytes + at, (int) length, 0, NULL) != DE265_OK)
             return cvipsshim_hevc_error(heif_error_Decoder_plugin_error, heif_suberror_Unspecified, "libde265 refused a NAL unit");
         at += length;
