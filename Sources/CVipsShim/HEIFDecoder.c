@@ -100,10 +100,6 @@ static int cvipsshim_heif_half_square(struct heif_image_handle *handle, int minS
     return 0;
 }
 
-int cvipsshim_heif_decode(const void *buf, size_t len, long long maxPixels, VipsImage **out, int *codedWidth, int *codedHeight) {
-    return cvipsshim_heif_decode_square(buf, len, maxPixels, 0, 0, out, codedWidth, codedHeight, NULL, NULL);
-}
-
 int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixels, int halfSquareFrom, int hevcThreads,
                                  VipsImage **out, int *codedWidth, int *codedHeight, int *shownWidth, int *shownHeight) {
     struct heif_context *context = heif_context_alloc();

@@ -33,10 +33,6 @@ static const char *cvipsshim_hevc_name(void) {
     return "avatar-cache libde265, several worker threads";
 }
 
-static void cvipsshim_hevc_init(void) {}
-
-static void cvipsshim_hevc_deinit(void) {}
-
 static int cvipsshim_hevc_supports(enum heif_compression_format format) {
     // libheif's own plugins ask for 100: this one wins where it is registered.
     return format == heif_compression_HEVC ? 200 : 0;
@@ -152,8 +148,7 @@ static struct heif_error cvipsshim_hevc_decode(void *raw, struct heif_image **ou
 static const struct heif_decoder_plugin cvipsshim_hevc_plugin = {
     .plugin_api_version = 1,
     .get_plugin_name = cvipsshim_hevc_name,
-    .init_plugin = cvipsshim_hevc_init,
-    .deinit_plugin = cvipsshim_hevc_deinit,
+    // init_plugin, deinit_plugin: none needed (heif_plugin.h: may be NULL).
     .does_support_format = cvipsshim_hevc_supports,
     .new_decoder = cvipsshim_hevc_new,
     .free_decoder = cvipsshim_hevc_free,

@@ -83,7 +83,6 @@ long long cvipsshim_jpeg_compact_bytes(j_decompress_ptr info, int compact) {
 
 struct cvipsshim_block_array {
     JDIMENSION columns, rows, maxAccess;
-    int component;            // which component it holds (the order libjpeg asks in)
     uint64_t kept;            // positions stored as values
     int keptCount;
     unsigned char keptIndex[64];
@@ -97,9 +96,6 @@ struct cvipsshim_block_array {
     // positions with every other one 0.
     int windowForOutput;
     uint64_t windowBand;
-    // The band's kept positions: where in the block, and which stored value.
-    int bandKeptCount;
-    unsigned char bandKeptPosition[64], bandKeptValue[64];
     int dirty;
 };
 
@@ -153,7 +149,6 @@ static jvirt_barray_ptr cvipsshim_request(j_common_ptr info, int pool, boolean p
     array->columns = columns;
     array->rows = rows;
     array->maxAccess = maxAccess;
-    array->component = component;
     array->kept = kept;
     for (int p = 0; p < 64; p++)
         if (array->kept & ((uint64_t) 1 << p)) array->keptIndex[array->keptCount++] = (unsigned char) p;
@@ -216,14 +211,26 @@ long long cvipsshim_jpeg_compact_rows_packed(void) {
     return cvipsshim_rows_packed;
 }
 
+// The window band's kept positions: where each sits in a block and which stored value it
+// is. Locals, not fields: the stores into blocks cannot change them, so the loops keep
+// them in registers.
+static int cvipsshim_band_kept(const struct cvipsshim_block_array *array, int position[64], int value[64]) {
+    int count = 0;
+    for (int k = 0; k < array->keptCount; k++) {
+        if (array->windowBand & ((uint64_t) 1 << array->keptIndex[k])) {
+            position[count] = array->keptIndex[k];
+            value[count++] = k;
+        }
+    }
+    return count;
+}
+
 static void cvipsshim_pack_window(struct cvipsshim_block_array *array) {
     int n = array->keptCount;
     cvipsshim_rows_packed += array->windowCount;
     uint64_t otherBand = array->windowBand & ~array->kept;
-    // The band's lists in locals: the stores below cannot change them (as char arrays in
-    // the struct, the compiler would read them again after every store).
-    int count = array->bandKeptCount, position[64], value[64];
-    for (int k = 0; k < count; k++) { position[k] = array->bandKeptPosition[k]; value[k] = array->bandKeptValue[k]; }
+    int position[64], value[64];
+    int count = cvipsshim_band_kept(array, position, value);
     for (JDIMENSION r = 0; r < array->windowCount; r++) {
         size_t first = (size_t) (array->windowStart + r) * array->columns;
         JBLOCKROW row = array->windowRows[r];
@@ -244,8 +251,8 @@ static void cvipsshim_pack_window(struct cvipsshim_block_array *array) {
 static void cvipsshim_unpack_window(struct cvipsshim_block_array *array) {
     int n = array->keptCount;
     int expand = !array->windowForOutput && (array->windowBand & ~array->kept);
-    int count = array->bandKeptCount, position[64], value[64];
-    for (int k = 0; k < count; k++) { position[k] = array->bandKeptPosition[k]; value[k] = array->bandKeptValue[k]; }
+    int position[64], value[64];
+    int count = cvipsshim_band_kept(array, position, value);
     for (JDIMENSION r = 0; r < array->windowCount; r++) {
         size_t first = (size_t) (array->windowStart + r) * array->columns;
         JBLOCKROW row = array->windowRows[r];
@@ -254,17 +261,6 @@ static void cvipsshim_unpack_window(struct cvipsshim_block_array *array) {
             JCOEF *block = row[c];
             if (expand) cvipsshim_expand(array->others[first + c], block);
             for (int k = 0; k < count; k++) block[position[k]] = values[value[k]];
-        }
-    }
-}
-
-static void cvipsshim_set_band(struct cvipsshim_block_array *array, uint64_t band) {
-    array->windowBand = band;
-    array->bandKeptCount = 0;
-    for (int k = 0; k < array->keptCount; k++) {
-        if (band & ((uint64_t) 1 << array->keptIndex[k])) {
-            array->bandKeptPosition[array->bandKeptCount] = array->keptIndex[k];
-            array->bandKeptValue[array->bandKeptCount++] = (unsigned char) k;
         }
     }
 }
@@ -287,7 +283,7 @@ static JBLOCKARRAY cvipsshim_access(j_common_ptr info, jvirt_barray_ptr pointer,
         if (forOutput && !array->windowForOutput)
             memset(array->block, 0, (size_t) array->maxAccess * array->columns * sizeof(JBLOCK));
         array->windowForOutput = forOutput;
-        cvipsshim_set_band(array, band);
+        array->windowBand = band;
         array->windowStart = start;
         array->windowCount = count;
         for (JDIMENSION r = 0; r < count; r++) array->windowRows[r] = array->block + (size_t) r * array->columns;

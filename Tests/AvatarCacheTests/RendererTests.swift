@@ -114,6 +114,19 @@ import Testing
         #expect(throws: ImagingError.self) { try AvatarRenderer(tiers: [330], maxPixels: 451 * 300 - 1).render(heic) }
     }
 
+    /// A HEIC through the shim's libheif decoder: whole, or its centre square at half size
+    /// from `halfFrom` up; libde265 on `threads` worker threads (0: libheif's own decoder).
+    static func decodeHEIC(_ bytes: [UInt8], halfFrom: Int32, threads: Int32) throws
+        -> (pixels: Pixels, shownWidth: Int32, shownHeight: Int32) {
+        var coded: (Int32, Int32) = (0, 0), shown: (Int32, Int32) = (0, 0)
+        let image = try bytes.withUnsafeBytes { raw in
+            try VipsImageRef.make("heif") {
+                cvipsshim_heif_decode_square(raw.baseAddress, raw.count, 1 << 30, halfFrom, threads, $0, &coded.0, &coded.1, &shown.0, &shown.1)
+            }
+        }
+        return (try Pixels(image), shown.0, shown.1)
+    }
+
     /// libde265 on several worker threads (our decoder plugin) decodes exactly the picture
     /// libheif's own one-thread decoder does, whole and as the half-size square, and is
     /// really the one used; a damaged file is still an error.
@@ -122,13 +135,7 @@ import Testing
         let heic = try [UInt8](Data(contentsOf: Fixtures.repositoryRoot
             .appendingPathComponent("Tests/AvatarCacheTests/Fixtures/photos/chelsea.heic")))
         func decode(_ bytes: [UInt8], halfFrom: Int32, threads: Int32) throws -> Pixels {
-            var coded: (Int32, Int32) = (0, 0), shown: (Int32, Int32) = (0, 0)
-            let image = try bytes.withUnsafeBytes { raw in
-                try VipsImageRef.make("heif") {
-                    cvipsshim_heif_decode_square(raw.baseAddress, raw.count, 1 << 30, halfFrom, threads, $0, &coded.0, &coded.1, &shown.0, &shown.1)
-                }
-            }
-            return try Pixels(image)
+            try Self.decodeHEIC(bytes, halfFrom: halfFrom, threads: threads).pixels
         }
         for halfFrom: Int32 in [0, 100] {
             let before = cvipsshim_hevc_pictures()
@@ -152,13 +159,8 @@ import Testing
         let heic = try [UInt8](Data(contentsOf: Fixtures.repositoryRoot
             .appendingPathComponent("Tests/AvatarCacheTests/Fixtures/photos/chelsea.heic")))
         func decode(halfFrom: Int32) throws -> (Pixels, Int32, Int32) {
-            var coded: (Int32, Int32) = (0, 0), shown: (Int32, Int32) = (0, 0)
-            let image = try heic.withUnsafeBytes { raw in
-                try VipsImageRef.make("heif") {
-                    cvipsshim_heif_decode_square(raw.baseAddress, raw.count, 1 << 30, halfFrom, 0, $0, &coded.0, &coded.1, &shown.0, &shown.1)
-                }
-            }
-            return (try Pixels(image), shown.0, shown.1)
+            let decoded = try Self.decodeHEIC(heic, halfFrom: halfFrom, threads: 0)
+            return (decoded.pixels, decoded.shownWidth, decoded.shownHeight)
         }
         let (full, fullWidth, fullHeight) = try decode(halfFrom: 0)
         #expect(full.width == 451 && full.height == 300 && fullWidth == 451 && fullHeight == 300)
@@ -187,8 +189,6 @@ import Testing
         #expect(half.meanDifference(swapped) > difference * 4)
     }
 
-    /// Embedded profiles go through one cached 8-bit lcms transform; libvips'
-    /// icc_transform (through Lab floats) is the reference it must agree with.
     /// A progressive JPEG decoded with its coefficients kept compactly gives exactly the
     /// pixels of libjpeg's own whole-image arrays, at every DCT scale (1/8 … 8/8, where
     /// the reduced 2x2 and 4x4 transforms read other coefficients than the N x N ones), at 4:4:4
@@ -225,6 +225,8 @@ import Testing
         }
     }
 
+    /// Embedded profiles go through one cached 8-bit lcms transform; libvips'
+    /// icc_transform (through Lab floats) is the reference it must agree with.
     @Test func theDirectICCTransformAgreesWithLibvips() throws {
         try Vips.initialise()
         let cmyk = try Fixtures.photo("coffee-cmyk.jpg")

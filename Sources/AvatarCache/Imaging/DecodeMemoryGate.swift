@@ -1,8 +1,9 @@
 import Foundation
 
-/// Bounds the memory that decodes in progress may hold together. A progressive 12 MP
-/// JPEG keeps every DCT coefficient until its last scan (72 MB at 4:4:4), and two of them
-/// at once took a run's peak memory past 250 MB. A decode that would take the total over
+/// Bounds the memory that decodes in progress may hold together. A 12 MP HEIC holds
+/// 72 MB while it decodes, a progressive 12 MP JPEG 19 MB of compact coefficients (72 MB
+/// at 4:4:4 in libjpeg's own arrays: two of those at once took a run's peak memory past
+/// 250 MB before they were kept compactly). A decode that would take the total over
 /// the budget waits for others to finish; one larger than the whole budget runs alone.
 ///
 /// On a `DecodeWorkerPool` thread, a decode that does not fit does not wait there: it is

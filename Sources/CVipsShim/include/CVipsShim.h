@@ -49,9 +49,7 @@ long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target);
 // through heifload. Fails (-1, vips_error set) on a damaged file; returns 2 when the
 // coded size (the larger of the ispe box and the shown size: a crop can hide a huge
 // coded image), set in *codedWidth and *codedHeight, is over `maxPixels`.
-int cvipsshim_heif_decode(const void *buf, size_t len, long long maxPixels, VipsImage **out, int *codedWidth, int *codedHeight);
-
-// The same, but when the image is 8-bit 4:2:0 without alpha and half its centre square is
+// When the image is 8-bit 4:2:0 without alpha and half its centre square is
 // at least `halfSquareFrom` pixels (0: never), only that square at half size, converted
 // from the YCbCr planes 2x2 block by 2x2 block: no full-size RGB image (36 MB for 12 MP)
 // and a quarter of the conversion. *shownWidth and *shownHeight get the upright size of
