@@ -100,8 +100,9 @@ static int cvipsshim_heif_half_square(struct heif_image_handle *handle, int minS
     return 0;
 }
 
-int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixels, int halfSquareFrom, int hevcThreads,
-                                 VipsImage **out, int *codedWidth, int *codedHeight, int *shownWidth, int *shownHeight) {
+int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixels, int halfSquareFrom, int hevcDecoder,
+                                 int hevcThreads, VipsImage **out, int *codedWidth, int *codedHeight, int *shownWidth,
+                                 int *shownHeight) {
     struct heif_context *context = heif_context_alloc();
     struct heif_image_handle *handle = NULL;
     struct heif_image *decoded = NULL;
@@ -111,9 +112,10 @@ int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixel
     // tile) would only hand work back and forth on cores that are already busy (0, 1
     // and 4 measured the same on the benchmark's HEICs, within noise).
     heif_context_set_max_decoding_threads(context, 0);
-    // Within one picture, libde265's worker threads decode rows of coding blocks in
-    // parallel (wavefronts), so a large HEIC uses more than one core (HEVCDecoder.c).
-    cvipsshim_heif_use_hevc_threads(context, hevcThreads);
+    // Within one picture, the HEVC decoder's threads decode rows of coding blocks in
+    // parallel (wavefronts), so a large HEIC uses more than one core; libavcodec where
+    // the system has it (HEVCDecoder.c).
+    cvipsshim_heif_use_hevc_decoder(context, hevcDecoder, hevcThreads, maxPixels);
     error = heif_context_read_from_memory_without_copy(context, buf, len, NULL);
     if (error.code == heif_error_Ok) error = heif_context_get_primary_image_handle(context, &handle);
     if (error.code != heif_error_Ok) goto failed;

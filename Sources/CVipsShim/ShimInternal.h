@@ -39,11 +39,13 @@ int cvipsshim_jpeg_compact_coefficients(j_decompress_ptr info);
 // with `compact` 0, what libjpeg's own whole-image arrays hold.
 long long cvipsshim_jpeg_compact_bytes(j_decompress_ptr info, int compact);
 
-// Registers on `context` an HEVC decoder plugin that runs libde265 with `threads` worker
-// threads (HEVCDecoder.c; libheif's own starts one). 0: libheif's own decoder stays.
-// Returns 1 when registered. Call on the thread that then decodes.
+// Registers on `context` an HEVC decoder plugin (HEVCDecoder.c) that decodes on
+// `threads` threads: `decoder` 1 with libde265, 2 with libavcodec when the system has
+// it (else libde265); 0 registers nothing (libheif's own libde265, one thread). The
+// stream's own picture size is held to `maxPixels` too (libavcodec). Returns 1 when
+// registered. Call on the thread that then decodes.
 struct heif_context;
-int cvipsshim_heif_use_hevc_threads(struct heif_context *context, int threads);
+int cvipsshim_heif_use_hevc_decoder(struct heif_context *context, int decoder, int threads, long long maxPixels);
 
 // A monogram's two inputs read whole: `mask`, one 8-bit band, side x side (the disc's
 // alpha), and `text`, four 8-bit bands (the initials). Returns 1 when they are not of

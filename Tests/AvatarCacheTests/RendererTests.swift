@@ -115,16 +115,49 @@ import Testing
     }
 
     /// A HEIC through the shim's libheif decoder: whole, or its centre square at half size
-    /// from `halfFrom` up; libde265 on `threads` worker threads (0: libheif's own decoder).
-    static func decodeHEIC(_ bytes: [UInt8], halfFrom: Int32, threads: Int32) throws
+    /// from `halfFrom` up; libde265 on `threads` worker threads, or libavcodec with
+    /// `decoder` 2 (`threads` 0: libheif's own decoder).
+    static func decodeHEIC(_ bytes: [UInt8], halfFrom: Int32, threads: Int32, decoder: Int32 = 1) throws
         -> (pixels: Pixels, shownWidth: Int32, shownHeight: Int32) {
         var coded: (Int32, Int32) = (0, 0), shown: (Int32, Int32) = (0, 0)
         let image = try bytes.withUnsafeBytes { raw in
             try VipsImageRef.make("heif") {
-                cvipsshim_heif_decode_square(raw.baseAddress, raw.count, 1 << 30, halfFrom, threads, $0, &coded.0, &coded.1, &shown.0, &shown.1)
+                cvipsshim_heif_decode_square(raw.baseAddress, raw.count, 1 << 30, halfFrom, threads > 0 ? decoder : 0, threads,
+                                             $0, &coded.0, &coded.1, &shown.0, &shown.1)
             }
         }
         return (try Pixels(image), shown.0, shown.1)
+    }
+
+    /// FFmpeg's HEVC decoder (libavcodec, which scripts/setup installs and the package
+    /// recommends) is found, really decodes, and gives libheif's own decoder's pixels:
+    /// 4:2:0 with an odd width (a conformance window), 4:4:4, 10 bits, and an alpha
+    /// plane (a second, monochrome picture), on 1 to 3 threads, whole and as the half
+    /// square; a damaged file is still an error.
+    @Test func aHEICDecodedByLibavcodecIsTheSamePicture() throws {
+        try Vips.initialise()
+        #expect(cvipsshim_hevc_libavcodec_available() == 1, "libavcodec.so.59 with an HEVC decoder was not found")
+        for name in ["chelsea.heic", "chelsea-444.heic", "chelsea-10bit.heic", "chelsea-alpha.heic"] {
+            let heic = try [UInt8](Data(contentsOf: Fixtures.repositoryRoot
+                .appendingPathComponent("Tests/AvatarCacheTests/Fixtures/photos/\(name)")))
+            let pictures = name == "chelsea-alpha.heic" ? 2 : 1
+            for halfFrom: Int32 in name == "chelsea.heic" ? [0, 100] : [0] {
+                let own = try Self.decodeHEIC(heic, halfFrom: halfFrom, threads: 0).pixels
+                #expect(own.bands == (pictures == 2 ? 4 : 3))
+                for threads: Int32 in [1, 2, 3] {
+                    let before = cvipsshim_hevc_libavcodec_pictures()
+                    let ffmpeg = try Self.decodeHEIC(heic, halfFrom: halfFrom, threads: threads, decoder: 2).pixels
+                    #expect(cvipsshim_hevc_libavcodec_pictures() - before == pictures, "\(name): libavcodec did not decode")
+                    #expect(ffmpeg.width == own.width && ffmpeg.height == own.height && ffmpeg.bands == own.bands)
+                    // A Bool, not the arrays: on a mismatch Swift Testing would diff 68,000 bytes.
+                    let same = ffmpeg.data == own.data
+                    #expect(same, "\(name), \(threads) threads, half square from \(halfFrom): pixels differ")
+                }
+            }
+            #expect(throws: ImagingError.self) {
+                try Self.decodeHEIC(Array(heic.prefix(heic.count * 3 / 4)), halfFrom: 0, threads: 2, decoder: 2)
+            }
+        }
     }
 
     /// libde265 on several worker threads (our decoder plugin) decodes exactly the picture
@@ -144,7 +177,8 @@ import Testing
             for threads: Int32 in [1, 2, 3] {
                 let several = try decode(heic, halfFrom: halfFrom, threads: threads)
                 #expect(several.width == own.width && several.height == own.height && several.bands == own.bands)
-                #expect(several.data == own.data, "\(threads) threads, half square from \(halfFrom): pixels differ")
+                let same = several.data == own.data
+                #expect(same, "\(threads) threads, half square from \(halfFrom): pixels differ")
             }
             #expect(cvipsshim_hevc_pictures() - before == 3, "the plugin decoded \(cvipsshim_hevc_pictures() - before) pictures")
         }

@@ -93,6 +93,10 @@ public struct AvatarRenderer: Sendable {
         // the whole image, the RGB it converts them to: a 12 MP HEIC raised a process's peak
         // RSS by 94 MB that way (`/usr/bin/time`, one photo, against a run with none), by
         // 69 MB when only the centre square is converted, at half size (`halfSquare`).
+        // Through libavcodec (HEVCDecoder.c), one 12 MP HEIC alone raised the peak by 58
+        // MB (its frame in pages of its own, its other state freed before the copy); the
+        // estimate stays where libde265's is, which the mix's peak needs (5 bytes a pixel
+        // with a budget of 84 MB: 209-229 MB on corpus b, against 200-213 at 6 and 92).
         if format == .heif { return Int64(header.width) * Int64(header.height) * (halfSquare ? 6 : 8) }
         // libvips' WebP loader holds the whole picture as RGBA twice (its frame and its
         // output: 7.68 MB each for 1600 x 1200 in `heaptrack` of corpus b), and the
@@ -110,6 +114,11 @@ public struct AvatarRenderer: Sendable {
     /// per-format HEIC set on 2 cores: 10.8 s with one, 8.35-8.4 s with two, 7.8 s with
     /// four (a wavefront waits on the row above, so more threads than cores fill the gaps).
     static let hevcThreads: Int32 = 4
+
+    /// The HEVC decoder behind HEIC: FFmpeg's (libavcodec) where the system has it, else
+    /// libde265 (HEVCDecoder.c). Both give the same pixels; libavcodec takes 0.19 s of CPU
+    /// for a 12 MP picture where libde265 takes 0.30 s.
+    static let hevcDecoder: Int32 = 2
 
     private func decode(_ bytes: UnsafeRawBufferPointer, format: ImageFormat, header: VipsImageRef) throws -> RenderedAvatar {
         var width = header.width, height = header.height
@@ -130,7 +139,7 @@ public struct AvatarRenderer: Sendable {
             do {
                 image = try VipsImageRef.make("heif") { out in
                     status = cvipsshim_heif_decode_square(bytes.baseAddress, bytes.count, Int64(maxPixels), halfSquareFrom,
-                                                          Self.hevcThreads, out, &codedWidth, &codedHeight, &shownWidth, &shownHeight)
+                                                          Self.hevcDecoder, Self.hevcThreads, out, &codedWidth, &codedHeight, &shownWidth, &shownHeight)
                     return status
                 }
             } catch ImagingError.library where status == 2 {

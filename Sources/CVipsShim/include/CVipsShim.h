@@ -53,14 +53,21 @@ long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target);
 // at least `halfSquareFrom` pixels (0: never), only that square at half size, converted
 // from the YCbCr planes 2x2 block by 2x2 block: no full-size RGB image (36 MB for 12 MP)
 // and a quarter of the conversion. *shownWidth and *shownHeight get the upright size of
-// the whole image either way. `hevcThreads` above 0: libde265 decodes with that many
-// worker threads (HEVCDecoder.c), 0: with libheif's own decoder (one).
-int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixels, int halfSquareFrom, int hevcThreads,
-                                 VipsImage **out, int *codedWidth, int *codedHeight, int *shownWidth, int *shownHeight);
+// the whole image either way. `hevcDecoder`: 0 libheif's own (libde265, one thread),
+// 1 libde265 on `hevcThreads` threads, 2 libavcodec on `hevcThreads` threads when the
+// system has libavcodec.so.59, else libde265 (HEVCDecoder.c).
+int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixels, int halfSquareFrom, int hevcDecoder,
+                                 int hevcThreads, VipsImage **out, int *codedWidth, int *codedHeight, int *shownWidth,
+                                 int *shownHeight);
 
-// Pictures the several-thread HEVC decoder has decoded for the calling thread so far (for
-// tests).
+// Pictures our HEVC decoder plugin has decoded for the calling thread so far, and those
+// of them libavcodec decoded (for tests).
 long long cvipsshim_hevc_pictures(void);
+long long cvipsshim_hevc_libavcodec_pictures(void);
+
+// 1 when libavcodec (the major version built against) could be opened and has an HEVC
+// decoder; opened on the first call.
+int cvipsshim_hevc_libavcodec_available(void);
 
 // Evaluates `in` into a new memory image on the calling thread, strip by strip
 // (RenderOnCallingThread.c). vips_image_copy_memory and the savers hand every image to libvips'
