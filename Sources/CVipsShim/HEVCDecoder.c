@@ -18,6 +18,7 @@
 // a process that decodes no HEIC (a lookup) loads none of the 38 libraries it brings,
 // and where it is missing (the .deb depends on it; a binary from the tarball may lack
 // it) HEICs still decode, through libde265.
+#include "CVipsShim.h"
 #include "ShimInternal.h"
 #include <dlfcn.h>
 #include <libavcodec/avcodec.h>
@@ -31,9 +32,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-// libavcodec's entry points, found once per process; NULL `find` when it is missing.
+// libavcodec's entry points (with libavutil's, which it links), found once per process;
+// `hevc` is NULL when libavcodec or one of them is missing.
 static struct {
-    const AVCodec *(*find)(enum AVCodecID);
     AVCodecContext *(*allocContext)(const AVCodec *);
     int (*open)(AVCodecContext *, const AVCodec *, AVDictionary **);
     void (*freeContext)(AVCodecContext **);
@@ -58,39 +59,38 @@ static void cvipsshim_avcodec_open(void) {
     snprintf(name, sizeof name, "libavcodec.so.%d", LIBAVCODEC_VERSION_MAJOR);
     void *library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     if (!library) return;
-    unsigned (*version)(void) = (unsigned (*)(void)) dlsym(library, "avcodec_version");
-    void (*setLogLevel)(int) = (void (*)(int)) dlsym(library, "av_log_set_level");
-    cvipsshim_avcodec.allocContext = (AVCodecContext *(*)(const AVCodec *)) dlsym(library, "avcodec_alloc_context3");
-    cvipsshim_avcodec.open = (int (*)(AVCodecContext *, const AVCodec *, AVDictionary **)) dlsym(library, "avcodec_open2");
-    cvipsshim_avcodec.freeContext = (void (*)(AVCodecContext **)) dlsym(library, "avcodec_free_context");
-    cvipsshim_avcodec.allocPacket = (AVPacket *(*)(void)) dlsym(library, "av_packet_alloc");
-    cvipsshim_avcodec.freePacket = (void (*)(AVPacket **)) dlsym(library, "av_packet_free");
-    cvipsshim_avcodec.send = (int (*)(AVCodecContext *, const AVPacket *)) dlsym(library, "avcodec_send_packet");
-    cvipsshim_avcodec.receive = (int (*)(AVCodecContext *, AVFrame *)) dlsym(library, "avcodec_receive_frame");
-    cvipsshim_avcodec.allocFrame = (AVFrame *(*)(void)) dlsym(library, "av_frame_alloc");
-    cvipsshim_avcodec.freeFrame = (void (*)(AVFrame **)) dlsym(library, "av_frame_free");
-    cvipsshim_avcodec.defaultBuffer = (int (*)(AVCodecContext *, AVFrame *, int)) dlsym(library, "avcodec_default_get_buffer2");
-    cvipsshim_avcodec.alignDimensions = (void (*)(AVCodecContext *, int *, int *, int[AV_NUM_DATA_POINTERS])) dlsym(library, "avcodec_align_dimensions2");
-    cvipsshim_avcodec.fillLinesizes = (int (*)(int[4], enum AVPixelFormat, int)) dlsym(library, "av_image_fill_linesizes");
-    cvipsshim_avcodec.fillPlaneSizes = (int (*)(size_t[4], enum AVPixelFormat, int, const ptrdiff_t[4])) dlsym(library, "av_image_fill_plane_sizes");
-    cvipsshim_avcodec.createBuffer = (AVBufferRef *(*)(uint8_t *, size_t, void (*)(void *, uint8_t *), void *, int)) dlsym(library, "av_buffer_create");
-    const AVCodec *(*find)(enum AVCodecID) = (const AVCodec *(*)(enum AVCodecID)) dlsym(library, "avcodec_find_decoder");
-    if (!version || (int) (version() >> 16) != LIBAVCODEC_VERSION_MAJOR || !setLogLevel || !find ||
-        !cvipsshim_avcodec.allocContext || !cvipsshim_avcodec.open || !cvipsshim_avcodec.freeContext ||
-        !cvipsshim_avcodec.allocPacket || !cvipsshim_avcodec.freePacket || !cvipsshim_avcodec.send ||
-        !cvipsshim_avcodec.receive || !cvipsshim_avcodec.allocFrame || !cvipsshim_avcodec.freeFrame ||
-        !cvipsshim_avcodec.defaultBuffer || !cvipsshim_avcodec.alignDimensions || !cvipsshim_avcodec.fillLinesizes ||
-        !cvipsshim_avcodec.fillPlaneSizes || !cvipsshim_avcodec.createBuffer) return;
-    cvipsshim_avcodec.hevc = find(AV_CODEC_ID_HEVC);
-    if (!cvipsshim_avcodec.hevc) return;
+    unsigned (*version)(void);
+    void (*setLogLevel)(int);
+    const AVCodec *(*find)(enum AVCodecID);
+    // POSIX's way to a function pointer from dlsym; any symbol missing leaves `hevc` NULL.
+#define CVIPSSHIM_FIND(pointer, symbol) do { *(void **) &(pointer) = dlsym(library, symbol); if (!(pointer)) return; } while (0)
+    CVIPSSHIM_FIND(version, "avcodec_version");
+    CVIPSSHIM_FIND(setLogLevel, "av_log_set_level");
+    CVIPSSHIM_FIND(find, "avcodec_find_decoder");
+    CVIPSSHIM_FIND(cvipsshim_avcodec.allocContext, "avcodec_alloc_context3");
+    CVIPSSHIM_FIND(cvipsshim_avcodec.open, "avcodec_open2");
+    CVIPSSHIM_FIND(cvipsshim_avcodec.freeContext, "avcodec_free_context");
+    CVIPSSHIM_FIND(cvipsshim_avcodec.allocPacket, "av_packet_alloc");
+    CVIPSSHIM_FIND(cvipsshim_avcodec.freePacket, "av_packet_free");
+    CVIPSSHIM_FIND(cvipsshim_avcodec.send, "avcodec_send_packet");
+    CVIPSSHIM_FIND(cvipsshim_avcodec.receive, "avcodec_receive_frame");
+    CVIPSSHIM_FIND(cvipsshim_avcodec.allocFrame, "av_frame_alloc");
+    CVIPSSHIM_FIND(cvipsshim_avcodec.freeFrame, "av_frame_free");
+    CVIPSSHIM_FIND(cvipsshim_avcodec.defaultBuffer, "avcodec_default_get_buffer2");
+    CVIPSSHIM_FIND(cvipsshim_avcodec.alignDimensions, "avcodec_align_dimensions2");
+    CVIPSSHIM_FIND(cvipsshim_avcodec.fillLinesizes, "av_image_fill_linesizes");
+    CVIPSSHIM_FIND(cvipsshim_avcodec.fillPlaneSizes, "av_image_fill_plane_sizes");
+    CVIPSSHIM_FIND(cvipsshim_avcodec.createBuffer, "av_buffer_create");
+#undef CVIPSSHIM_FIND
+    if ((int) (version() >> 16) != LIBAVCODEC_VERSION_MAJOR) return;
     // A damaged picture is our error to report, not FFmpeg's lines on stderr.
     setLogLevel(AV_LOG_QUIET);
-    cvipsshim_avcodec.find = find;
+    cvipsshim_avcodec.hevc = find(AV_CODEC_ID_HEVC);
 }
 
 int cvipsshim_hevc_libavcodec_available(void) {
     pthread_once(&cvipsshim_avcodec_once, cvipsshim_avcodec_open);
-    return cvipsshim_avcodec.find != NULL;
+    return cvipsshim_avcodec.hevc != NULL;
 }
 
 // The NAL units libheif pushes, kept as one Annex B stream (each after a start code):
@@ -386,9 +386,9 @@ static const struct heif_decoder_plugin cvipsshim_hevc_plugin = {
 };
 
 int cvipsshim_heif_use_hevc_decoder(struct heif_context *context, int decoder, int threads, long long maxPixels) {
-    if (decoder <= 0) return 0;
+    if (decoder != CVIPSSHIM_HEVC_LIBDE265 && decoder != CVIPSSHIM_HEVC_LIBAVCODEC) return 0;
     cvipsshim_hevc_threads = threads > 0 ? threads : 1;
-    cvipsshim_hevc_libavcodec = decoder >= 2;
+    cvipsshim_hevc_libavcodec = decoder == CVIPSSHIM_HEVC_LIBAVCODEC;
     cvipsshim_hevc_max_pixels = maxPixels;
     return heif_register_decoder(context, &cvipsshim_hevc_plugin).code == heif_error_Ok;
 }

@@ -40,8 +40,9 @@ int cvipsshim_jpeg_compact_coefficients(j_decompress_ptr info);
 long long cvipsshim_jpeg_compact_bytes(j_decompress_ptr info, int compact);
 
 // Registers on `context` an HEVC decoder plugin (HEVCDecoder.c) that decodes on
-// `threads` threads: `decoder` 1 with libde265, 2 with libavcodec when the system has
-// it (else libde265); 0 registers nothing (libheif's own libde265, one thread). The
+// `threads` threads: `decoder` CVIPSSHIM_HEVC_LIBDE265 with libde265,
+// CVIPSSHIM_HEVC_LIBAVCODEC with libavcodec when the system has it (else libde265);
+// CVIPSSHIM_HEVC_LIBHEIF registers nothing (libheif's own libde265, one thread). The
 // stream's own picture size is held to `maxPixels` too (libavcodec). Returns 1 when
 // registered. Call on the thread that then decodes.
 struct heif_context;

@@ -115,14 +115,14 @@ import Testing
     }
 
     /// A HEIC through the shim's libheif decoder: whole, or its centre square at half size
-    /// from `halfFrom` up; libde265 on `threads` worker threads, or libavcodec with
-    /// `decoder` 2 (`threads` 0: libheif's own decoder).
-    static func decodeHEIC(_ bytes: [UInt8], halfFrom: Int32, threads: Int32, decoder: Int32 = 1) throws
+    /// from `halfFrom` up; its HEVC picture by `decoder` (libheif's own by default, else
+    /// ours with libde265 or libavcodec) on `threads` threads.
+    static func decodeHEIC(_ bytes: [UInt8], halfFrom: Int32, decoder: Int32 = CVIPSSHIM_HEVC_LIBHEIF, threads: Int32 = 1) throws
         -> (pixels: Pixels, shownWidth: Int32, shownHeight: Int32) {
         var coded: (Int32, Int32) = (0, 0), shown: (Int32, Int32) = (0, 0)
         let image = try bytes.withUnsafeBytes { raw in
             try VipsImageRef.make("heif") {
-                cvipsshim_heif_decode_square(raw.baseAddress, raw.count, 1 << 30, halfFrom, threads > 0 ? decoder : 0, threads,
+                cvipsshim_heif_decode_square(raw.baseAddress, raw.count, 1 << 30, halfFrom, decoder, threads,
                                              $0, &coded.0, &coded.1, &shown.0, &shown.1)
             }
         }
@@ -130,7 +130,7 @@ import Testing
     }
 
     /// FFmpeg's HEVC decoder (libavcodec, which scripts/setup installs and the package
-    /// recommends) is found, really decodes, and gives libheif's own decoder's pixels:
+    /// depends on) is found, really decodes, and gives libheif's own decoder's pixels:
     /// 4:2:0 with an odd width (a conformance window), 4:4:4, 10 bits, and an alpha
     /// plane (a second, monochrome picture), on 1 to 3 threads, whole and as the half
     /// square; a damaged file is still an error.
@@ -142,11 +142,11 @@ import Testing
                 .appendingPathComponent("Tests/AvatarCacheTests/Fixtures/photos/\(name)")))
             let pictures = name == "chelsea-alpha.heic" ? 2 : 1
             for halfFrom: Int32 in name == "chelsea.heic" ? [0, 100] : [0] {
-                let own = try Self.decodeHEIC(heic, halfFrom: halfFrom, threads: 0).pixels
+                let own = try Self.decodeHEIC(heic, halfFrom: halfFrom).pixels
                 #expect(own.bands == (pictures == 2 ? 4 : 3))
                 for threads: Int32 in [1, 2, 3] {
                     let before = cvipsshim_hevc_libavcodec_pictures()
-                    let ffmpeg = try Self.decodeHEIC(heic, halfFrom: halfFrom, threads: threads, decoder: 2).pixels
+                    let ffmpeg = try Self.decodeHEIC(heic, halfFrom: halfFrom, decoder: CVIPSSHIM_HEVC_LIBAVCODEC, threads: threads).pixels
                     #expect(cvipsshim_hevc_libavcodec_pictures() - before == pictures, "\(name): libavcodec did not decode")
                     #expect(ffmpeg.width == own.width && ffmpeg.height == own.height && ffmpeg.bands == own.bands)
                     // A Bool, not the arrays: on a mismatch Swift Testing would diff 68,000 bytes.
@@ -155,7 +155,7 @@ import Testing
                 }
             }
             #expect(throws: ImagingError.self) {
-                try Self.decodeHEIC(Array(heic.prefix(heic.count * 3 / 4)), halfFrom: 0, threads: 2, decoder: 2)
+                try Self.decodeHEIC(Array(heic.prefix(heic.count * 3 / 4)), halfFrom: 0, decoder: CVIPSSHIM_HEVC_LIBAVCODEC, threads: 2)
             }
         }
     }
@@ -168,11 +168,11 @@ import Testing
         let heic = try [UInt8](Data(contentsOf: Fixtures.repositoryRoot
             .appendingPathComponent("Tests/AvatarCacheTests/Fixtures/photos/chelsea.heic")))
         func decode(_ bytes: [UInt8], halfFrom: Int32, threads: Int32) throws -> Pixels {
-            try Self.decodeHEIC(bytes, halfFrom: halfFrom, threads: threads).pixels
+            try Self.decodeHEIC(bytes, halfFrom: halfFrom, decoder: CVIPSSHIM_HEVC_LIBDE265, threads: threads).pixels
         }
         for halfFrom: Int32 in [0, 100] {
             let before = cvipsshim_hevc_pictures()
-            let own = try decode(heic, halfFrom: halfFrom, threads: 0)
+            let own = try Self.decodeHEIC(heic, halfFrom: halfFrom).pixels
             #expect(cvipsshim_hevc_pictures() == before, "libheif's own decoder went through the plugin")
             for threads: Int32 in [1, 2, 3] {
                 let several = try decode(heic, halfFrom: halfFrom, threads: threads)
@@ -193,7 +193,7 @@ import Testing
         let heic = try [UInt8](Data(contentsOf: Fixtures.repositoryRoot
             .appendingPathComponent("Tests/AvatarCacheTests/Fixtures/photos/chelsea.heic")))
         func decode(halfFrom: Int32) throws -> (Pixels, Int32, Int32) {
-            let decoded = try Self.decodeHEIC(heic, halfFrom: halfFrom, threads: 0)
+            let decoded = try Self.decodeHEIC(heic, halfFrom: halfFrom)
             return (decoded.pixels, decoded.shownWidth, decoded.shownHeight)
         }
         let (full, fullWidth, fullHeight) = try decode(halfFrom: 0)

@@ -108,17 +108,19 @@ public struct AvatarRenderer: Sendable {
         return Int64(header.width) * Int64(header.height) * 4
     }
 
-    /// libde265's worker threads for one HEIC (libheif's own decoder starts one): they let
+    /// The HEVC decoder's threads for one HEIC (libheif's own decoder starts one): they let
     /// a large HEIC's wavefronts decode on every core, which a 12 MP HEIC needs when the
-    /// decode budget keeps the other decode thread from starting a second one. The
-    /// per-format HEIC set on 2 cores: 10.8 s with one, 8.35-8.4 s with two, 7.8 s with
-    /// four (a wavefront waits on the row above, so more threads than cores fill the gaps).
+    /// decode budget keeps the other decode thread from starting a second one. Measured
+    /// with libde265, the per-format HEIC set on 2 cores: 10.8 s with one, 8.35-8.4 s with
+    /// two, 7.8 s with four (a wavefront waits on the row above, so more threads than
+    /// cores fill the gaps); libavcodec alone, 12 MP: 0.19 s with one, 0.10-0.11 s with two
+    /// or four.
     static let hevcThreads: Int32 = 4
 
     /// The HEVC decoder behind HEIC: FFmpeg's (libavcodec) where the system has it, else
     /// libde265 (HEVCDecoder.c). Both give the same pixels; libavcodec takes 0.19 s of CPU
     /// for a 12 MP picture where libde265 takes 0.30 s.
-    static let hevcDecoder: Int32 = 2
+    static let hevcDecoder = CVIPSSHIM_HEVC_LIBAVCODEC
 
     private func decode(_ bytes: UnsafeRawBufferPointer, format: ImageFormat, header: VipsImageRef) throws -> RenderedAvatar {
         var width = header.width, height = header.height

@@ -53,9 +53,11 @@ long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target);
 // at least `halfSquareFrom` pixels (0: never), only that square at half size, converted
 // from the YCbCr planes 2x2 block by 2x2 block: no full-size RGB image (36 MB for 12 MP)
 // and a quarter of the conversion. *shownWidth and *shownHeight get the upright size of
-// the whole image either way. `hevcDecoder`: 0 libheif's own (libde265, one thread),
-// 1 libde265 on `hevcThreads` threads, 2 libavcodec on `hevcThreads` threads when the
-// system has libavcodec.so.59, else libde265 (HEVCDecoder.c).
+// the whole image either way. `hevcDecoder`, one of the three below (HEVCDecoder.c).
+#define CVIPSSHIM_HEVC_LIBHEIF 0      // libheif's own: libde265 on one thread
+#define CVIPSSHIM_HEVC_LIBDE265 1     // ours: libde265 on `hevcThreads` threads
+#define CVIPSSHIM_HEVC_LIBAVCODEC 2   // ours: libavcodec on `hevcThreads` threads when the
+                                      // system has libavcodec.so.59, else libde265
 int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixels, int halfSquareFrom, int hevcDecoder,
                                  int hevcThreads, VipsImage **out, int *codedWidth, int *codedHeight, int *shownWidth,
                                  int *shownHeight);
