@@ -6,7 +6,9 @@
 //   JPEG  libjpeg-turbo at the smallest N/8 scale whose short side covers the target,
 //         only the centre square's columns (jpeg_crop_scanline) and rows (skip), as
 //         Sources/CVipsShim/JPEGCentreDecoder.c does; CMYK/YCCK to CMYK, else RGB
-//   HEIC  libheif's primary image to interleaved RGB (RGBA with alpha)
+//   HEIC  libheif's primary image to interleaved RGB (RGBA with alpha), its HEVC decoded
+//         by the decoder avatar-cache uses (Sources/CVipsShim/HEVCDecoder.c, compiled in:
+//         FFmpeg's libavcodec on 4 threads where the system has it, else libde265)
 //   PNG   libpng to 8-bit RGB(A)
 //   WebP  libwebp at the scale avatar-cache loads it (1/2, 1/4, 1/8 when that covers
 //         the target)
@@ -26,6 +28,8 @@
 #include <jpeglib.h>
 #include <libheif/heif.h>
 #include <png.h>
+#include "CVipsShim.h"
+#include "ShimInternal.h"
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdatomic.h>
@@ -322,6 +326,8 @@ static int decode_heif(struct item *it, struct thread_result *self) {
     struct heif_image_handle *handle = NULL;
     struct heif_image *image = NULL;
     int result = -1;
+    // As avatar-cache decodes it (AvatarRenderer's hevcDecoder and hevcThreads).
+    cvipsshim_heif_use_hevc_decoder(context, CVIPSSHIM_HEVC_LIBAVCODEC, 4, 50000000);
     if (heif_context_read_from_memory_without_copy(context, it->data, it->size, NULL).code == heif_error_Ok &&
         heif_context_get_primary_image_handle(context, &handle).code == heif_error_Ok) {
         int alpha = heif_image_handle_has_alpha_channel(handle);
