@@ -36,7 +36,7 @@ let package = Package(
         .target(
             name: "CVipsShim",
             dependencies: ["CVips"],
-            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("lcms2"), .linkedLibrary("heif"), .linkedLibrary("de265"), .linkedLibrary("png16")]
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("lcms2"), .linkedLibrary("heif"), .linkedLibrary("de265"), .linkedLibrary("z")]
         ),
         // The commit this binary was built from (one define, one C file).
         .target(

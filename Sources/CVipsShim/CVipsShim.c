@@ -90,6 +90,10 @@ int cvipsshim_resize(VipsImage *in, VipsImage **out, double scale) {
     return vips_resize(in, out, scale, "kernel", VIPS_KERNEL_LANCZOS3, NULL);
 }
 
+int cvipsshim_shrink(VipsImage *in, VipsImage **out, double factor) {
+    return vips_shrink(in, out, factor, factor, NULL);
+}
+
 int cvipsshim_reducev_lanczos3(VipsImage *in, VipsImage **out, double shrink) {
     return vips_reducev(in, out, shrink, "kernel", VIPS_KERNEL_LANCZOS3, NULL);
 }

@@ -64,8 +64,8 @@ import Testing
     }
 
     /// A monogram is two colours: its PNG is indexed (colour type 3, a palette with
-    /// transparency), under 30 % of the same picture as RGBA; a colour emoji is not
-    /// two colours, and stays RGBA.
+    /// transparency, 4 bits a pixel), under 30 % of the same picture as RGBA; a colour
+    /// emoji is not two colours, and stays RGBA.
     @Test func pngMonogramsAreIndexedAndSmall() throws {
         var pairs: [Int] = [], rgbaPairs: [Int] = []
         for (initials, colour) in [("AL", "#007AFF"), ("MW", "#FF3B30"), ("W", "#FFCC00"), ("黄世", "#34C759"), ("ДК", "#AF52DE"), ("", "#5856D6")] {
@@ -73,8 +73,11 @@ import Testing
             let tiers = try renderer.render(spec)
             for tier in tiers {
                 #expect(tier.bytes.count > 33 && tier.bytes[25] == 3, "\(initials) \(tier.side): an indexed PNG")
+                #expect(tier.bytes[24] == 4, "\(initials) \(tier.side): 4 bits a pixel")
                 let pixels = try Pixels(decoding: tier.bytes)
                 #expect(pixels.bands == 4 && pixels.pixel(0, 0)[3] == 0 && pixels.pixel(tier.side / 2, tier.side / 8)[3] == 255)
+                let alphas = Set(stride(from: 3, to: pixels.data.count, by: 4).map { pixels.data[$0] })
+                #expect(alphas == [0, 64, 128, 192, 255], "\(initials) \(tier.side): alpha levels \(alphas.sorted())")
             }
             pairs.append(tiers.reduce(0) { $0 + $1.bytes.count })
             rgbaPairs.append(try tiers.reduce(0) { total, tier in
@@ -84,6 +87,14 @@ import Testing
                 #expect(rgba[25] == 6)
                 return total + rgba.count
             })
+        }
+        // The disc's edge, in every format, is the box filter's five coverages, which the
+        // indexed PNG keeps exactly: no ring of faint alpha outside the disc, no uneven
+        // one inside (lanczos' ringing).
+        for side in [330, 900] {
+            let mask = try DiscMask.shared.mask(side: side, filled: false)
+            let levels = Set(try Pixels(decoding: AvatarRenderer.encode(mask, format: .png, quality: 90)).data)
+            #expect(levels == [0, 64, 128, 192, 255], "\(side): the mask's levels \(levels.sorted())")
         }
         let average = pairs.reduce(0, +) / pairs.count, rgbaAverage = rgbaPairs.reduce(0, +) / rgbaPairs.count
         print("monogram pairs (330 + 900 px): indexed PNG \(pairs) bytes, \(average) on average; RGBA \(rgbaAverage) on average")

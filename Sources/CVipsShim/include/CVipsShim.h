@@ -106,6 +106,8 @@ int cvipsshim_premultiply(VipsImage *in, VipsImage **out);
 int cvipsshim_unpremultiply(VipsImage *in, VipsImage **out);
 int cvipsshim_cast_uchar(VipsImage *in, VipsImage **out);
 int cvipsshim_resize(VipsImage *in, VipsImage **out, double scale);
+// vips_shrink: each `factor` x `factor` block averaged (a box filter, no ringing).
+int cvipsshim_shrink(VipsImage *in, VipsImage **out, double factor);
 int cvipsshim_reducev_lanczos3(VipsImage *in, VipsImage **out, double shrink);
 int cvipsshim_rot(VipsImage *in, VipsImage **out, VipsAngle angle);
 
@@ -125,11 +127,11 @@ int cvipsshim_composite_over(VipsImage *base, VipsImage *overlay, VipsImage **ou
 int cvipsshim_monogram_compose(VipsImage *mask, VipsImage *text, int x, int y,
                                int red, int green, int blue, int opaque, VipsImage **out);
 
-// The same monogram as an indexed PNG (MonogramPNG.c): a palette of the background at
-// 128 levels of alpha and 128 blends of it with the text colour, written by libpng at
-// zlib `compression` (0–9) into *buf (the caller frees it with g_free). Returns 1 when
-// the picture is not of two colours (a colour emoji, text over the disc's edge): the
-// caller composes RGBA then.
+// The same monogram as an indexed PNG of 4 bits a pixel (MonogramPNG.c): a palette of the
+// background at 5 levels of alpha and 11 blends of it with the text colour (the mask's
+// alpha and the text's are rounded to those levels), deflated by zlib at `compression`
+// (0–9), into *buf (the caller frees it with g_free). Returns 1 when the picture is not of two
+// colours (a colour emoji, text over the disc's edge): the caller composes RGBA then.
 int cvipsshim_monogram_png(VipsImage *mask, VipsImage *text, int x, int y,
                            int red, int green, int blue, int textRed, int textGreen, int textBlue,
                            int compression, void **buf, size_t *len);
