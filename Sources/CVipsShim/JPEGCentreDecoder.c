@@ -36,6 +36,17 @@ unsigned int cvipsshim_jpeg_scale(unsigned int shortSide, int target) {
     return 8;
 }
 
+// Whether the header's colour space is CMYK (libjpeg converts YCCK to CMYK itself).
+static int cvipsshim_jpeg_is_cmyk(j_decompress_ptr info) {
+    return info->jpeg_color_space == JCS_CMYK || info->jpeg_color_space == JCS_YCCK;
+}
+
+// Whether the centre decoder takes the file: CMYK with 4 components, grey or colour with
+// 1 or 3 (anything else goes through jpegload).
+static int cvipsshim_jpeg_centre_takes(j_decompress_ptr info) {
+    return cvipsshim_jpeg_is_cmyk(info) ? info->num_components == 4 : (info->num_components == 1 || info->num_components == 3);
+}
+
 int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, int compact, VipsImage **out) {
     struct jpeg_decompress_struct info = { 0 };   // client_data survives jpeg_create_decompress
     struct cvipsshim_jpeg_error error;
@@ -50,13 +61,12 @@ int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, int co
     jpeg_create_decompress(&info);
     jpeg_mem_src(&info, (const unsigned char *) buf, (unsigned long) len);
     jpeg_read_header(&info, TRUE);
-    // libjpeg converts YCCK to CMYK itself; Adobe (Photoshop) CMYK is stored inverted,
-    // as jpegload knows.
-    int cmyk = info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK;
-    if (cmyk ? info.num_components != 4 : (info.num_components != 1 && info.num_components != 3)) {
+    if (!cvipsshim_jpeg_centre_takes(&info)) {
         jpeg_destroy_decompress(&info);
         return 1;
     }
+    // Adobe (Photoshop) CMYK is stored inverted, as jpegload knows.
+    int cmyk = cvipsshim_jpeg_is_cmyk(&info);
     int bands = cmyk ? 4 : 3;
     int invert = cmyk && info.saw_Adobe_marker;
     unsigned int shortSide = info.image_width < info.image_height ? info.image_width : info.image_height;
@@ -118,14 +128,12 @@ long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target) 
     // transform sizes come from the scale: chroma at 4:2:0 is often decoded at twice
     // luma's and keeps more of each block); whole when the centre decoder does not take
     // the file (unusual component counts go through jpegload and libjpeg's own arrays).
-    int cmyk = info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK;
-    int centre = cmyk ? info.num_components == 4 : (info.num_components == 1 || info.num_components == 3);
     long long coefficients = 0;
     if (jpeg_has_multiple_scans(&info)) {
         info.scale_num = scale;
         info.scale_denom = 8;
         jpeg_calc_output_dimensions(&info);
-        coefficients = cvipsshim_jpeg_compact_bytes(&info, centre);
+        coefficients = cvipsshim_jpeg_compact_bytes(&info, cvipsshim_jpeg_centre_takes(&info));
     }
     jpeg_destroy_decompress(&info);
     return coefficients + scaled * scaled * bands;
