@@ -34,7 +34,8 @@ public final class DecodeWorkerPool: @unchecked Sendable {
     static var onPoolThread: Bool { Thread.current.threadDictionary[poolThreadKey] != nil }
     private static let poolThreadKey = "avatar-cache.decode-pool"
 
-    public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, gate: DecodeMemoryGate? = nil) {
+    /// `name` names the threads (`avatar-cache.<name>.<n>`), for `top -H` and profiles.
+    public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, gate: DecodeMemoryGate? = nil, name: String = "decode") {
         threadCount = max(1, threads)
         self.gate = gate
         waits = Array(repeating: nil, count: threadCount)
@@ -44,7 +45,7 @@ public final class DecodeWorkerPool: @unchecked Sendable {
         _ = try? Vips.initialise()
         for index in 0..<threadCount {
             let thread = Thread { self.workLoop(index) }
-            thread.name = "avatar-cache.decode.\(index)"
+            thread.name = "avatar-cache.\(name).\(index)"
             thread.stackSize = 8 << 20
             running += 1
             thread.start()

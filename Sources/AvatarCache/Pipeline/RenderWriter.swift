@@ -1,32 +1,40 @@
 import Foundation
 
-/// Renders a photo and writes its tier files; runs on a decode pool thread, so the
-/// blocking file writes stay off the cooperative pool too.
+/// Renders a photo or a monogram on a decode pool thread, then writes its tier files on
+/// a file pool thread: a write waits for `fsync`, and a decode thread waiting there
+/// would leave its core idle while decodes are ready. Both are threads we own, so the
+/// blocking calls stay off the cooperative pool.
 struct RenderWriter: Sendable {
     let renderer: AvatarRenderer
     let monograms: MonogramRenderer
     let directory: CacheDirectory
+    /// Decodes, one image a thread (with the decode memory gate).
+    let decoders: DecodeWorkerPool
+    /// Writes the files (temporary file, fsync, rename).
+    let files: DecodeWorkerPool
 
-    func renderPhoto(_ bytes: [UInt8], contentSHA256: String) throws -> RenderedFiles {
-        let avatar: RenderedAvatar
-        do {
-            avatar = try renderer.render(bytes)
-        } catch let error as ImagingError {
-            throw SourceFailure(error)
+    func renderPhoto(_ bytes: [UInt8], contentSHA256: String) async throws -> RenderedFiles {
+        let avatar = try await decoders.run {
+            do {
+                return try renderer.render(bytes)
+            } catch let error as ImagingError {
+                throw SourceFailure(error)
+            }
         }
-        let files = try write(avatar.tiers, contentSHA256: contentSHA256, format: renderer.outputFormat)
-        return RenderedFiles(format: avatar.format, sourceWidth: avatar.sourceWidth, sourceHeight: avatar.sourceHeight, files: files, renderedNow: true)
+        let written = try await files.run { try write(avatar.tiers, contentSHA256: contentSHA256, format: renderer.outputFormat) }
+        return RenderedFiles(format: avatar.format, sourceWidth: avatar.sourceWidth, sourceHeight: avatar.sourceHeight, files: written, renderedNow: true)
     }
 
-    func renderMonogram(_ spec: MonogramSpec, contentSHA256: String) throws -> RenderedFiles {
-        let tiers: [RenderedTier]
-        do {
-            tiers = try monograms.render(spec)
-        } catch let error as ImagingError {
-            throw SourceFailure(error)
+    func renderMonogram(_ spec: MonogramSpec, contentSHA256: String) async throws -> RenderedFiles {
+        let tiers = try await decoders.run {
+            do {
+                return try monograms.render(spec)
+            } catch let error as ImagingError {
+                throw SourceFailure(error)
+            }
         }
-        let files = try write(tiers, contentSHA256: contentSHA256, format: monograms.outputFormat)
-        return RenderedFiles(format: nil, sourceWidth: nil, sourceHeight: nil, files: files, renderedNow: true)
+        let written = try await files.run { try write(tiers, contentSHA256: contentSHA256, format: monograms.outputFormat) }
+        return RenderedFiles(format: nil, sourceWidth: nil, sourceHeight: nil, files: written, renderedNow: true)
     }
 
     /// Writes each tier; takes tiers smallest first.

@@ -3,10 +3,11 @@ import GRDB
 import Logging
 
 extension WarmPipeline {
-    /// What the job stages share: one HTTP client, one decode pool, one writer.
+    /// What the job stages share: one HTTP client, one decode pool, one file pool, one writer.
     final class Workers: Sendable {
         let fetcher: HTTPFetcher
         let pool: DecodeWorkerPool
+        let files: DecodeWorkerPool
         let writer: RenderWriter
 
         init(_ configuration: WarmConfiguration, logger: Logger) {
@@ -18,17 +19,22 @@ extension WarmPipeline {
             )
             let gate = DecodeMemoryGate(budgetBytes: configuration.maxDecodeMemory)
             pool = DecodeWorkerPool(threads: configuration.decodeThreads, gate: gate)
+            // Each thread mostly waits for the disk; two keep an fsync in flight while the
+            // next file is written, and more than the decoders would only queue on the journal.
+            files = DecodeWorkerPool(threads: max(2, configuration.decodeThreads), name: "files")
             writer = RenderWriter(
                 renderer: AvatarRenderer(tiers: configuration.tiers, outputFormat: configuration.outputFormat, quality: configuration.quality,
                                          maxPixels: configuration.maxPixels, crop: configuration.crop,
                                          memoryGate: gate),
                 monograms: MonogramRenderer(tiers: configuration.tiers, outputFormat: configuration.monogramFormat, quality: configuration.quality),
-                directory: CacheDirectory(root: configuration.cacheDirectory)
+                directory: CacheDirectory(root: configuration.cacheDirectory),
+                decoders: pool, files: files
             )
         }
 
         func shutdown() async {
             pool.shutdown()
+            files.shutdown()
             await fetcher.shutdown()
         }
     }
@@ -43,11 +49,11 @@ extension WarmPipeline {
         guard !control.isStopping, let first = try next() else { return }
         let shared = workers ?? Workers(configuration, logger: logger)
         workers = shared
-        let fetcher = shared.fetcher, pool = shared.pool, writer = shared.writer
+        let fetcher = shared.fetcher, writer = shared.writer
         let coordinator = RenderCoordinator(known: { [self] in knownFiles(forContent: $0, state: state) })
         // Downloaded bodies waiting for a decode thread: beyond a couple per thread they
         // only hold memory, so no new download starts while that many wait.
-        let backlog = Backlog(limit: max(2, 2 * pool.threadCount))
+        let backlog = Backlog(limit: max(2, 2 * shared.pool.threadCount))
         var finished: [(Job, Result<Outcome, SourceFailure>)] = []
         // A job's end, or the commit clock: results wait at most `commitInterval` for their
         // commit, even while the jobs still running take minutes.
@@ -61,7 +67,7 @@ extension WarmPipeline {
                 guard !control.isStopping, let job = try pendingFirst.take() ?? next() else { return }
                 running += 1
                 group.addTask {
-                    .finished(job, try await self.run(job, fetcher: fetcher, coordinator: coordinator, pool: pool, writer: writer,
+                    .finished(job, try await self.run(job, fetcher: fetcher, coordinator: coordinator, writer: writer,
                                                       backlog: backlog, started: state.started))
                 }
             }
@@ -101,7 +107,7 @@ extension WarmPipeline {
     /// are returned; failures of the cache itself are thrown and end the run.
     private func run(
         _ job: Job, fetcher: HTTPFetcher, coordinator: RenderCoordinator,
-        pool: DecodeWorkerPool, writer: RenderWriter, backlog: Backlog, started: Date
+        writer: RenderWriter, backlog: Backlog, started: Date
     ) async throws -> Result<Outcome, SourceFailure> {
         var holdsBody = false
         var photo: FetchedPhoto?
@@ -132,17 +138,17 @@ extension WarmPipeline {
                     holdsBody = true
                     photo = fetched
                     contentSHA256 = fetched.sha256
-                    render = { try await pool.run { try writer.renderPhoto(fetched.bytes, contentSHA256: fetched.sha256) } }
+                    render = { try await writer.renderPhoto(fetched.bytes, contentSHA256: fetched.sha256) }
                 }
             } catch {
                 return .failure(HTTPFetcher.classify(error))
             }
         case .inline(let inline):
             contentSHA256 = inline.sha256
-            render = { try await pool.run { try writer.renderPhoto(inline.bytes, contentSHA256: inline.sha256) } }
+            render = { try await writer.renderPhoto(inline.bytes, contentSHA256: inline.sha256) }
         case .monogram(let spec):
             contentSHA256 = SHA256Hex.of(Array(spec.key.utf8))
-            render = { try await pool.run { try writer.renderMonogram(spec, contentSHA256: contentSHA256) } }
+            render = { try await writer.renderMonogram(spec, contentSHA256: contentSHA256) }
         }
         let fetchSeconds = seconds(since: jobStarted)
         let renderStarted = DispatchTime.now().uptimeNanoseconds
