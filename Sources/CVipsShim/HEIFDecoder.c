@@ -16,28 +16,157 @@ static void cvipsshim_release_heif(VipsImage *image, void *data) {
     g_free(pixels);
 }
 
+// Big-endian reads within a box already bounds-checked.
+static uint32_t cvipsshim_be32(const uint8_t *p) { return (uint32_t) p[0] << 24 | (uint32_t) p[1] << 16 | (uint32_t) p[2] << 8 | p[3]; }
+static uint32_t cvipsshim_be16(const uint8_t *p) { return (uint32_t) p[0] << 8 | p[1]; }
+#define CVIPSSHIM_FOURCC(a, b, c, d) ((uint32_t) (a) << 24 | (uint32_t) (b) << 16 | (uint32_t) (c) << 8 | (uint32_t) (d))
+
+// The first box of `type` among the boxes in [p, p + n): its contents (after the header)
+// in *body and *size; 0 when there is none or a header does not fit.
+static int cvipsshim_heif_box(const uint8_t *p, size_t n, uint32_t type, const uint8_t **body, size_t *size) {
+    while (n >= 8) {
+        uint64_t boxSize = cvipsshim_be32(p);
+        size_t header = 8;
+        if (boxSize == 1) {
+            if (n < 16) return 0;
+            boxSize = (uint64_t) cvipsshim_be32(p + 8) << 32 | cvipsshim_be32(p + 12);
+            header = 16;
+        } else if (boxSize == 0) {
+            boxSize = n;
+        }
+        if (boxSize < header || boxSize > n) return 0;
+        if (cvipsshim_be32(p + 4) == type) {
+            *body = p + header;
+            *size = (size_t) boxSize - header;
+            return 1;
+        }
+        p += boxSize;
+        n -= (size_t) boxSize;
+    }
+    return 0;
+}
+
+// Whether the file's primary item is one coded picture ('hvc1') that libheif shows
+// as decoded: no rotation, mirror or crop among its properties. Anything not read as
+// expected is a no (the caller then lets libheif do everything).
+static int cvipsshim_heif_plain_primary(const uint8_t *file, size_t length) {
+    const uint8_t *meta, *box, *iprp, *ipco, *ipma;
+    size_t metaSize, boxSize, iprpSize, ipcoSize, ipmaSize;
+    if (!file || !cvipsshim_heif_box(file, length, CVIPSSHIM_FOURCC('m', 'e', 't', 'a'), &meta, &metaSize) || metaSize < 4) return 0;
+    meta += 4;   // version and flags
+    metaSize -= 4;
+    // The primary item.
+    if (!cvipsshim_heif_box(meta, metaSize, CVIPSSHIM_FOURCC('p', 'i', 't', 'm'), &box, &boxSize) || boxSize < 6) return 0;
+    uint32_t primary = box[0] == 0 ? cvipsshim_be16(box + 4) : boxSize >= 8 ? cvipsshim_be32(box + 4) : 0;
+    if (primary == 0) return 0;
+    // Its type, from its 'infe' (versions 2 and 3) in 'iinf'.
+    if (!cvipsshim_heif_box(meta, metaSize, CVIPSSHIM_FOURCC('i', 'i', 'n', 'f'), &box, &boxSize) || boxSize < 6) return 0;
+    size_t skip = box[0] == 0 ? 6 : 8;
+    if (boxSize < skip) return 0;
+    const uint8_t *entries = box + skip;
+    size_t entriesSize = boxSize - skip;
+    uint32_t type = 0;
+    while (type == 0) {
+        const uint8_t *infe;
+        size_t infeSize;
+        if (!cvipsshim_heif_box(entries, entriesSize, CVIPSSHIM_FOURCC('i', 'n', 'f', 'e'), &infe, &infeSize)) return 0;
+        size_t consumed = (size_t) (infe + infeSize - entries);
+        if (infeSize < 4) return 0;
+        if (infeSize >= 12 && infe[0] == 2 && cvipsshim_be16(infe + 4) == primary) type = cvipsshim_be32(infe + 8);
+        else if (infeSize >= 14 && infe[0] == 3 && cvipsshim_be32(infe + 4) == primary) type = cvipsshim_be32(infe + 10);
+        else if (infe[0] < 2 || infe[0] > 3) return 0;
+        entries += consumed;
+        entriesSize -= consumed;
+    }
+    if (type != CVIPSSHIM_FOURCC('h', 'v', 'c', '1')) return 0;
+    // Its properties: 'ipma' numbers them from 1 in the order of 'ipco'.
+    if (!cvipsshim_heif_box(meta, metaSize, CVIPSSHIM_FOURCC('i', 'p', 'r', 'p'), &iprp, &iprpSize) ||
+        !cvipsshim_heif_box(iprp, iprpSize, CVIPSSHIM_FOURCC('i', 'p', 'c', 'o'), &ipco, &ipcoSize) ||
+        !cvipsshim_heif_box(iprp, iprpSize, CVIPSSHIM_FOURCC('i', 'p', 'm', 'a'), &ipma, &ipmaSize) || ipmaSize < 8) return 0;
+    int version = ipma[0], wide = ipma[3] & 1;
+    uint32_t count = cvipsshim_be32(ipma + 4);
+    size_t at = 8;
+    for (uint32_t entry = 0; entry < count; entry++) {
+        size_t idSize = version < 1 ? 2 : 4;
+        if (ipmaSize - at < idSize + 1) return 0;
+        uint32_t item = idSize == 2 ? cvipsshim_be16(ipma + at) : cvipsshim_be32(ipma + at);
+        int associations = ipma[at + idSize];
+        at += idSize + 1;
+        size_t each = wide ? 2 : 1;
+        if ((ipmaSize - at) / each < (size_t) associations) return 0;
+        if (item == primary) {
+            for (int a = 0; a < associations; a++) {
+                uint32_t index = wide ? cvipsshim_be16(ipma + at + 2 * a) & 0x7fff : ipma[at + a] & 0x7f;
+                if (index == 0) continue;
+                // The index-th property in 'ipco'.
+                const uint8_t *p = ipco;
+                size_t n = ipcoSize;
+                uint32_t propertyType = 0;
+                for (uint32_t i = 1; i <= index; i++) {
+                    if (n < 8) return 0;
+                    uint64_t propertySize = cvipsshim_be32(p);
+                    if (propertySize < 8 || propertySize > n) return 0;   // 64-bit sizes: not for properties
+                    propertyType = cvipsshim_be32(p + 4);
+                    if (i < index) { p += propertySize; n -= (size_t) propertySize; }
+                }
+                if (propertyType == CVIPSSHIM_FOURCC('i', 'r', 'o', 't') || propertyType == CVIPSSHIM_FOURCC('i', 'm', 'i', 'r') ||
+                    propertyType == CVIPSSHIM_FOURCC('c', 'l', 'a', 'p')) return 0;
+            }
+            return 1;
+        }
+        at += (size_t) associations * each;
+    }
+    return 0;
+}
+
 // The centre square at half size, straight from the decoded YCbCr 4:2:0 planes: each
 // 2x2 block of luma averaged and converted with its one chroma sample (libheif's own
 // conversion repeats that sample over the block: the same colours), into an RGB image a
 // quarter of the full square's size. Returns 3 (nothing done) when the image is not 8-bit
 // 4:2:0 without alpha, its matrix is not one of the usual ones, or half its square would
 // be smaller than `minSide`.
-static int cvipsshim_heif_half_square(struct heif_image_handle *handle, int minSide, VipsImage **out) {
+static int cvipsshim_heif_half_square(const uint8_t *file, size_t length, struct heif_image_handle *handle, int minSide,
+                                      int ownPlugin, VipsImage **out) {
     if (minSide <= 0 || heif_image_handle_has_alpha_channel(handle) ||
         heif_image_handle_get_luma_bits_per_pixel(handle) != 8 || heif_image_handle_get_chroma_bits_per_pixel(handle) != 8) return 3;
     int w = heif_image_handle_get_width(handle), h = heif_image_handle_get_height(handle);
     int side = (w < h ? w : h) & ~1;
     if (side / 2 < minSide) return 3;
     struct heif_image *decoded = NULL;
-    struct heif_error error = heif_decode_image(handle, &decoded, heif_colorspace_YCbCr, heif_chroma_420, NULL);
-    if (error.code != heif_error_Ok || !decoded) return 3;
+    struct heif_error error;
+    if (ownPlugin && cvipsshim_heif_plain_primary(file, length)) {
+        // The decoder's own planes, through the plugin's capture (ShimInternal.h): one
+        // picture, no transformation to apply.
+        struct cvipsshim_hevc_capture capture = { NULL, 0 };
+        struct heif_decoding_options *options = heif_decoding_options_alloc();
+        if (!options) return 3;
+        options->ignore_transformations = 1;
+        struct heif_image *standIn = NULL;
+        cvipsshim_hevc_capture_into(&capture);
+        error = heif_decode_image(handle, &standIn, heif_colorspace_undefined, heif_chroma_undefined, options);
+        cvipsshim_hevc_capture_into(NULL);
+        heif_decoding_options_free(options);
+        if (standIn) heif_image_release(standIn);
+        if (error.code == heif_error_Ok && capture.pictures == 1) {
+            decoded = capture.image;
+        } else if (capture.image) {
+            heif_image_release(capture.image);
+        }
+        // A damaged file fails again below, with libheif's own message.
+    }
+    if (!decoded) {
+        error = heif_decode_image(handle, &decoded, heif_colorspace_YCbCr, heif_chroma_420, NULL);
+        if (error.code != heif_error_Ok || !decoded) return 3;
+    }
     int yStride = 0, cbStride = 0, crStride = 0;
     const uint8_t *luma = heif_image_get_plane_readonly(decoded, heif_channel_Y, &yStride);
     const uint8_t *cb = heif_image_get_plane_readonly(decoded, heif_channel_Cb, &cbStride);
     const uint8_t *cr = heif_image_get_plane_readonly(decoded, heif_channel_Cr, &crStride);
     if (!luma || !cb || !cr || heif_image_get_width(decoded, heif_channel_Y) != w || heif_image_get_height(decoded, heif_channel_Y) != h ||
         heif_image_get_width(decoded, heif_channel_Cb) != (w + 1) / 2 || heif_image_get_height(decoded, heif_channel_Cb) != (h + 1) / 2 ||
-        heif_image_get_width(decoded, heif_channel_Cr) != (w + 1) / 2 || heif_image_get_height(decoded, heif_channel_Cr) != (h + 1) / 2) {
+        heif_image_get_width(decoded, heif_channel_Cr) != (w + 1) / 2 || heif_image_get_height(decoded, heif_channel_Cr) != (h + 1) / 2 ||
+        heif_image_get_bits_per_pixel_range(decoded, heif_channel_Y) != 8 || heif_image_get_bits_per_pixel_range(decoded, heif_channel_Cb) != 8 ||
+        heif_image_get_bits_per_pixel_range(decoded, heif_channel_Cr) != 8) {
         heif_image_release(decoded);
         return 3;
     }
@@ -115,7 +244,7 @@ int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixel
     // Within one picture, the HEVC decoder's threads decode rows of coding blocks in
     // parallel (wavefronts), so a large HEIC uses more than one core; libavcodec where
     // the system has it (HEVCDecoder.c).
-    cvipsshim_heif_use_hevc_decoder(context, hevcDecoder, hevcThreads, maxPixels);
+    int ownPlugin = cvipsshim_heif_use_hevc_decoder(context, hevcDecoder, hevcThreads, maxPixels);
     error = heif_context_read_from_memory_without_copy(context, buf, len, NULL);
     if (error.code == heif_error_Ok) error = heif_context_get_primary_image_handle(context, &handle);
     if (error.code != heif_error_Ok) goto failed;
@@ -136,7 +265,7 @@ int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixel
     if (shownWidth) *shownWidth = heif_image_handle_get_width(handle);
     if (shownHeight) *shownHeight = heif_image_handle_get_height(handle);
     VipsImage *image;
-    int half = cvipsshim_heif_half_square(handle, halfSquareFrom, &image);
+    int half = cvipsshim_heif_half_square(buf, len, handle, halfSquareFrom, ownPlugin, &image);
     if (half == 0) goto attach_profile;
     if (half < 0) goto cleanup;
     int alpha = heif_image_handle_has_alpha_channel(handle);

@@ -105,10 +105,15 @@ struct cvipsshim_hevc_decoder {
 static _Thread_local int cvipsshim_hevc_threads = 1;
 static _Thread_local int cvipsshim_hevc_libavcodec = 0;
 static _Thread_local long long cvipsshim_hevc_max_pixels = 0;
-static _Thread_local long long cvipsshim_hevc_pictures_decoded, cvipsshim_hevc_libavcodec_pictures_decoded;
+static _Thread_local long long cvipsshim_hevc_pictures_decoded, cvipsshim_hevc_libavcodec_pictures_decoded,
+    cvipsshim_hevc_pictures_captured;
 
 long long cvipsshim_hevc_pictures(void) {
     return cvipsshim_hevc_pictures_decoded;
+}
+
+long long cvipsshim_hevc_captured_pictures(void) {
+    return cvipsshim_hevc_pictures_captured;
 }
 
 long long cvipsshim_hevc_libavcodec_pictures(void) {
@@ -362,16 +367,41 @@ done:
     return result;
 }
 
-static struct heif_error cvipsshim_hevc_decode(void *raw, struct heif_image **out) {
-    struct cvipsshim_hevc_decoder *decoder = raw;
-    *out = NULL;
-    if (!decoder->stream) return cvipsshim_hevc_failed("no HEVC data");
+static _Thread_local struct cvipsshim_hevc_capture *cvipsshim_hevc_capture;
+
+void cvipsshim_hevc_capture_into(struct cvipsshim_hevc_capture *capture) {
+    cvipsshim_hevc_capture = capture;
+}
+
+static struct heif_error cvipsshim_hevc_decode_picture(struct cvipsshim_hevc_decoder *decoder, struct heif_image **out) {
     if (cvipsshim_hevc_libavcodec && cvipsshim_hevc_libavcodec_available()) {
         struct heif_error error;
         int status = cvipsshim_hevc_decode_libavcodec(decoder, out, &error);
         if (status != 0) return error;
     }
     return cvipsshim_hevc_decode_libde265(decoder, out);
+}
+
+static struct heif_error cvipsshim_hevc_decode(void *raw, struct heif_image **out) {
+    struct cvipsshim_hevc_decoder *decoder = raw;
+    *out = NULL;
+    if (!decoder->stream) return cvipsshim_hevc_failed("no HEVC data");
+    struct heif_error error = cvipsshim_hevc_decode_picture(decoder, out);
+    struct cvipsshim_hevc_capture *capture = cvipsshim_hevc_capture;
+    if (error.code != heif_error_Ok || !capture || !*out) return error;
+    // Kept for the caller; libheif gets the stand-in (see ShimInternal.h).
+    capture->pictures++;
+    cvipsshim_hevc_pictures_captured++;
+    if (capture->image) heif_image_release(*out);
+    else capture->image = *out;
+    *out = NULL;
+    error = heif_image_create(1, 1, heif_colorspace_monochrome, heif_chroma_monochrome, out);
+    if (error.code != heif_error_Ok) return error;
+    error = heif_image_add_plane(*out, heif_channel_Y, 1, 1, 8);
+    if (error.code != heif_error_Ok) { heif_image_release(*out); *out = NULL; return error; }
+    int stride = 0;
+    heif_image_get_plane(*out, heif_channel_Y, &stride)[0] = 128;
+    return error;
 }
 
 static const struct heif_decoder_plugin cvipsshim_hevc_plugin = {

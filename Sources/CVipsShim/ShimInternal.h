@@ -48,6 +48,19 @@ long long cvipsshim_jpeg_compact_bytes(j_decompress_ptr info, int compact);
 struct heif_context;
 int cvipsshim_heif_use_hevc_decoder(struct heif_context *context, int decoder, int threads, long long maxPixels);
 
+// libheif 1.15 converts every decoded picture to RGB 4:4:4 before anything else, even
+// when YCbCr is asked for (which it then converts back): for 12 MP, 36 MB of float
+// conversion on top of the picture. With a capture set on this thread, the plugin
+// keeps the pictures it decodes for the caller instead (`image`, the first; `pictures`
+// counts them) and hands libheif a 1 x 1 grey stand-in, which libheif leaves alone
+// when asked for no colour space and no transformations. NULL ends the capture.
+struct heif_image;
+struct cvipsshim_hevc_capture {
+    struct heif_image *image;
+    int pictures;
+};
+void cvipsshim_hevc_capture_into(struct cvipsshim_hevc_capture *capture);
+
 // A monogram's two inputs read whole: `mask`, one 8-bit band, side x side (the disc's
 // alpha), and `text`, four 8-bit bands (the initials). Returns 1 when they are not of
 // those forms, -1 when a region cannot be made (nothing to free), 0 with both set (the

@@ -66,6 +66,9 @@ int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixel
 // of them libavcodec decoded (for tests).
 long long cvipsshim_hevc_pictures(void);
 long long cvipsshim_hevc_libavcodec_pictures(void);
+// Of those, the pictures whose planes went to the half square straight from the decoder
+// (libheif's conversions skipped: ShimInternal.h).
+long long cvipsshim_hevc_captured_pictures(void);
 
 // 1 when libavcodec (the major version built against) could be opened and has an HEVC
 // decoder; opened on the first call.
