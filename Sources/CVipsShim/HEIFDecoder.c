@@ -46,9 +46,9 @@ static int cvipsshim_heif_box(const uint8_t *p, size_t n, uint32_t type, const u
     return 0;
 }
 
-// Whether the file's primary item is one coded picture ('hvc1') that libheif shows
-// as decoded: no rotation, mirror or crop among its properties. Anything not read as
-// expected is a no (the caller then lets libheif do everything).
+// Whether the file's primary item is one coded 4:2:0 picture ('hvc1', its 'hvcC' saying
+// so) that libheif shows as decoded: no rotation, mirror or crop among its properties.
+// Anything not read as expected is a no (the caller then lets libheif do everything).
 static int cvipsshim_heif_plain_primary(const uint8_t *file, size_t length) {
     const uint8_t *meta, *box, *iprp, *ipco, *ipma;
     size_t metaSize, boxSize, iprpSize, ipcoSize, ipmaSize;
@@ -95,6 +95,7 @@ static int cvipsshim_heif_plain_primary(const uint8_t *file, size_t length) {
         size_t each = wide ? 2 : 1;
         if ((ipmaSize - at) / each < (size_t) associations) return 0;
         if (item == primary) {
+            int fourTwoZero = 0;
             for (int a = 0; a < associations; a++) {
                 uint32_t index = wide ? cvipsshim_be16(ipma + at + 2 * a) & 0x7fff : ipma[at + a] & 0x7f;
                 if (index == 0) continue;
@@ -111,8 +112,13 @@ static int cvipsshim_heif_plain_primary(const uint8_t *file, size_t length) {
                 }
                 if (propertyType == CVIPSSHIM_FOURCC('i', 'r', 'o', 't') || propertyType == CVIPSSHIM_FOURCC('i', 'm', 'i', 'r') ||
                     propertyType == CVIPSSHIM_FOURCC('c', 'l', 'a', 'p')) return 0;
+                // The decoder configuration record's chroma_format_idc (1: 4:2:0), 17th byte.
+                if (propertyType == CVIPSSHIM_FOURCC('h', 'v', 'c', 'C')) {
+                    if (cvipsshim_be32(p) < 8 + 17 || (p[8 + 16] & 3) != 1) return 0;
+                    fourTwoZero = 1;
+                }
             }
-            return 1;
+            return fourTwoZero;
         }
         at += (size_t) associations * each;
     }
@@ -151,8 +157,11 @@ static int cvipsshim_heif_half_square(const uint8_t *file, size_t length, struct
             decoded = capture.image;
         } else if (capture.image) {
             heif_image_release(capture.image);
+        } else if (error.code != heif_error_Ok) {
+            // Damaged: libheif's way would run the same decoder on the same data.
+            vips_error("heif", "%s", error.message ? error.message : "decode failed");
+            return -1;
         }
-        // A damaged file fails again below, with libheif's own message.
     }
     if (!decoded) {
         error = heif_decode_image(handle, &decoded, heif_colorspace_YCbCr, heif_chroma_420, NULL);

@@ -1,7 +1,8 @@
 import CVips
 import Foundation
 
-/// A fixed set of threads we own for libvips work.
+/// A fixed set of threads we own for libvips work (and, as a second pool, for the
+/// blocking file writes that follow it: `RenderWriter`).
 ///
 /// libvips work is blocking C code: it must not run on Swift's cooperative pool, and
 /// every thread that has used libvips must call `vips_thread_shutdown()` before it

@@ -14,27 +14,26 @@ struct RenderWriter: Sendable {
     let files: DecodeWorkerPool
 
     func renderPhoto(_ bytes: [UInt8], contentSHA256: String) async throws -> RenderedFiles {
-        let avatar = try await decoders.run {
-            do {
-                return try renderer.render(bytes)
-            } catch let error as ImagingError {
-                throw SourceFailure(error)
-            }
-        }
+        let avatar = try await draw { try renderer.render(bytes) }
         let written = try await files.run { try write(avatar.tiers, contentSHA256: contentSHA256, format: renderer.outputFormat) }
         return RenderedFiles(format: avatar.format, sourceWidth: avatar.sourceWidth, sourceHeight: avatar.sourceHeight, files: written, renderedNow: true)
     }
 
     func renderMonogram(_ spec: MonogramSpec, contentSHA256: String) async throws -> RenderedFiles {
-        let tiers = try await decoders.run {
+        let tiers = try await draw { try monograms.render(spec) }
+        let written = try await files.run { try write(tiers, contentSHA256: contentSHA256, format: monograms.outputFormat) }
+        return RenderedFiles(format: nil, sourceWidth: nil, sourceHeight: nil, files: written, renderedNow: true)
+    }
+
+    /// `work` on a decode thread; an imaging error is the source's failure.
+    private func draw<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await decoders.run {
             do {
-                return try monograms.render(spec)
+                return try work()
             } catch let error as ImagingError {
                 throw SourceFailure(error)
             }
         }
-        let written = try await files.run { try write(tiers, contentSHA256: contentSHA256, format: monograms.outputFormat) }
-        return RenderedFiles(format: nil, sourceWidth: nil, sourceHeight: nil, files: written, renderedNow: true)
     }
 
     /// Writes each tier; takes tiers smallest first.

@@ -51,8 +51,9 @@ long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target);
 // coded image), set in *codedWidth and *codedHeight, is over `maxPixels`.
 // When the image is 8-bit 4:2:0 without alpha and half its centre square is
 // at least `halfSquareFrom` pixels (0: never), only that square at half size, converted
-// from the YCbCr planes 2x2 block by 2x2 block: no full-size RGB image (36 MB for 12 MP)
-// and a quarter of the conversion. *shownWidth and *shownHeight get the upright size of
+// from the YCbCr planes 2x2 block by 2x2 block; for a plain picture (no grid, rotation,
+// mirror or crop) through our decoder, the decoder's own planes, with no full-size RGB
+// image (36 MB for 12 MP: libheif 1.15 makes one on the way to any YCbCr it returns). *shownWidth and *shownHeight get the upright size of
 // the whole image either way. `hevcDecoder`, one of the three below (HEVCDecoder.c).
 #define CVIPSSHIM_HEVC_LIBHEIF 0      // libheif's own: libde265 on one thread
 #define CVIPSSHIM_HEVC_LIBDE265 1     // ours: libde265 on `hevcThreads` threads
