@@ -52,7 +52,8 @@ extension WarmPipeline {
         let fetcher = shared.fetcher, writer = shared.writer
         let coordinator = RenderCoordinator(known: { [self] in knownFiles(forContent: $0, state: state) })
         // Downloaded bodies waiting for a decode thread: beyond a couple per thread they
-        // only hold memory, so no new download starts while that many wait.
+        // only hold memory, so no new download starts while that many wait; small ones
+        // (under 256 KB) run ahead, bounded by --concurrency (Backlog).
         let backlog = Backlog(limit: max(2, 2 * shared.pool.threadCount))
         var finished: [(Job, Result<Outcome, SourceFailure>)] = []
         // A job's end, or the commit clock: results wait at most `commitInterval` for their
@@ -134,8 +135,7 @@ extension WarmPipeline {
                     return .success(Outcome(entry: entry, bytesDownloaded: 0, rendered: RenderedFiles(entry), notModified: true,
                                             fetchSeconds: seconds(since: jobStarted)))
                 case .fetched(let fetched):
-                    await backlog.add()
-                    holdsBody = true
+                    holdsBody = await backlog.add(bytes: fetched.bytes.count)
                     photo = fetched
                     contentSHA256 = fetched.sha256
                     render = { try await writer.renderPhoto(fetched.bytes, contentSHA256: fetched.sha256) }
