@@ -13,28 +13,23 @@ command = sys.argv[sys.argv.index("--") + 1:]
 
 
 def tree_rss(root):
-    children = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            children.setdefault(int(fields[1]), []).append(int(pid))
-        except OSError:
-            pass
+    # The tree through each thread's `children` list: a few files a sample, where reading
+    # every process's stat took 6 % of a core, which the measured run lost.
     total, stack = 0, [root]
     while stack:
         pid = stack.pop()
         try:
             with open(f"/proc/{pid}/statm") as f:
-                total += int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+                total += int(f.read().split()[1]) * PAGE
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    stack.extend(int(child) for child in f.read().split())
         except OSError:
             pass
-        stack.extend(children.get(pid, []))
     return total
 
 
+PAGE = os.sysconf("SC_PAGE_SIZE")
 before = resource.getrusage(resource.RUSAGE_CHILDREN)
 start = time.monotonic()
 process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
