@@ -89,7 +89,7 @@ public enum Settings {
         "max-pixels", .integer(1...1_000_000_000), default: 50_000_000,
         help: "Largest image, width × height, read from the header before decoding.", valueName: "n", binding: .at(\.maxPixels))
     public static let maxDecodeMemory = Setting<Int64>(
-        "max-decode-memory", .size(like: "92MB"), default: 92_000_000,
+        "max-decode-memory", .size(like: "84MB"), default: 84_000_000,
         help: "Memory the decodes in progress may hold together, estimated from each header; a decode over it waits.",
         valueName: "size", binding: .at(\.maxDecodeMemory))
     public static let maxRecordBytes = Setting<Int64>(
