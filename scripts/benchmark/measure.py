@@ -21,11 +21,15 @@ def tree_rss(root):
         try:
             with open(f"/proc/{pid}/statm") as f:
                 total += int(f.read().split()[1]) * PAGE
-            for tid in os.listdir(f"/proc/{pid}/task"):
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
                 with open(f"/proc/{pid}/task/{tid}/children") as f:
                     stack.extend(int(child) for child in f.read().split())
-        except OSError:
-            pass
+            except OSError:
+                pass   # the thread ended since the listing
     return total
 
 
