@@ -251,9 +251,9 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
     SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
 }
 
-/// The downloads' backlog: large bodies hold new downloads back, small ones do not, and
-/// a body's removal wakes every download waiting while there is room (a small body never
-/// removes itself, so waking one per removal left the rest waiting for good: a run hung).
+/// The downloads' backlog: large bodies hold new downloads back at `limit`, small ones
+/// only at their own, larger limit; a removal wakes every download waiting while there is
+/// room (waking one per removal left the rest waiting for good: a run hung).
 @Suite struct BacklogTests {
     /// A count the waiting tasks share.
     final class Count: @unchecked Sendable {
@@ -263,35 +263,40 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
         var value: Int { lock.withLock { count } }
     }
 
-    /// Whether `waitForRoom` returns within a second.
+    /// Whether `waitForRoom` returns within a second (the waiting task is then let go by
+    /// the caller's removals, or left: the test has failed).
     private func returns(_ backlog: Backlog) async -> Bool {
         let done = Count()
-        let task = Task {
+        Task {
             await backlog.waitForRoom()
             done.add()
         }
         for _ in 0..<100 where done.value == 0 { try? await Task.sleep(nanoseconds: 10_000_000) }
-        task.cancel()
         return done.value == 1
     }
 
-    @Test func smallBodiesDoNotCountAndLargeOnesHoldDownloadsBack() async {
-        let backlog = Backlog(limit: 2, small: 1000)
-        #expect(await backlog.add(bytes: 999) == false)
-        #expect(await backlog.add(bytes: 999) == false)
+    @Test func smallBodiesHaveTheirOwnLargerLimit() async {
+        let backlog = Backlog(limit: 2, small: 1000, smallLimit: 3)
+        #expect(await backlog.add(bytes: 999) == .small)
+        #expect(await backlog.add(bytes: 999) == .small)
+        #expect(await backlog.add(bytes: 1000) == .large)
+        // Two small and one large body held: room for more of either.
         #expect(await returns(backlog))
-        #expect(await backlog.add(bytes: 1000) == true)
-        #expect(await backlog.add(bytes: 5000) == true)
-        // Two large bodies held: a third download waits until one is decoded.
-        let waiter = Task { await backlog.waitForRoom() }
-        try? await Task.sleep(nanoseconds: 100_000_000)
-        await backlog.remove()
-        await waiter.value
+        #expect(await backlog.add(bytes: 5000) == .large)
+        // Two large bodies held: a download waits until one is decoded.
+        #expect(await returns(backlog) == false)
+        await backlog.remove(.large)
+        #expect(await returns(backlog))
+        // Three small bodies held: the same, for the small limit.
+        #expect(await backlog.add(bytes: 10) == .small)
+        #expect(await returns(backlog) == false)
+        await backlog.remove(.small)
+        #expect(await returns(backlog))
     }
 
     @Test func oneRemovalWakesEveryWaitingDownload() async {
         let backlog = Backlog(limit: 1, small: 1000)
-        #expect(await backlog.add(bytes: 2000))
+        #expect(await backlog.add(bytes: 2000) == .large)
         let woken = Count()
         let waiters = (0..<3).map { _ in
             Task {
@@ -301,14 +306,14 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
         }
         try? await Task.sleep(nanoseconds: 100_000_000)
         #expect(woken.value == 0)
-        // The three then download small bodies, which never call remove: all must go on now.
-        await backlog.remove()
+        // The three then download small bodies, which wait apart: all must go on now.
+        await backlog.remove(.large)
         for _ in 0..<100 where woken.value < 3 { try? await Task.sleep(nanoseconds: 10_000_000) }
         #expect(woken.value == 3)
         // Whatever still waits (the test failed) is let go rather than left hanging.
         for _ in 0..<3 where woken.value < 3 {
             _ = await backlog.add(bytes: 2000)
-            await backlog.remove()
+            await backlog.remove(.large)
         }
         for waiter in waiters { await waiter.value }
     }

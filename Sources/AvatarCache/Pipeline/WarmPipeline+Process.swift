@@ -53,7 +53,7 @@ extension WarmPipeline {
         let coordinator = RenderCoordinator(known: { [self] in knownFiles(forContent: $0, state: state) })
         // Downloaded bodies waiting for a decode thread: beyond a couple per thread they
         // only hold memory, so no new download starts while that many wait; small ones
-        // (under 256 KB) run ahead, bounded by --concurrency (Backlog).
+        // (under 256 KB) are counted apart, eight times as many (Backlog).
         let backlog = Backlog(limit: max(2, 2 * shared.pool.threadCount))
         var finished: [(Job, Result<Outcome, SourceFailure>)] = []
         // A job's end, or the commit clock: results wait at most `commitInterval` for their
@@ -110,7 +110,7 @@ extension WarmPipeline {
         _ job: Job, fetcher: HTTPFetcher, coordinator: RenderCoordinator,
         writer: RenderWriter, backlog: Backlog, started: Date
     ) async throws -> Result<Outcome, SourceFailure> {
-        var holdsBody = false
+        var holdsBody: Backlog.Hold?
         var photo: FetchedPhoto?
         let jobStarted = DispatchTime.now().uptimeNanoseconds
         func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
@@ -156,13 +156,13 @@ extension WarmPipeline {
         do {
             rendered = try await coordinator.files(for: contentSHA256, render: render)
         } catch let failure as SourceFailure {
-            if holdsBody { await backlog.remove() }
+            if let holdsBody { await backlog.remove(holdsBody) }
             return .failure(failure)
         } catch {
-            if holdsBody { await backlog.remove() }
+            if let holdsBody { await backlog.remove(holdsBody) }
             throw error
         }
-        if holdsBody { await backlog.remove() }
+        if let holdsBody { await backlog.remove(holdsBody) }
         let largest = configuration.tiers.first.map(String.init) ?? ""
         var entry = CacheEntry(
             kind: job.work.isMonogram ? .monogram : .photo,
