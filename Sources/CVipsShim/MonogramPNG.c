@@ -72,9 +72,10 @@ int cvipsshim_monogram_png(VipsImage *mask, VipsImage *text, int x, int y,
     for (int row = 0; row < side && handled; row++) {
         const unsigned char *disc = VIPS_REGION_ADDR(maskRegion, 0, row);
         for (int column = 0; column < side; column++) indices[column] = (unsigned char) level(disc[column], EDGE_LEVELS);
-        int from, to;
+        // No text on this row: an empty range.
+        int from = 0, to = 0;
         const unsigned char *glyphRow = cvipsshim_monogram_text_row(textRegion, row, x, y, side, &from, &to);
-        for (int column = glyphRow ? from : 0; glyphRow && column < to; column++) {
+        for (int column = from; column < to; column++) {
             const unsigned char *glyph = glyphRow + (size_t) (column - x) * 4;
             int textAlpha = glyph[3];
             if (textAlpha == 0) continue;

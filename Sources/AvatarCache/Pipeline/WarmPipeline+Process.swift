@@ -110,7 +110,8 @@ extension WarmPipeline {
         _ job: Job, fetcher: HTTPFetcher, coordinator: RenderCoordinator,
         writer: RenderWriter, backlog: Backlog, started: Date
     ) async throws -> Result<Outcome, SourceFailure> {
-        var holdsBody: Backlog.Hold?
+        /// The downloaded body's place in the backlog, given back once it is rendered.
+        var heldBody: Backlog.Hold?
         var photo: FetchedPhoto?
         let jobStarted = DispatchTime.now().uptimeNanoseconds
         func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
@@ -135,7 +136,7 @@ extension WarmPipeline {
                     return .success(Outcome(entry: entry, bytesDownloaded: 0, rendered: RenderedFiles(entry), notModified: true,
                                             fetchSeconds: seconds(since: jobStarted)))
                 case .fetched(let fetched):
-                    holdsBody = await backlog.add(bytes: fetched.bytes.count)
+                    heldBody = await backlog.add(bytes: fetched.bytes.count)
                     photo = fetched
                     contentSHA256 = fetched.sha256
                     render = { try await writer.renderPhoto(fetched.bytes, contentSHA256: fetched.sha256) }
@@ -152,17 +153,20 @@ extension WarmPipeline {
         }
         let fetchSeconds = seconds(since: jobStarted)
         let renderStarted = DispatchTime.now().uptimeNanoseconds
+        // Rendered, or not: either way the body has left the backlog.
+        let outcome: Result<RenderedFiles, Error>
+        do {
+            outcome = .success(try await coordinator.files(for: contentSHA256, render: render))
+        } catch {
+            outcome = .failure(error)
+        }
+        if let heldBody { await backlog.remove(heldBody) }
         let rendered: RenderedFiles
         do {
-            rendered = try await coordinator.files(for: contentSHA256, render: render)
+            rendered = try outcome.get()
         } catch let failure as SourceFailure {
-            if let holdsBody { await backlog.remove(holdsBody) }
             return .failure(failure)
-        } catch {
-            if let holdsBody { await backlog.remove(holdsBody) }
-            throw error
         }
-        if let holdsBody { await backlog.remove(holdsBody) }
         let largest = configuration.tiers.first.map(String.init) ?? ""
         var entry = CacheEntry(
             kind: job.work.isMonogram ? .monogram : .photo,
