@@ -152,6 +152,31 @@ import Testing
                              outcome: "the six finished were committed (every 2 s at least): the next run asked only for the seventh")
     }
 
+    /// Sizes a fetch was told (`HTTPFetcher.fetch(sized:)`).
+    final class Sizes: @unchecked Sendable {
+        private let lock = NSLock()
+        private var sizes: [Int] = []
+        func add(_ size: Int) { lock.withLock { sizes.append(size) } }
+        var values: [Int] { lock.withLock { sizes } }
+    }
+
+    @Test func aFetchTellsItsBodysContentLengthWhereTheServerDeclaresOne() async throws {
+        // What the downloads' backlog counts a body by while it downloads.
+        let photo = try Fixtures.photo("chelsea.jpg")
+        let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: photo), "/chunked.jpg": .streamed(total: 300_000)])
+        defer { server.shutdown() }
+        var limits = FetchLimits()
+        limits.retries = 0
+        let fetcher = HTTPFetcher(policy: NetworkPolicy(allowPrivateNetworks: true), limits: limits, maxConnectionsPerHost: 2)
+        let declared = Sizes(), chunked = Sizes()
+        let result = try await fetcher.fetch(server.url("/a.jpg"), sized: { declared.add($0) })
+        _ = try? await fetcher.fetch(server.url("/chunked.jpg"), sized: { chunked.add($0) })
+        await fetcher.shutdown()
+        guard case .fetched(let fetched) = result else { Issue.record("not fetched: \(result)"); return }
+        #expect(fetched.bytes == photo && declared.values == [photo.count])
+        #expect(chunked.values.isEmpty, "no Content-Length, nothing told: \(chunked.values)")
+    }
+
     @Test func theByteLimitStopsTheBodyWhereItIsReached() async throws {
         let server = try FixtureServer(routes: ["/huge.jpg": .streamed(total: 96 * 1024 * 1024)])
         defer { server.shutdown() }

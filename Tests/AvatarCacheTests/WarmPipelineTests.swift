@@ -252,8 +252,10 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
 }
 
 /// The downloads' backlog: large bodies hold new downloads back at `limit`, small ones
-/// only at their own, larger limit; a removal wakes every download waiting while there is
-/// room (waking one per removal left the rest waiting for good: a run hung).
+/// only at their own, larger limit, and the bytes of the bodies downloading or waiting at
+/// `byteLimit`; each change lets one waiting download look again, and every waiting one
+/// gets its turn (waking one per removal of a large body left the rest waiting for good:
+/// a run hung).
 @Suite struct BacklogTests {
     /// A count the waiting tasks share.
     final class Count: @unchecked Sendable {
@@ -263,57 +265,106 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
         var value: Int { lock.withLock { count } }
     }
 
-    /// Whether `waitForRoom` returns within a second (the waiting task is then let go by
-    /// the caller's removals, or left: the test has failed).
-    private func returns(_ backlog: Backlog) async -> Bool {
-        let done = Count()
-        Task {
-            await backlog.waitForRoom()
-            done.add()
+    /// A download asking for a place, from its own task.
+    final class Admission: @unchecked Sendable {
+        private let lock = NSLock()
+        private var ticket: Backlog.Ticket?
+
+        init(_ backlog: Backlog) {
+            Task {
+                let admitted = await backlog.admit()
+                self.lock.withLock { self.ticket = admitted }
+            }
         }
-        for _ in 0..<100 where done.value == 0 { try? await Task.sleep(nanoseconds: 10_000_000) }
-        return done.value == 1
+
+        /// Its ticket once admitted, waiting at most a second; nil if it still waits.
+        func admitted() async -> Backlog.Ticket? {
+            for _ in 0..<100 {
+                if let ticket = lock.withLock({ ticket }) { return ticket }
+                try? await Task.sleep(nanoseconds: 10_000_000)
+            }
+            return nil
+        }
     }
 
-    @Test func smallBodiesHaveTheirOwnLargerLimit() async {
-        let backlog = Backlog(limit: 2, small: 1000, smallLimit: 3)
-        #expect(await backlog.add(bytes: 999) == .small)
-        #expect(await backlog.add(bytes: 999) == .small)
-        #expect(await backlog.add(bytes: 1000) == .large)
+    /// A download admitted, its body of `bytes` downloaded.
+    private func download(_ backlog: Backlog, bytes: Int) async -> Backlog.Ticket {
+        let ticket = await backlog.admit()
+        await backlog.downloaded(ticket, bytes: bytes)
+        return ticket
+    }
+
+    @Test func smallBodiesHaveTheirOwnLargerLimit() async throws {
+        let backlog = Backlog(limit: 2, small: 1000, smallLimit: 3, byteLimit: 1 << 30)
+        _ = await download(backlog, bytes: 999)
+        _ = await download(backlog, bytes: 999)
+        let large = await download(backlog, bytes: 1000)
         // Two small and one large body held: room for more of either.
-        #expect(await returns(backlog))
-        #expect(await backlog.add(bytes: 5000) == .large)
+        let more = try #require(await Admission(backlog).admitted())
+        await backlog.downloaded(more, bytes: 5000)
         // Two large bodies held: a download waits until one is decoded.
-        #expect(await returns(backlog) == false)
-        await backlog.remove(.large)
-        #expect(await returns(backlog))
+        let waiting = Admission(backlog)
+        #expect(await waiting.admitted() == nil)
+        await backlog.release(large)
+        let after = try #require(await waiting.admitted())
         // Three small bodies held: the same, for the small limit.
-        #expect(await backlog.add(bytes: 10) == .small)
-        #expect(await returns(backlog) == false)
-        await backlog.remove(.small)
-        #expect(await returns(backlog))
+        await backlog.downloaded(after, bytes: 10)
+        let waitingAgain = Admission(backlog)
+        #expect(await waitingAgain.admitted() == nil)
+        await backlog.release(after)
+        #expect(await waitingAgain.admitted() != nil)
     }
 
-    @Test func oneRemovalWakesEveryWaitingDownload() async {
-        let backlog = Backlog(limit: 1, small: 1000)
-        #expect(await backlog.add(bytes: 2000) == .large)
-        let woken = Count()
+    @Test func downloadsCountByTheirContentLengthBeforeTheirBody() async throws {
+        let backlog = Backlog(limit: 100, small: 1000, byteLimit: 10_000)
+        // Nothing admitted: a download always starts, whatever its size.
+        let first = await backlog.admit()
+        await backlog.sized(first, bytes: 20_000)
+        // 20,000 bytes on their way: over the limit before a byte of them has come.
+        let second = Admission(backlog)
+        #expect(await second.admitted() == nil)
+        await backlog.release(first)
+        let secondTicket = try #require(await second.admitted())
+        await backlog.sized(secondTicket, bytes: 4000)
+        // 4,000 declared, and a third counted at the mean size so far (12,000): over.
+        let third = try #require(await Admission(backlog).admitted())
+        let fourth = Admission(backlog)
+        #expect(await fourth.admitted() == nil)
+        // The third's own size, once known, replaces the mean: 4,000 + 3,000, room again.
+        await backlog.sized(third, bytes: 3000)
+        #expect(await fourth.admitted() != nil)
+    }
+
+    @Test func eachChangeLetsOneWaitingDownloadGoAndEveryOneGetsItsTurn() async {
+        let backlog = Backlog(limit: 1, small: 1000, byteLimit: 1 << 30)
+        let large = await download(backlog, bytes: 2000)
+        let admittedCount = Count(), sizedCount = Count()
         let waiters = (0..<3).map { _ in
             Task {
-                await backlog.waitForRoom()
-                woken.add()
+                let ticket = await backlog.admit()
+                admittedCount.add()
+                // The download's headers take a while; then a small body.
+                try? await Task.sleep(nanoseconds: 100_000_000)
+                await backlog.sized(ticket, bytes: 10)
+                sizedCount.add()
+                await backlog.downloaded(ticket, bytes: 10)
+                await backlog.release(ticket)
             }
         }
         try? await Task.sleep(nanoseconds: 100_000_000)
-        #expect(woken.value == 0)
-        // The three then download small bodies, which wait apart: all must go on now.
-        await backlog.remove(.large)
-        for _ in 0..<100 where woken.value < 3 { try? await Task.sleep(nanoseconds: 10_000_000) }
-        #expect(woken.value == 3)
+        #expect(admittedCount.value == 0)
+        await backlog.release(large)
+        // One starts; the others wait for its size rather than all starting before any
+        // is known.
+        try? await Task.sleep(nanoseconds: 50_000_000)
+        #expect(admittedCount.value == 1)
+        #expect(sizedCount.value == 0)
+        // Each small body's news lets the next go: all three get through.
+        for _ in 0..<200 where sizedCount.value < 3 { try? await Task.sleep(nanoseconds: 10_000_000) }
+        #expect(sizedCount.value == 3)
         // Whatever still waits (the test failed) is let go rather than left hanging.
-        for _ in 0..<3 where woken.value < 3 {
-            _ = await backlog.add(bytes: 2000)
-            await backlog.remove(.large)
+        for _ in 0..<3 where admittedCount.value < 3 {
+            await backlog.release(await download(backlog, bytes: 2000))
         }
         for waiter in waiters { await waiter.value }
     }

@@ -92,6 +92,10 @@ public enum Settings {
         "max-decode-memory", .size(like: "84MB"), default: 84_000_000,
         help: "Memory the decodes in progress may hold together, estimated from each header; a decode over it waits.",
         valueName: "size", binding: .at(\.maxDecodeMemory))
+    public static let maxDownloadMemory = Setting<Int64>(
+        "max-download-memory", .size(like: "8MB"), default: 8_000_000,
+        help: "Memory the photos being downloaded or waiting for their decode may hold together, by their Content-Length; over it no download starts (one always runs).",
+        valueName: "size", binding: .at(\.maxDownloadMemory))
     public static let maxRecordBytes = Setting<Int64>(
         "max-record-bytes", .size(like: SettingForm.compact(Int64(ReaderLimits.defaultMaxRecordBytes)), atLeast: 1_000),
         default: Int64(ReaderLimits.defaultMaxRecordBytes),
@@ -164,7 +168,7 @@ public enum Settings {
         sizes, scales, crop, outputFormat, monogramFormat, quality,
         budget, trimRatio, ttlHours, maxTTLHours, failureTTLHours,
         concurrency, decodeThreads, maxConnectionsPerHost,
-        maxBytes, maxPixels, maxDecodeMemory, maxRecordBytes, timeout, connectTimeout, maxRedirects, retries,
+        maxBytes, maxPixels, maxDecodeMemory, maxDownloadMemory, maxRecordBytes, timeout, connectTimeout, maxRedirects, retries,
         maxRetryWait, sourceDeadline, allowPrivateNetworks, allowHosts,
         monicaHost, monicaTokenFile, monicaTokenEnv,
         wait, report, metricsFile, logFormat, logLevel, maxFailureRate,

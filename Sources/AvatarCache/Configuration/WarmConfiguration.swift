@@ -77,6 +77,9 @@ public struct WarmConfiguration: Sendable {
     /// Memory the decodes in progress may hold together (estimated from each header);
     /// a decode over it waits for the others.
     public var maxDecodeMemory: Int64 = Settings.maxDecodeMemory.defaultValue
+    /// Memory the bodies being downloaded or waiting for their decode may hold together
+    /// (by their `Content-Length` while downloading); over it no download starts.
+    public var maxDownloadMemory: Int64 = Settings.maxDownloadMemory.defaultValue
     /// Allow hosts on loopback, private and link-local networks.
     public var allowPrivateNetworks: Bool = Settings.allowPrivateNetworks.defaultValue
     /// Hosts (`host` or `host:port`) allowed whatever they resolve to.

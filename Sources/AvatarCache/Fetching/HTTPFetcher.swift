@@ -87,13 +87,14 @@ public final class HTTPFetcher: Sendable {
         }
     }
 
-    /// Fetches one photo, throwing a classified `SourceFailure`.
     /// Fetches one photo, throwing a classified `SourceFailure`. Retries timeouts,
     /// network errors, 408, 429 and 5xx with exponential backoff, honouring
     /// `Retry-After`, at most `retries` times and `maxRetryWait` seconds of waiting, all
     /// within `sourceDeadline` seconds. `credential`: the Monica token, attached only on hops to its host.
     /// `validators`: make the request conditional; a 304 gives `.notModified`.
-    public func fetch(_ urlString: String, credential: MonicaCredential? = nil, validators: Validators? = nil) async throws -> FetchResult {
+    /// `sized`: told a photo's `Content-Length` before its body is read (each attempt's).
+    public func fetch(_ urlString: String, credential: MonicaCredential? = nil, validators: Validators? = nil,
+                      sized: (@Sendable (Int) async -> Void)? = nil) async throws -> FetchResult {
         var waited = 0.0
         var attempt = 0
         let started = DispatchTime.now().uptimeNanoseconds
@@ -105,7 +106,8 @@ public final class HTTPFetcher: Sendable {
                 let reason = left < limits.timeout
                     ? "no complete answer within the source deadline of \(limits.sourceDeadline) s (\(attempt + 1) attempts)"
                     : "no complete answer within \(limits.timeout) s"
-                return try await fetchOnce(urlString, credential: credential, validators: validators, timeout: timeout, timeoutReason: reason)
+                return try await fetchOnce(urlString, credential: credential, validators: validators, sized: sized,
+                                           timeout: timeout, timeoutReason: reason)
             } catch let failure as Retryable {
                 attempt += 1
                 let backoff = limits.retryBackoff * pow(2, Double(attempt - 1)) * Double.random(in: 0.8...1.2)
@@ -154,9 +156,11 @@ public final class HTTPFetcher: Sendable {
     /// whole body. The client's own read timeout only notices silence, so a server that
     /// sends one byte a second would otherwise hold the attempt forever.
     private func fetchOnce(_ urlString: String, credential: MonicaCredential?, validators: Validators?,
-                           timeout: Double, timeoutReason: String) async throws -> FetchResult {
+                           sized: (@Sendable (Int) async -> Void)?, timeout: Double, timeoutReason: String) async throws -> FetchResult {
         return try await withThrowingTaskGroup(of: FetchResult.self) { group in
-            group.addTask { try await self.attempt(urlString, credential: credential, validators: validators, timeout: timeout) }
+            group.addTask {
+                try await self.attempt(urlString, credential: credential, validators: validators, sized: sized, timeout: timeout)
+            }
             group.addTask {
                 try await Task.sleep(nanoseconds: UInt64(max(timeout, 0) * 1e9))
                 throw Retryable(failure: SourceFailure(.timeout, timeoutReason))
@@ -167,7 +171,8 @@ public final class HTTPFetcher: Sendable {
         }
     }
 
-    private func attempt(_ urlString: String, credential: MonicaCredential?, validators: Validators?, timeout: Double) async throws -> FetchResult {
+    private func attempt(_ urlString: String, credential: MonicaCredential?, validators: Validators?,
+                         sized: (@Sendable (Int) async -> Void)?, timeout: Double) async throws -> FetchResult {
         var url = try policy.checkedURL(urlString)
         let deadline = NIODeadline.now() + .milliseconds(Int64(max(timeout, 0) * 1000))
         var redirects = 0
@@ -233,7 +238,10 @@ public final class HTTPFetcher: Sendable {
             }
             var body: [UInt8] = []
             // The declared size (already within the limit) up front: no doubling copies.
-            if let declared, declared > 0 { body.reserveCapacity(declared) }
+            if let declared, declared > 0 {
+                body.reserveCapacity(declared)
+                await sized?(declared)
+            }
             var hasher = SHA256()
             do {
                 for try await chunk in response.body {

@@ -1,54 +1,111 @@
-/// Counts downloaded bodies not yet decoded; `waitForRoom` holds a new download back
-/// while `limit` of them wait (memory: each is a whole photo). Bodies smaller than
+/// The downloads' hold on memory: bodies being downloaded, and bodies downloaded but not
+/// yet decoded. A download is admitted (`admit`) only while there is room, and gives its
+/// place back once (`release`), whatever became of it.
+///
+/// Two bounds. By count: beyond a couple of bodies waiting per decode thread more only
+/// hold memory, so no download starts while `limit` of them wait; bodies smaller than
 /// `small` bytes are counted apart, against `smallLimit` (8 times `limit` unless told):
-/// each holds little and decodes in a few milliseconds, and counted with the large ones
-/// a run of them left the decode threads waiting for the next downloads while only a
-/// couple were kept ahead.
+/// each holds little and decodes in a few milliseconds, and counted with the large ones a
+/// run of them left the decode threads waiting for the next downloads while only a couple
+/// were kept ahead. By bytes: the bodies still downloading count too, by their
+/// `Content-Length` once the headers give it (`sized`), and before that by the mean size of
+/// the bodies so far; no download starts while they and the waiting bodies add up to
+/// `byteLimit`. Without it, every download waiting for room started at once when room
+/// came (up to `--concurrency`), and each of their bodies then waited in memory.
 actor Backlog {
     /// Which count a body is in.
-    enum Hold: Sendable { case large, small }
+    private enum Hold { case large, small }
+
+    /// One admitted download's place.
+    struct Ticket: Hashable, Sendable { fileprivate let id: Int }
 
     let limit: Int
     let small: Int
     let smallLimit: Int
+    let byteLimit: Int
     private var held = 0
     private var smallHeld = 0
+    /// The bytes of every admitted download, as last known (`places`).
+    private var bytes = 0
+    private var places: [Int: (bytes: Int, hold: Hold?, sized: Bool)] = [:]
+    private var nextID = 0
+    /// Sizes known so far, for the mean a download counts for before its headers.
+    private var sizedBytes = 0
+    private var sizedCount = 0
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
-    init(limit: Int, small: Int = 256 << 10, smallLimit: Int? = nil) {
+    init(limit: Int, small: Int = 256 << 10, smallLimit: Int? = nil, byteLimit: Int = Int(Settings.maxDownloadMemory.defaultValue)) {
         self.limit = limit
         self.small = small
         self.smallLimit = smallLimit ?? 8 * limit
+        self.byteLimit = byteLimit
     }
 
-    private var hasRoom: Bool { held < limit && smallHeld < smallLimit }
+    /// One download at least always runs, whatever its size.
+    private var hasRoom: Bool { held < limit && smallHeld < smallLimit && (bytes < byteLimit || places.isEmpty) }
 
-    func waitForRoom() async {
+    /// What a download counts for before its size is known: the mean of the sizes known
+    /// so far (a small body's size at first).
+    private var estimate: Int { sizedCount == 0 ? small : sizedBytes / sizedCount }
+
+    /// Waits until there is room, then takes a place for one download.
+    func admit() async -> Ticket {
         while !hasRoom {
             await withCheckedContinuation { waiters.append($0) }
         }
+        nextID += 1
+        let size = estimate
+        places[nextID] = (size, nil, false)
+        bytes += size
+        return Ticket(id: nextID)
     }
 
-    /// A body of `bytes` downloaded; pass what it returns to `remove` once it is decoded.
-    func add(bytes: Int) -> Hold {
-        if bytes < small {
-            smallHeld += 1
-            return .small
-        }
-        held += 1
-        return .large
+    /// The download's body will be `size` bytes (its `Content-Length`).
+    func sized(_ ticket: Ticket, bytes size: Int) {
+        guard let place = places[ticket.id], place.hold == nil else { return }
+        resize(place, to: size)
+        places[ticket.id] = (size, nil, true)
+        wakeOne()
     }
 
-    /// Wakes every waiting download while there is room (each looks again): a small
-    /// body's removal may make room that a large one's wait was not woken for.
-    func remove(_ hold: Hold) {
+    /// The body is downloaded (`size` bytes) and waits for its decode.
+    func downloaded(_ ticket: Ticket, bytes size: Int) {
+        guard let place = places[ticket.id], place.hold == nil else { return }
+        let hold: Hold = size < small ? .small : .large
         switch hold {
+        case .large: held += 1
+        case .small: smallHeld += 1
+        }
+        resize(place, to: size)
+        places[ticket.id] = (size, hold, true)
+        wakeOne()
+    }
+
+    /// The download failed, or its body is decoded (or failed to): its place is free.
+    func release(_ ticket: Ticket) {
+        guard let place = places.removeValue(forKey: ticket.id) else { return }
+        bytes -= place.bytes
+        switch place.hold {
         case .large: held -= 1
         case .small: smallHeld -= 1
+        case nil: break
         }
-        guard hasRoom else { return }
-        let woken = waiters
-        waiters.removeAll()
-        for waiter in woken { waiter.resume() }
+        wakeOne()
+    }
+
+    /// Lets the first waiting download look again, if there is room. Every change of a
+    /// place calls it, so waiting downloads start one per change: a wait that woke them
+    /// all let each start before any had a size, and their bodies then all waited.
+    private func wakeOne() {
+        guard hasRoom, !waiters.isEmpty else { return }
+        waiters.removeFirst().resume()
+    }
+
+    /// A place's bytes are now `size`; the first size a download is given joins the mean.
+    private func resize(_ place: (bytes: Int, hold: Hold?, sized: Bool), to size: Int) {
+        bytes += size - place.bytes
+        guard !place.sized else { return }
+        sizedBytes += size
+        sizedCount += 1
     }
 }

@@ -53,8 +53,10 @@ extension WarmPipeline {
         let coordinator = RenderCoordinator(known: { [self] in knownFiles(forContent: $0, state: state) })
         // Downloaded bodies waiting for a decode thread: beyond a couple per thread they
         // only hold memory, so no new download starts while that many wait; small ones
-        // (under 256 KB) are counted apart, eight times as many (Backlog).
-        let backlog = Backlog(limit: max(2, 2 * shared.pool.threadCount))
+        // (under 256 KB) are counted apart, eight times as many; and they and the bodies
+        // still downloading hold at most `maxDownloadMemory` (Backlog).
+        let backlog = Backlog(limit: max(2, 2 * shared.pool.threadCount),
+                              byteLimit: Int(clamping: configuration.maxDownloadMemory))
         var finished: [(Job, Result<Outcome, SourceFailure>)] = []
         // A job's end, or the commit clock: results wait at most `commitInterval` for their
         // commit, even while the jobs still running take minutes.
@@ -110,8 +112,8 @@ extension WarmPipeline {
         _ job: Job, fetcher: HTTPFetcher, coordinator: RenderCoordinator,
         writer: RenderWriter, backlog: Backlog, started: Date
     ) async throws -> Result<Outcome, SourceFailure> {
-        /// The downloaded body's place in the backlog, given back once it is rendered.
-        var heldBody: Backlog.Hold?
+        /// The download's place in the backlog, given back once its body is rendered.
+        var place: Backlog.Ticket?
         var photo: FetchedPhoto?
         let jobStarted = DispatchTime.now().uptimeNanoseconds
         func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
@@ -119,30 +121,37 @@ extension WarmPipeline {
         let render: @Sendable () async throws -> RenderedFiles
         switch job.work {
         case let .download(url, sendMonicaToken):
-            await backlog.waitForRoom()
+            let ticket = await backlog.admit()
             let validators = job.previous.map { Validators(etag: $0.etag, lastModified: $0.lastModified) }
+            let fetchedResult: FetchResult
             do {
-                switch try await fetcher.fetch(url, credential: sendMonicaToken ? configuration.monica : nil,
-                                               validators: validators?.etag == nil && validators?.lastModified == nil ? nil : validators) {
-                case .notModified(let lifetime, let etag, let lastModified):
-                    // 304: the cached files stay; only the timestamps move.
-                    guard var entry = job.previous else { return .failure(SourceFailure(.httpStatus, "HTTP 304 without a cached copy")) }
-                    let now = Date()
-                    entry.fetchedAt = now
-                    entry.freshUntil = freshUntil(now, serverLifetime: lifetime)
-                    entry.lastAccess = max(entry.lastAccess, accessTime(job.rank, started: started))
-                    entry.etag = etag ?? entry.etag
-                    entry.lastModified = lastModified ?? entry.lastModified
-                    return .success(Outcome(entry: entry, bytesDownloaded: 0, rendered: RenderedFiles(entry), notModified: true,
-                                            fetchSeconds: seconds(since: jobStarted)))
-                case .fetched(let fetched):
-                    heldBody = await backlog.add(bytes: fetched.bytes.count)
-                    photo = fetched
-                    contentSHA256 = fetched.sha256
-                    render = { try await writer.renderPhoto(fetched.bytes, contentSHA256: fetched.sha256) }
-                }
+                fetchedResult = try await fetcher.fetch(
+                    url, credential: sendMonicaToken ? configuration.monica : nil,
+                    validators: validators?.etag == nil && validators?.lastModified == nil ? nil : validators,
+                    sized: { await backlog.sized(ticket, bytes: $0) })
             } catch {
+                await backlog.release(ticket)
                 return .failure(HTTPFetcher.classify(error))
+            }
+            switch fetchedResult {
+            case .notModified(let lifetime, let etag, let lastModified):
+                await backlog.release(ticket)
+                // 304: the cached files stay; only the timestamps move.
+                guard var entry = job.previous else { return .failure(SourceFailure(.httpStatus, "HTTP 304 without a cached copy")) }
+                let now = Date()
+                entry.fetchedAt = now
+                entry.freshUntil = freshUntil(now, serverLifetime: lifetime)
+                entry.lastAccess = max(entry.lastAccess, accessTime(job.rank, started: started))
+                entry.etag = etag ?? entry.etag
+                entry.lastModified = lastModified ?? entry.lastModified
+                return .success(Outcome(entry: entry, bytesDownloaded: 0, rendered: RenderedFiles(entry), notModified: true,
+                                        fetchSeconds: seconds(since: jobStarted)))
+            case .fetched(let fetched):
+                await backlog.downloaded(ticket, bytes: fetched.bytes.count)
+                place = ticket
+                photo = fetched
+                contentSHA256 = fetched.sha256
+                render = { try await writer.renderPhoto(fetched.bytes, contentSHA256: fetched.sha256) }
             }
         case .inline(let inline):
             contentSHA256 = inline.sha256
@@ -160,7 +169,7 @@ extension WarmPipeline {
         } catch {
             outcome = .failure(error)
         }
-        if let heldBody { await backlog.remove(heldBody) }
+        if let place { await backlog.release(place) }
         let rendered: RenderedFiles
         do {
             rendered = try outcome.get()

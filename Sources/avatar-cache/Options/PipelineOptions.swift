@@ -38,6 +38,7 @@ struct PipelineOptions: ParsableArguments {
     @Option(help: Settings.maxBytes.argumentHelp) var maxBytes: String?
     @Option(help: Settings.maxPixels.argumentHelp) var maxPixels: String?
     @Option(help: Settings.maxDecodeMemory.argumentHelp) var maxDecodeMemory: String?
+    @Option(help: Settings.maxDownloadMemory.argumentHelp) var maxDownloadMemory: String?
     @Option(help: Settings.maxRecordBytes.argumentHelp) var maxRecordBytes: String?
     @Option(help: Settings.timeout.argumentHelp) var timeout: String?
     @Option(help: Settings.connectTimeout.argumentHelp) var connectTimeout: String?
