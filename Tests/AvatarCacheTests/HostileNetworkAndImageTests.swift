@@ -122,6 +122,33 @@ import Testing
         HostileLedger.record("network", "slow servers", tried: "one byte a second forever; no answer for 60 s", count: 2, outcome: "timeout at the 2 s limit, batch finished in \(String(format: "%.1f", elapsed)) s", hangs: elapsed < 10 ? 0 : 1)
     }
 
+    @Test func serversSendingLargeBodiesSlowlyDoNotHoldTheOtherDownloadsBack() async throws {
+        // Four servers declare a body of 1 MB and send a byte a second. Counted by their
+        // Content-Length they fill --max-download-memory (2 MB here) at once; a second
+        // after each started it stops counting, and the eight ordinary downloads behind
+        // them go on instead of waiting for their 8 s timeout.
+        let jpeg = try Fixtures.photo("retina.jpg"), ordinary = try Fixtures.photo("chelsea.jpg")
+        var routes: [String: FixtureServer.Reply] = [:]
+        for drip in 0..<4 { routes["/drip\(drip).jpg"] = .trickle(prefix: Array(jpeg.prefix(100)), interval: 1) }
+        for fast in 0..<8 { routes["/fast\(fast).jpg"] = .ok(bytes: ordinary) }
+        let server = try FixtureServer(routes: routes)
+        defer { server.shutdown() }
+        let started = Date()
+        let urls = (0..<4).map { server.url("/drip\($0).jpg") } + (0..<8).map { server.url("/fast\($0).jpg") }
+        let (report, directory) = try await run(urls, server: server, label: "drips") {
+            $0.fetchLimits.timeout = 8
+            $0.maxDownloadMemory = 2_000_000
+            $0.concurrency = 16
+        }
+        defer { try? FileManager.default.removeItem(at: directory) }
+        #expect(report.failuresByClass == ["timeout": 4] && report.downloaded == 8, "\(report.failuresByClass), \(report.downloaded)")
+        let asked = server.requests.filter { $0.path.hasPrefix("/fast") }.map { $0.at.timeIntervalSince(started) }
+        #expect(asked.count == 8 && asked.allSatisfy { $0 < 4 }, "each asked for within 4 s, not after the slow ones' 8 s: \(asked)")
+        HostileLedger.record("network", "slow large bodies", tried: "four servers declaring 1 MB and sending a byte a second, ahead of eight ordinary ones, --max-download-memory 2 MB",
+                             count: 4, outcome: "the eight asked for within \(String(format: "%.1f", asked.max() ?? 0)) s; the four timed out at 8 s",
+                             hangs: asked.allSatisfy { $0 < 4 } ? 0 : 1)
+    }
+
     @Test func aWholeSourceDeadlineBoundsEveryAttemptTogether() async throws {
         // Each attempt would time out at 1 s and be retried up to 10 times: the source
         // deadline (2.2 s) ends it after the second attempt, cut short to what was left.

@@ -277,9 +277,9 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
             }
         }
 
-        /// Its ticket once admitted, waiting at most a second; nil if it still waits.
-        func admitted() async -> Backlog.Ticket? {
-            for _ in 0..<100 {
+        /// Its ticket once admitted, waiting at most `seconds`; nil if it still waits.
+        func admitted(within seconds: Double = 1) async -> Backlog.Ticket? {
+            for _ in 0..<Int(seconds * 100) {
                 if let ticket = lock.withLock({ ticket }) { return ticket }
                 try? await Task.sleep(nanoseconds: 10_000_000)
             }
@@ -295,7 +295,7 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
     }
 
     @Test func smallBodiesHaveTheirOwnLargerLimit() async throws {
-        let backlog = Backlog(limit: 2, small: 1000, smallLimit: 3, byteLimit: 1 << 30)
+        let backlog = Backlog(limit: 2, small: 1000, smallLimit: 3, byteLimit: 1 << 30, slowAfter: 600)
         _ = await download(backlog, bytes: 999)
         _ = await download(backlog, bytes: 999)
         let large = await download(backlog, bytes: 1000)
@@ -316,7 +316,7 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
     }
 
     @Test func downloadsCountByTheirContentLengthBeforeTheirBody() async throws {
-        let backlog = Backlog(limit: 100, small: 1000, byteLimit: 10_000)
+        let backlog = Backlog(limit: 100, small: 1000, byteLimit: 10_000, slowAfter: 600)
         // Nothing admitted: a download always starts, whatever its size.
         let first = await backlog.admit()
         await backlog.sized(first, bytes: 20_000)
@@ -335,8 +335,26 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
         #expect(await fourth.admitted() != nil)
     }
 
+    @Test func aDownloadStillUnderWayAfterSlowAfterStopsCounting() async throws {
+        let backlog = Backlog(limit: 100, small: 1000, byteLimit: 10_000, slowAfter: 2)
+        // A server declares 50,000 bytes and sends them slowly: over the limit at once.
+        let slow = await backlog.admit()
+        await backlog.sized(slow, bytes: 50_000)
+        let waiting = Admission(backlog)
+        #expect(await waiting.admitted(within: 0.5) == nil)
+        // Two seconds after it started, it no longer holds the others back.
+        let next = try #require(await waiting.admitted(within: 3))
+        await backlog.sized(next, bytes: 4000)
+        // Its body, once come, counts again: 50,000 waiting for their decode.
+        await backlog.downloaded(slow, bytes: 50_000)
+        let after = Admission(backlog)
+        #expect(await after.admitted() == nil)
+        await backlog.release(slow)
+        #expect(await after.admitted() != nil)
+    }
+
     @Test func eachChangeLetsOneWaitingDownloadGoAndEveryOneGetsItsTurn() async {
-        let backlog = Backlog(limit: 1, small: 1000, byteLimit: 1 << 30)
+        let backlog = Backlog(limit: 1, small: 1000, byteLimit: 1 << 30, slowAfter: 600)
         let large = await download(backlog, bytes: 2000)
         let admittedCount = Count(), sizedCount = Count()
         let waiters = (0..<3).map { _ in

@@ -94,7 +94,7 @@ public enum Settings {
         valueName: "size", binding: .at(\.maxDecodeMemory))
     public static let maxDownloadMemory = Setting<Int64>(
         "max-download-memory", .size(like: "8MB"), default: 8_000_000,
-        help: "Memory the photos being downloaded or waiting for their decode may hold together, by their Content-Length; over it no download starts (one always runs).",
+        help: "Memory the photos being downloaded (by their Content-Length, for their first second) or waiting for their decode may hold together; over it no download starts (one always runs).",
         valueName: "size", binding: .at(\.maxDownloadMemory))
     public static let maxRecordBytes = Setting<Int64>(
         "max-record-bytes", .size(like: SettingForm.compact(Int64(ReaderLimits.defaultMaxRecordBytes)), atLeast: 1_000),

@@ -12,6 +12,11 @@
 /// the bodies so far; no download starts while they and the waiting bodies add up to
 /// `byteLimit`. Without it, every download waiting for room started at once when room
 /// came (up to `--concurrency`), and each of their bodies then waited in memory.
+///
+/// A download still under way `slowAfter` seconds after it started stops counting until
+/// its body has come: its bytes arrive at the network's pace, not in a burst, and a server
+/// declaring a large body and sending it a byte a second must not hold every other
+/// download back until it times out.
 actor Backlog {
     /// Which count a body is in.
     private enum Hold { case large, small }
@@ -19,26 +24,40 @@ actor Backlog {
     /// One admitted download's place.
     struct Ticket: Hashable, Sendable { fileprivate let id: Int }
 
+    private struct Place {
+        /// What it counts for in `bytes`.
+        var bytes: Int
+        /// Set once its body has come.
+        var hold: Hold?
+        /// Its size is known (it joined the mean).
+        var sized = false
+        /// Still downloading after `slowAfter`: not counted until its body has come.
+        var slow = false
+    }
+
     let limit: Int
     let small: Int
     let smallLimit: Int
     let byteLimit: Int
+    let slowAfter: Double
     private var held = 0
     private var smallHeld = 0
-    /// The bytes of every admitted download, as last known (`places`).
+    /// What the places count for, added up.
     private var bytes = 0
-    private var places: [Int: (bytes: Int, hold: Hold?, sized: Bool)] = [:]
+    private var places: [Int: Place] = [:]
     private var nextID = 0
     /// Sizes known so far, for the mean a download counts for before its headers.
     private var sizedBytes = 0
     private var sizedCount = 0
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
-    init(limit: Int, small: Int = 256 << 10, smallLimit: Int? = nil, byteLimit: Int = Int(Settings.maxDownloadMemory.defaultValue)) {
+    init(limit: Int, small: Int = 256 << 10, smallLimit: Int? = nil,
+         byteLimit: Int = Int(Settings.maxDownloadMemory.defaultValue), slowAfter: Double = 1) {
         self.limit = limit
         self.small = small
         self.smallLimit = smallLimit ?? 8 * limit
         self.byteLimit = byteLimit
+        self.slowAfter = slowAfter
     }
 
     /// One download at least always runs, whatever its size.
@@ -54,30 +73,38 @@ actor Backlog {
             await withCheckedContinuation { waiters.append($0) }
         }
         nextID += 1
-        let size = estimate
-        places[nextID] = (size, nil, false)
-        bytes += size
-        return Ticket(id: nextID)
+        let ticket = Ticket(id: nextID)
+        places[ticket.id] = Place(bytes: estimate)
+        bytes += estimate
+        let slowAfter = slowAfter
+        Task {
+            try? await Task.sleep(nanoseconds: UInt64(slowAfter * 1e9))
+            self.markSlow(ticket)
+        }
+        return ticket
     }
 
     /// The download's body will be `size` bytes (its `Content-Length`).
     func sized(_ ticket: Ticket, bytes size: Int) {
-        guard let place = places[ticket.id], place.hold == nil else { return }
-        resize(place, to: size)
-        places[ticket.id] = (size, nil, true)
+        guard var place = places[ticket.id], place.hold == nil else { return }
+        learn(size, &place)
+        if !place.slow { count(size, &place) }
+        places[ticket.id] = place
         wakeOne()
     }
 
     /// The body is downloaded (`size` bytes) and waits for its decode.
     func downloaded(_ ticket: Ticket, bytes size: Int) {
-        guard let place = places[ticket.id], place.hold == nil else { return }
+        guard var place = places[ticket.id], place.hold == nil else { return }
+        learn(size, &place)
         let hold: Hold = size < small ? .small : .large
         switch hold {
         case .large: held += 1
         case .small: smallHeld += 1
         }
-        resize(place, to: size)
-        places[ticket.id] = (size, hold, true)
+        place.hold = hold
+        count(size, &place)
+        places[ticket.id] = place
         wakeOne()
     }
 
@@ -93,6 +120,16 @@ actor Backlog {
         wakeOne()
     }
 
+    /// `slowAfter` has passed since the download started: if it is still under way, it
+    /// stops counting.
+    private func markSlow(_ ticket: Ticket) {
+        guard var place = places[ticket.id], place.hold == nil else { return }
+        place.slow = true
+        count(0, &place)
+        places[ticket.id] = place
+        wakeOne()
+    }
+
     /// Lets the first waiting download look again, if there is room. Every change of a
     /// place calls it, so waiting downloads start one per change: a wait that woke them
     /// all let each start before any had a size, and their bodies then all waited.
@@ -101,10 +138,16 @@ actor Backlog {
         waiters.removeFirst().resume()
     }
 
-    /// A place's bytes are now `size`; the first size a download is given joins the mean.
-    private func resize(_ place: (bytes: Int, hold: Hold?, sized: Bool), to size: Int) {
+    /// The place counts for `size` bytes from now on.
+    private func count(_ size: Int, _ place: inout Place) {
         bytes += size - place.bytes
+        place.bytes = size
+    }
+
+    /// The first size a download is given joins the mean.
+    private func learn(_ size: Int, _ place: inout Place) {
         guard !place.sized else { return }
+        place.sized = true
         sizedBytes += size
         sizedCount += 1
     }

@@ -36,6 +36,8 @@ final class FixtureServer: @unchecked Sendable {
     struct Request: Sendable {
         var path: String
         var headers: [(String, String)]
+        /// When its head was read.
+        var at = Date()
     }
 
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
