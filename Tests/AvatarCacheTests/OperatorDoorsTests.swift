@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 @testable import AvatarCache
 
@@ -152,14 +153,6 @@ import Testing
                              outcome: "the six finished were committed (every 2 s at least): the next run asked only for the seventh")
     }
 
-    /// Sizes a fetch was told (`HTTPFetcher.fetch(sized:)`).
-    final class Sizes: @unchecked Sendable {
-        private let lock = NSLock()
-        private var sizes: [Int] = []
-        func add(_ size: Int) { lock.withLock { sizes.append(size) } }
-        var values: [Int] { lock.withLock { sizes } }
-    }
-
     @Test func aFetchTellsItsBodysContentLengthWhereTheServerDeclaresOne() async throws {
         // What the downloads' backlog counts a body by while it downloads.
         let photo = try Fixtures.photo("chelsea.jpg")
@@ -168,13 +161,15 @@ import Testing
         var limits = FetchLimits()
         limits.retries = 0
         let fetcher = HTTPFetcher(policy: NetworkPolicy(allowPrivateNetworks: true), limits: limits, maxConnectionsPerHost: 2)
-        let declared = Sizes(), chunked = Sizes()
-        let result = try await fetcher.fetch(server.url("/a.jpg"), sized: { declared.add($0) })
-        _ = try? await fetcher.fetch(server.url("/chunked.jpg"), sized: { chunked.add($0) })
+        // The sizes each fetch was told (`HTTPFetcher.fetch(sized:)`).
+        let declared = NIOLockedValueBox<[Int]>([]), chunked = NIOLockedValueBox<[Int]>([])
+        let result = try await fetcher.fetch(server.url("/a.jpg"), sized: { size in declared.withLockedValue { $0.append(size) } })
+        _ = try? await fetcher.fetch(server.url("/chunked.jpg"), sized: { size in chunked.withLockedValue { $0.append(size) } })
         await fetcher.shutdown()
         guard case .fetched(let fetched) = result else { Issue.record("not fetched: \(result)"); return }
-        #expect(fetched.bytes == photo && declared.values == [photo.count])
-        #expect(chunked.values.isEmpty, "no Content-Length, nothing told: \(chunked.values)")
+        #expect(fetched.bytes == photo && declared.withLockedValue { $0 } == [photo.count])
+        let told = chunked.withLockedValue { $0 }
+        #expect(told.isEmpty, "no Content-Length, nothing told: \(told)")
     }
 
     @Test func theByteLimitStopsTheBodyWhereItIsReached() async throws {

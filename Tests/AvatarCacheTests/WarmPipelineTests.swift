@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 @testable import AvatarCache
 
@@ -266,21 +267,20 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
     }
 
     /// A download asking for a place, from its own task.
-    final class Admission: @unchecked Sendable {
-        private let lock = NSLock()
-        private var ticket: Backlog.Ticket?
+    struct Admission {
+        private let ticket = NIOLockedValueBox<Backlog.Ticket?>(nil)
 
         init(_ backlog: Backlog) {
-            Task {
+            Task { [ticket] in
                 let admitted = await backlog.admit()
-                self.lock.withLock { self.ticket = admitted }
+                ticket.withLockedValue { $0 = admitted }
             }
         }
 
         /// Its ticket once admitted, waiting at most `seconds`; nil if it still waits.
         func admitted(within seconds: Double = 1) async -> Backlog.Ticket? {
             for _ in 0..<Int(seconds * 100) {
-                if let ticket = lock.withLock({ ticket }) { return ticket }
+                if let ticket = ticket.withLockedValue({ $0 }) { return ticket }
                 try? await Task.sleep(nanoseconds: 10_000_000)
             }
             return nil
