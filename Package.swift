@@ -69,10 +69,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Test support: zlib's inflate, to check a PNG's stream whole (libpng only warns
+        // about a bad checksum at its end).
+        .target(
+            name: "CTestZlib",
+            path: "Tests/CTestZlib",
+            linkerSettings: [.linkedLibrary("z")]
+        ),
         .testTarget(
             name: "AvatarCacheTests",
             dependencies: [
                 "AvatarCache",
+                "CTestZlib",
                 "avatar-cache",
                 "CVips",
                 "CVipsShim",

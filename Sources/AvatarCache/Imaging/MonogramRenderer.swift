@@ -68,7 +68,7 @@ public struct MonogramRenderer: Sendable {
             let status = cvipsshim_monogram_png(mask.pointer, text.pointer, Int32(x), Int32(y),
                                                 Int32(background.0), Int32(background.1), Int32(background.2),
                                                 Int32(foreground.0), Int32(foreground.1), Int32(foreground.2),
-                                                Self.pngCompression, &buffer, &length)
+                                                Self.pngTextMatchDepth, &buffer, &length)
             if status == 0, let buffer {
                 defer { g_free(buffer) }
                 return [UInt8](UnsafeRawBufferPointer(start: buffer, count: length))
@@ -88,12 +88,11 @@ public struct MonogramRenderer: Sendable {
         return try composite(spec, mask: mask, text: text, background: background, side: side)
     }
 
-    /// zlib's level for indexed monograms. On the 1,000,000-profile store bench (5,824
-    /// monograms, default budget; user CPU of the first run, average pair): level 6 (its
-    /// default) 20.1-20.6 s, 12.0 KB; 9 looking 256 matches deep 28.2 s, 11.2 KB; 9 looking
-    /// 1,024 deep 47.1 s, 10.2 KB. The runs make zlib's match search long: a row's match
-    /// with the row above lies behind every position of the run it is in.
-    static let pngCompression: Int32 = 6
+    /// How many matches deep zlib (at level 9) looks in the text's band of an indexed
+    /// monogram; the disc's bands above and below are deflated once per size (MonogramPNG.c,
+    /// which has the measurements): 256 costs the CPU the whole picture at zlib's level 6
+    /// did, for 9.8 KB a pair instead of 11.7.
+    static let pngTextMatchDepth: Int32 = 256
 
     /// libvips' compositing (float, premultiplied inside): the reference the one-pass
     /// path is tested against, and the path for a text image it does not take.

@@ -133,12 +133,13 @@ int cvipsshim_monogram_compose(VipsImage *mask, VipsImage *text, int x, int y,
 
 // The same monogram as an indexed PNG of 4 bits a pixel (MonogramPNG.c): a palette of the
 // background at 5 levels of alpha and 11 blends of it with the text colour (the mask's
-// alpha and the text's are rounded to those levels), deflated by zlib at `compression`
-// (0–9), into *buf (the caller frees it with g_free). Returns 1 when the picture is not of two
+// alpha and the text's are rounded to those levels), deflated by zlib: the disc's rows
+// above and below the text once per size and process, the text's band with zlib looking
+// `textChain` matches deep, into *buf (the caller frees it with g_free). Returns 1 when the picture is not of two
 // colours (a colour emoji, text over the disc's edge): the caller composes RGBA then.
 int cvipsshim_monogram_png(VipsImage *mask, VipsImage *text, int x, int y,
                            int red, int green, int blue, int textRed, int textGreen, int textBlue,
-                           int compression, void **buf, size_t *len);
+                           int textChain, void **buf, size_t *len);
 
 // Savers. Metadata (EXIF, XMP, ICC, comments) is always stripped; the caller frees
 // *buf with g_free.
