@@ -17,7 +17,7 @@
 // 3,000-profile store corpus (scripts/benchmark/store_corpus.py; `/usr/bin/time
 // avatar-cache warm`, user CPU of the whole run, pair average): the whole picture at zlib
 // 6, as before, 6.6-6.9 s, 11.7 KB; bands, the text's at level 9 looking 32 matches deep
-// 4.4 s, 10.4 KB; 128 deep 5.1-5.6 s, 9.9 KB; 256 deep 6.5 s, 9.8 KB; 512 deep 8.4 s,
+// 4.4 s, 10.4 KB; 128 deep 5.1-5.6 s, 9.9 KB; 256 deep (kept) 6.4-6.7 s, 9.8 KB; 512 deep 8.4 s,
 // 9.4 KB. The floor of deflate is not far below: on 60 of them, the whole picture at
 // libdeflate's level 12 (an optimal parse) is 8.8 KB, at 245 ms a pair. The disc's alpha
 // is exact (the mask has no other values); the glyphs' 12 levels are within 12 levels of
@@ -86,6 +86,7 @@ static size_t deflateRoom(size_t size) { return compressBound((uLong) size) + 16
 // the stream's end, with no reference back: the rows above it hold text). A band found
 // here is used only when the monogram's rows are byte for byte those it was made from.
 #define BAND_SIDES 8
+#define BAND_GRAIN 16
 typedef struct { unsigned char *bytes; size_t size; } Deflated;
 typedef struct {
     int side;
@@ -231,6 +232,11 @@ int cvipsshim_monogram_png(VipsImage *mask, VipsImage *text, int x, int y,
         return 1;
     }
     if (textFirst < 0) textFirst = 0;
+    // The band widened to whole BAND_GRAIN rows, so that monograms share the disc's bands
+    // more (a run of 60 deflated 26 bands at one row, 10 at 16).
+    textFirst -= textFirst % BAND_GRAIN;
+    textEnd += (BAND_GRAIN - textEnd % BAND_GRAIN) % BAND_GRAIN;
+    if (textEnd > side) textEnd = side;
 
     // Signature, IHDR (13 bytes), PLTE, tRNS, IDAT, IEND: 12 bytes of chunk around each.
     // IDAT holds one zlib stream: its header, the disc above the text, the text's band,
