@@ -115,7 +115,9 @@ static size_t discBand(const unsigned char *rows, int side, size_t stride, int t
         }
     }
     g_mutex_unlock(&discBandsLock);
-    size_t written = deflateRows(rows + first, size, 0, 4096, last, out, room);
+    // Deflated once and kept: as deep as level 9 looks; for this monogram only (a ninth
+    // size): as deep as its text's band.
+    size_t written = deflateRows(rows + first, size, 0, bands ? 4096 : 256, last, out, room);
     if (!written || !bands || memcmp(bands->rows + first, rows + first, size) != 0) return written;
     unsigned char *copy = g_try_malloc(written);
     if (!copy) return written;
