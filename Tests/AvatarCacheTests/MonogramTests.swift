@@ -66,8 +66,7 @@ import Testing
 
     /// A monogram is two colours: its PNG is indexed (colour type 3, a palette with
     /// transparency, 4 bits a pixel), under 30 % of the same picture as RGBA, and under
-    /// 12,000 bytes a pair on average; a colour
-    /// emoji is not two colours, and stays RGBA.
+    /// 12,000 bytes a pair on average; a colour emoji is not two colours, and stays RGBA.
     @Test func pngMonogramsAreIndexedAndSmall() throws {
         var pairs: [Int] = [], rgbaPairs: [Int] = []
         for (initials, colour) in [("AL", "#007AFF"), ("MW", "#FF3B30"), ("W", "#FFCC00"), ("黄世", "#34C759"), ("ДК", "#AF52DE"), ("", "#5856D6")] {
