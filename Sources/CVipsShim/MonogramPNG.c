@@ -97,28 +97,35 @@ typedef struct {
 static DiscBands discBands[BAND_SIDES];
 static GMutex discBandsLock;
 
+// The bands kept for a size, or NULL. Called with discBandsLock held; an entry, once
+// made, is never changed but for its slots, so its rows may be read after unlocking.
+static DiscBands *keptBands(int side, size_t stride) {
+    for (int i = 0; i < BAND_SIDES; i++)
+        if (discBands[i].side == side && discBands[i].stride == stride) return &discBands[i];
+    return NULL;
+}
+
 // Deflated rows of a band (above row t when `!last`, from row t down when `last`) of a
 // monogram whose rows are `rows`: from the process' bands, or deflated now (and kept
 // when the rows are the disc's alone). Copies them to `out`; returns their size, or 0.
 static size_t discBand(const unsigned char *rows, int side, size_t stride, int t, int last, unsigned char *out, size_t room) {
     size_t first = last ? (size_t) t * stride : 0, size = last ? (size_t) (side - t) * stride : (size_t) t * stride;
-    DiscBands *bands = NULL;
     g_mutex_lock(&discBandsLock);
-    for (int i = 0; i < BAND_SIDES && !bands; i++)
-        if (discBands[i].side == side && discBands[i].stride == stride) bands = &discBands[i];
-    if (bands && memcmp(bands->rows + first, rows + first, size) == 0) {
-        Deflated kept = last ? bands->from[t] : bands->above[t];
-        if (kept.bytes && kept.size <= room) {
-            memcpy(out, kept.bytes, kept.size);
-            g_mutex_unlock(&discBandsLock);
-            return kept.size;
-        }
-    }
+    DiscBands *bands = keptBands(side, stride);
     g_mutex_unlock(&discBandsLock);
+    int same = bands && memcmp(bands->rows + first, rows + first, size) == 0;
+    if (same) {
+        size_t found = 0;
+        g_mutex_lock(&discBandsLock);
+        Deflated kept = last ? bands->from[t] : bands->above[t];
+        if (kept.bytes && kept.size <= room) memcpy(out, kept.bytes, found = kept.size);
+        g_mutex_unlock(&discBandsLock);
+        if (found) return found;
+    }
     // Deflated once and kept: as deep as level 9 looks; for this monogram only (a ninth
     // size): as deep as its text's band.
-    size_t written = deflateRows(rows + first, size, 0, bands ? 4096 : 256, last, out, room);
-    if (!written || !bands || memcmp(bands->rows + first, rows + first, size) != 0) return written;
+    size_t written = deflateRows(rows + first, size, 0, same ? 4096 : 256, last, out, room);
+    if (!written || !same) return written;
     unsigned char *copy = g_try_malloc(written);
     if (!copy) return written;
     memcpy(copy, out, written);
@@ -134,17 +141,13 @@ static size_t discBand(const unsigned char *rows, int side, size_t stride, int t
 // for up to BAND_SIDES sizes; past that, bands are deflated for each monogram.
 static void keepDiscRows(const unsigned char *rows, int side, size_t stride) {
     g_mutex_lock(&discBandsLock);
-    int slot = -1;
-    for (int i = 0; i < BAND_SIDES; i++) {
-        if (discBands[i].side == side && discBands[i].stride == stride) slot = -2;
-        if (slot == -1 && discBands[i].side == 0) slot = i;
-    }
-    if (slot >= 0) {
+    DiscBands *empty = keptBands(0, 0);   // an entry not used yet
+    if (empty && !keptBands(side, stride)) {
         unsigned char *copy = g_try_malloc(stride * side);
         Deflated *above = g_try_malloc0(sizeof(Deflated) * (side + 1)), *from = g_try_malloc0(sizeof(Deflated) * (side + 1));
         if (copy && above && from) {
             memcpy(copy, rows, stride * side);
-            discBands[slot] = (DiscBands) { side, stride, copy, above, from };
+            *empty = (DiscBands) { side, stride, copy, above, from };
         } else {
             g_free(copy);
             g_free(above);
@@ -166,9 +169,8 @@ static void packRow(unsigned char *restrict target, const unsigned char *restric
 }
 
 static int haveDiscRows(int side, size_t stride) {
-    int found = 0;
     g_mutex_lock(&discBandsLock);
-    for (int i = 0; i < BAND_SIDES; i++) found |= discBands[i].side == side && discBands[i].stride == stride;
+    int found = keptBands(side, stride) != NULL;
     g_mutex_unlock(&discBandsLock);
     return found;
 }
