@@ -103,4 +103,21 @@ import Testing
         #expect(result.profiles.count == 20_001)
         #expect(result.profiles[12_345].photoURL == "https://h/12345.jpg")
     }
+
+    /// Every reader trims ids, names and URLs with `trimmedWhitespace`, which walks in from
+    /// the two ends instead of reading the whole string as Foundation does: it must trim
+    /// what Foundation's `.whitespacesAndNewlines` trims, no more and no less.
+    @Test func trimmedWhitespaceTrimsWhatFoundationTrims() {
+        let blanks: [Character] = [" ", "\t", "\n", "\r", "\r\n", "\u{0B}", "\u{0C}", "\u{85}", "\u{A0}", "\u{1680}", "\u{2000}",
+                                   "\u{200A}", "\u{2028}", "\u{2029}", "\u{202F}", "\u{205F}", "\u{3000}"]
+        let others: [Character] = ["a", "é", "\u{200B}", "\u{FEFF}", "\u{180E}", "黄", "🙂", "e\u{301}", "\u{1}", "\u{301}"]
+        var random = SeededRandom(seed: 7)
+        for _ in 0..<3_000 {
+            var text = ""
+            for _ in 0..<random.below(8) {
+                text.append(random.below(2) == 0 ? blanks[random.below(blanks.count)] : others[random.below(others.count)])
+            }
+            #expect(text.trimmedWhitespace == text.trimmingCharacters(in: .whitespacesAndNewlines), "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+    }
 }

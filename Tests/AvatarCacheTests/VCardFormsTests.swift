@@ -148,4 +148,113 @@ import Testing
         HostileLedger.record("inputs", "vCards from other address books, round three", tried: "Nextcloud's escaped data URI, ENCODING=b with a data URI, Mac Address Book UTF-16 with and without a byte-order mark, BEGIN:VCARD with a trailing blank, X-ABShowAs:COMPANY and KIND:org, NICKNAME only, two N, CJK N with and without FN, .vcard files", count: 13,
                              outcome: "photos decoded, cards read, names and initials as the card shows them")
     }
+
+    /// Every fixture's cards, read from the file a few bytes at a time (1 to 7, so that
+    /// "\r\r\n", a UTF-16 pair, a byte-order mark and folded lines all fall across two
+    /// reads), are the cards read from it in one piece.
+    @Test func cardsReadInPiecesAreTheCardsReadWhole() throws {
+        let folder = Fixtures.repositoryRoot.appendingPathComponent("Tests/AvatarCacheTests/Fixtures/vcards")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".vcf") }.sorted()
+        #expect(files.count >= 17)
+        var random = SeededRandom(seed: 24)
+        for file in files {
+            let bytes = [UInt8](try Data(contentsOf: folder.appendingPathComponent(file)))
+            func cards(_ source: VCardBytes) throws -> [VCard] {
+                var cards: [VCard] = []
+                try VCardParser(maxCardBytes: 1_000_000).cards(from: source) { cards.append($0) }
+                return cards
+            }
+            let whole = try cards(VCardBytes(bytes: bytes))
+            #expect(!whole.isEmpty && whole.allSatisfy { $0.problem == nil }, "\(file)")
+            for _ in 0..<8 {
+                var offset = 0
+                let pieces = try cards(VCardBytes { _ in
+                    let count = min(bytes.count - offset, 1 + random.below(7))
+                    defer { offset += count }
+                    return Array(bytes[offset..<(offset + count)])
+                })
+                #expect(pieces == whole, "\(file)")
+            }
+        }
+    }
+
+    /// A file is read a card at a time, so its size is not limited, only each card's: a
+    /// file of 100 cards, each under the card limit, is read whole however small the
+    /// limit; a card over it is reported, and the cards after it are read.
+    @Test func aFileOfManyCardsIsReadCardByCardWhateverItsSize() throws {
+        let directory = try Fixtures.temporaryDirectory("many-cards")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let photo = try Fixtures.photo("chelsea-96.jpg")
+        var text = ""
+        for index in 1...100 {
+            let base64 = photo.count > 0 ? Data(photo + [UInt8(index)]).base64EncodedString() : ""
+            let folded = stride(from: 0, to: base64.count, by: 72).map { start -> String in
+                let from = base64.index(base64.startIndex, offsetBy: start)
+                return String(base64[from..<(base64.index(from, offsetBy: 72, limitedBy: base64.endIndex) ?? base64.endIndex)])
+            }.joined(separator: "\r\n ")
+            text += "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:card-\(index)\r\nFN:Person \(index)\r\nPHOTO;ENCODING=b;TYPE=JPEG:\(folded)\r\nEND:VCARD\r\n"
+            if index == 50 {
+                text += "BEGIN:VCARD\r\nFN:Too Large\r\nNOTE:\(String(repeating: "x", count: 3 * photo.count))\r\nEND:VCARD\r\n"
+            }
+        }
+        let file = directory.appendingPathComponent("address-book.vcf")
+        try Data(text.utf8).write(to: file)
+        var limits = ReaderLimits()
+        limits.maxRecordBytes = 2 * photo.count + 1_000
+        #expect(text.utf8.count > 16 * limits.maxRecordBytes, "a file over what a whole-file read allowed")
+        let result = try Fixtures.read(JamiReader(path: file.path, limits: limits))
+        #expect(result.profiles.count == 100, "\(result.profiles.count) profiles; \(result.bad.map(\.reason))")
+        #expect(result.bad.map(\.reason) == ["vCard is larger than \(limits.maxRecordBytes) bytes"])
+        #expect(result.profiles.map(\.id) == (1...100).map { "card-\($0)" })
+        for (index, profile) in result.profiles.enumerated() {
+            guard case .inline(let inline)? = profile.photo else {
+                Issue.record("\(profile.id): no photo")
+                continue
+            }
+            #expect(inline.bytes == photo + [UInt8(index + 1)], "\(profile.id)")
+        }
+    }
+
+    /// Base64 decoded from the text's bytes gives Foundation's bytes for every text it
+    /// takes (blanks skipped), and takes every text a base64 encoder writes; it refuses
+    /// what Foundation refuses, and a stray "=" Foundation lets by. Over the limit, it says so.
+    @Test func base64FromBytesIsFoundationsBase64WithBlanksSkipped() {
+        var random = SeededRandom(seed: 64)
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var invalid = 0
+        for round in 0..<2_000 {
+            let original = (0..<random.below(40)).map { _ in random.byte() }
+            var text = Array(Data(original).base64EncodedString().utf8)
+            // Some mutated: a symbol changed, cut, or padding moved; some only folded.
+            switch round % 4 {
+            case 1 where !text.isEmpty: text[random.below(text.count)] = alphabet[random.below(64)]
+            case 2 where !text.isEmpty: text.removeLast(1 + random.below(min(3, text.count)))
+            case 3 where !text.isEmpty: text.insert([UInt8(ascii: "="), UInt8(ascii: "-"), UInt8(ascii: "A")][random.below(3)], at: random.below(text.count))
+            default: break
+            }
+            let expected = Data(base64Encoded: Data(text)).map { [UInt8]($0) }
+            var folded: [UInt8] = []
+            for byte in text {
+                if random.below(10) == 0 { folded += [[13, 10, 32], [32], [9], [10]][random.below(4)] }
+                folded.append(byte)
+            }
+            let decoded = Base64.decode(folded, maxBytes: 1_000)
+            let shown = String(decoding: text, as: UTF8.self)
+            switch decoded {
+            case .bytes(let bytes):
+                #expect(bytes == expected, "\(shown): Foundation gives other bytes")
+                if round % 4 == 0 { #expect(bytes == original, "\(shown)") }
+            case .invalid:
+                // Stricter than Foundation, which also takes a stray "=" after a whole group.
+                #expect(round % 4 != 0 && (expected == nil || text.contains(UInt8(ascii: "="))), "\(shown)")
+            case .tooLarge:
+                Issue.record("\(shown): too large")
+            }
+            invalid += decoded == .invalid ? 1 : 0
+        }
+        #expect(invalid > 600, "the mutations are mostly refused: \(invalid)")
+        #expect(Base64.decode(Array("QUJD\r\n REVG".utf8), maxBytes: 6) == .bytes(Array("ABCDEF".utf8)))
+        #expect(Base64.decode(Array("QUJD\r\n REVG".utf8), maxBytes: 5) == .tooLarge)
+        #expect(Base64.decode(Array("QUI=".utf8), maxBytes: 2) == .bytes(Array("AB".utf8)))
+    }
 }

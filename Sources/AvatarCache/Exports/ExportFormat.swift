@@ -67,7 +67,7 @@ public enum ExportFormat: String, Sendable, CaseIterable, Codable {
         }
         defer { try? handle.close() }
         // A vCard in UTF-16 is told by its text, not its zero bytes.
-        let head = String(decoding: VCardParser.withoutByteOrderMark([UInt8](handle.readData(ofLength: 64 * 1024))), as: UTF8.self)
+        let head = String(decoding: try VCardBytes(bytes: [UInt8](handle.readData(ofLength: 64 * 1024))).next(), as: UTF8.self)
         let trimmed = head.drop { $0.isWhitespace || $0 == "\u{FEFF}" }
         if trimmed.uppercased().hasPrefix("BEGIN:VCARD") { return .jami }
         func has(_ key: String) -> Bool { head.contains("\"\(key)\"") }

@@ -157,7 +157,7 @@ struct FlexibleID: Decodable {
     init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         if let text = try? container.decode(String.self) {
-            value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            value = text.trimmedWhitespace
         } else if let number = try? container.decode(Int64.self) {
             value = String(number)
         } else {

@@ -39,26 +39,36 @@ public struct JamiReader: ExportReader {
     }
 
     private func readFile(_ file: String, _ body: (ExportItem) throws -> Void) throws {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: file)
-        let size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
-        let maxFileBytes = limits.maxRecordBytes * 16
-        guard size <= maxFileBytes else {
-            try body(.bad(BadRecord(file: file, index: 1, line: 1, reason: "file is \(size) bytes, over the \(maxFileBytes)-byte limit for a vCard file")))
-            return
-        }
-        guard let data = FileManager.default.contents(atPath: file) else {
+        guard let handle = FileHandle(forReadingAtPath: file) else {
             throw ExportError(file: file, reason: "cannot read")
         }
+        defer { try? handle.close() }
         let stem = ((file as NSString).lastPathComponent as NSString).deletingPathExtension
-        var cards = VCardParser(bytes: [UInt8](data), maxCardBytes: limits.maxRecordBytes).cards()
-        if cards.isEmpty {
-            try body(.bad(BadRecord(file: file, index: 1, line: 1, reason: "no BEGIN:VCARD in the file")))
-            return
+        // Cards are used as they are read, one at a time. The first waits for the second:
+        // a file of one card names it by the file, of several by the file and its place.
+        var first: VCard?
+        var count = 0
+        try VCardParser(maxCardBytes: limits.maxRecordBytes).cards(from: .file(handle, path: file)) { card in
+            count += 1
+            guard count > 1 else {
+                first = card
+                return
+            }
+            if var held = first {
+                first = nil
+                held.fallbackID = "\(stem)#1"
+                try emit(held, index: 1, file: file, body)
+            }
+            var card = card
+            card.fallbackID = "\(stem)#\(count)"
+            try emit(card, index: count, file: file, body)
         }
-        let several = cards.count > 1
-        for index in cards.indices {
-            cards[index].fallbackID = several ? "\(stem)#\(index + 1)" : stem
-            try emit(cards[index], index: index + 1, file: file, body)
+        if var only = first {
+            only.fallbackID = stem
+            try emit(only, index: 1, file: file, body)
+        }
+        if count == 0 {
+            try body(.bad(BadRecord(file: file, index: 1, line: 1, reason: "no BEGIN:VCARD in the file")))
         }
     }
 
@@ -72,7 +82,7 @@ public struct JamiReader: ExportReader {
         }
         for problem in card.textProblems { try body(bad(problem)) }
         let id = card.uid ?? card.fallbackID
-        func trimmed(_ text: String?) -> String { (text ?? "").trimmingCharacters(in: .whitespacesAndNewlines) }
+        func trimmed(_ text: String?) -> String { (text ?? "").trimmedWhitespace }
         let given = trimmed(card.givenName), family = trimmed(card.familyName)
         // The order the card shows the person's names in: the one of the two that comes
         // first in FN (黄世勇: family first; "Mustermann, Heiko" is the sorting form of a
@@ -106,26 +116,23 @@ public struct JamiReader: ExportReader {
         switch card.photo {
         case .none:
             break
-        case .bytes(let base64)?:
-            guard base64.utf8.count <= limits.maxInlineBytes / 3 * 4 + 4 else {
+        case .base64(let value)?:
+            switch Base64.decode(value, maxBytes: limits.maxInlineBytes) {
+            case .bytes(let bytes) where !bytes.isEmpty:
+                profile.photo = .inline(InlinePhoto(bytes: bytes))
+            case .tooLarge:
                 try body(bad("PHOTO is larger than \(limits.maxInlineBytes) bytes: monogram used"))
-                break
-            }
-            if let decoded = Data(base64Encoded: base64), !decoded.isEmpty {
-                profile.photo = .inline(InlinePhoto(bytes: [UInt8](decoded)))
-            } else {
+            default:
                 try body(bad("PHOTO is not valid base64: monogram used"))
             }
-        case .uri(let uri)?:
-            if uri.lowercased().hasPrefix("data:") {
-                do {
-                    profile.photo = .inline(InlinePhoto(bytes: try DataURL.decode(uri, maxBytes: limits.maxInlineBytes)))
-                } catch let error as DataURL.Error {
-                    try body(bad("PHOTO: \(error.description): monogram used"))
-                }
-            } else {
-                try body(bad("PHOTO is a link, not inline data (Jami profiles carry their photo): monogram used"))
+        case .dataURI(let uri)?:
+            do {
+                profile.photo = .inline(InlinePhoto(bytes: try DataURL.decode(uri, maxBytes: limits.maxInlineBytes)))
+            } catch let error as DataURL.Error {
+                try body(bad("PHOTO: \(error.description): monogram used"))
             }
+        case .link?:
+            try body(bad("PHOTO is a link, not inline data (Jami profiles carry their photo): monogram used"))
         }
         try body(.profile(profile))
     }

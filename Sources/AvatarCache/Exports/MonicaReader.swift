@@ -128,7 +128,7 @@ public struct MonicaReader: ExportReader {
             return
         }
         let name = [contact.first_name, contact.last_name]
-            .compactMap { $0?.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .compactMap { $0?.trimmedWhitespace }
             .filter { !$0.isEmpty }.joined(separator: " ")
         var profile = Profile(
             id: contact.id.value,
@@ -145,7 +145,7 @@ public struct MonicaReader: ExportReader {
             try body(.profile(profile))
             return
         }
-        let url = avatar.url?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let url = avatar.url?.trimmedWhitespace ?? ""
         switch avatar.source?.lowercased() {
         case "default":
             break
@@ -175,23 +175,32 @@ public enum DataURL {
     }
 
     public static func decode(_ text: String, maxBytes: Int) throws -> [UInt8] {
-        guard text.lowercased().hasPrefix("data:") else { throw Error(description: "not a data: URL") }
-        guard let comma = text.firstIndex(of: ",") else { throw Error(description: "data: URL without a comma") }
-        let header = text[text.index(text.startIndex, offsetBy: 5)..<comma].lowercased()
+        try decode(text.utf8, maxBytes: maxBytes)
+    }
+
+    /// A `data:` URL's bytes, from the URL's own bytes (a 20 MB photo's URL is not copied
+    /// or read as `Character`s): base64 with blanks skipped, else percent-encoded.
+    static func decode<Text: Collection<UInt8>>(_ text: Text, maxBytes: Int) throws -> [UInt8] {
+        let scheme = Array("data:".utf8)
+        guard text.count >= scheme.count, zip(text, scheme).allSatisfy({ ($0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0) == $1 }) else {
+            throw Error(description: "not a data: URL")
+        }
+        guard let comma = text.firstIndex(of: UInt8(ascii: ",")) else { throw Error(description: "data: URL without a comma") }
+        let header = String(decoding: text[text.index(text.startIndex, offsetBy: scheme.count)..<comma], as: UTF8.self).lowercased()
         let payload = text[text.index(after: comma)...]
-        guard payload.utf8.count <= maxBytes / 3 * 4 + 4 else {
-            throw Error(description: "data: URL larger than \(maxBytes) bytes")
-        }
+        let tooLarge = Error(description: "data: URL larger than \(maxBytes) bytes")
         if header.hasSuffix(";base64") {
-            guard let data = Data(base64Encoded: String(payload.filter { !$0.isWhitespace })),
-                  !payload.isEmpty else {
-                throw Error(description: "data: URL has invalid base64")
+            switch Base64.decode(payload, maxBytes: maxBytes) {
+            case .bytes(let bytes) where !bytes.isEmpty: return bytes
+            case .tooLarge: throw tooLarge
+            default: throw Error(description: "data: URL has invalid base64")
             }
-            return [UInt8](data)
         }
-        guard let decoded = String(payload).removingPercentEncoding else {
+        guard payload.count <= maxBytes * 3 else { throw tooLarge }
+        guard let decoded = String(decoding: payload, as: UTF8.self).removingPercentEncoding else {
             throw Error(description: "data: URL has invalid percent-encoding")
         }
+        guard decoded.utf8.count <= maxBytes else { throw tooLarge }
         return Array(decoded.utf8)
     }
 }

@@ -86,13 +86,13 @@ public struct NexusConversationsReader: ExportReader {
                 }
             }
             for id in conversation.participantIds {
-                let userID = id.trimmingCharacters(in: .whitespacesAndNewlines)
+                let userID = id.trimmedWhitespace
                 guard !userID.isEmpty else {
                     try body(.bad(bad("\(name): an empty participant id")))
                     continue
                 }
                 let info = participants[userID]
-                let url = info?.profileImageUrl?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+                let url = info?.profileImageUrl?.trimmedWhitespace ?? ""
                 var profile = Profile(
                     id: userID,
                     displayName: info?.displayName ?? "",

@@ -1,6 +1,13 @@
 /// One parsed vCard.
-struct VCard {
-    enum Photo { case bytes(String), uri(String) }
+struct VCard: Equatable {
+    enum Photo: Equatable {
+        /// `ENCODING=b` (3.0) or `BASE64` (2.1): the value's bytes, blanks included.
+        case base64(ArraySlice<UInt8>)
+        /// A `data:` URI, unescaped, without blanks.
+        case dataURI([UInt8])
+        /// Anything else: a link, which a Jami profile does not carry.
+        case link(String)
+    }
 
     var line: Int
     var uid: String?

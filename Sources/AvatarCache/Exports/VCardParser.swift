@@ -1,160 +1,214 @@
 import Foundation
 
 /// A tolerant vCard 2.1/3.0/4.0 parser: unfolds lines, reads the properties we need.
+///
+/// It reads a file a megabyte at a time and hands each card on as soon as it ends, so a
+/// process holds one card, not the file: an address book of a few thousand cards with
+/// photos, as Apple's and Google's exports write it (one file), costs what its largest
+/// card costs. A line or card over `maxCardBytes` is cut there (the card is reported as
+/// too large), so neither is ever held whole. Values are bytes until they are read as
+/// text, each as its `CHARSET` says (UTF-8 by default); a photo's base64 is never text.
 struct VCardParser {
-    /// The file as text: UTF-8 when it is valid UTF-8, else one character per byte
-    /// (ISO-8859-1), so that each value's bytes can be decoded as its `CHARSET` says.
-    let text: String
-    let bytesAsLatin1: Bool
     let maxCardBytes: Int
 
-    init(bytes: [UInt8], maxCardBytes: Int) {
-        var bytes = Self.withoutByteOrderMark(bytes)
-        // iOS 5–6 end lines with "\r\r\n": one line end, not a blank line between two.
-        if bytes.count > 2 {
-            var write = 0, read = 0
-            while read < bytes.count {
-                if bytes[read] == 13, read + 2 < bytes.count, bytes[read + 1] == 13, bytes[read + 2] == 10 {
-                    bytes[write] = 13; bytes[write + 1] = 10
-                    write += 2; read += 3
-                    continue
-                }
-                bytes[write] = bytes[read]
-                write += 1; read += 1
-            }
-            bytes.removeLast(bytes.count - write)
-        }
-        if let text = String(validating: bytes, as: UTF8.self) {
-            self.text = text
-            bytesAsLatin1 = false
-        } else {
-            self.text = String(bytes: bytes, encoding: .isoLatin1) ?? String(decoding: bytes, as: UTF8.self)
-            bytesAsLatin1 = true
-        }
-        self.maxCardBytes = maxCardBytes
-    }
-
-    /// A file's bytes as UTF-8 (or its own 8-bit charset): UTF-16 is decoded, with its
-    /// byte-order mark or without one (Apple's Address Book writes big-endian with none),
-    /// told by the zero bytes of "BEGIN"; a UTF-8 byte-order mark is dropped.
-    static func withoutByteOrderMark(_ bytes: [UInt8]) -> [UInt8] {
-        let encoding: String.Encoding?
-        var body = bytes[...]
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
-            return Array(bytes.dropFirst(3))
-        } else if bytes.starts(with: [0xFE, 0xFF]) {
-            encoding = .utf16BigEndian; body = bytes.dropFirst(2)
-        } else if bytes.starts(with: [0xFF, 0xFE]) {
-            encoding = .utf16LittleEndian; body = bytes.dropFirst(2)
-        } else if bytes.count >= 4, bytes[0] == 0, bytes[1] != 0, bytes[2] == 0, bytes[3] != 0 {
-            encoding = .utf16BigEndian
-        } else if bytes.count >= 4, bytes[0] != 0, bytes[1] == 0, bytes[2] != 0, bytes[3] == 0 {
-            encoding = .utf16LittleEndian
-        } else {
-            return bytes
-        }
-        // An even number of bytes (a head read from a file may end in the middle of one).
-        body = body.prefix(body.count & ~1)
-        guard let encoding, let text = String(data: Data(body), encoding: encoding) else { return bytes }
-        return Array(text.utf8)
-    }
-
-    func cards() -> [VCard] {
-        var cards: [VCard] = []
+    /// Reads `source` (chunks of the file as UTF-8, `VCardBytes`) and calls `body` with
+    /// each card in order: at its `END:VCARD`, at the next `BEGIN:VCARD` (reported as
+    /// unfinished) or at the end of the input (reported as truncated).
+    func cards(from source: VCardBytes, _ body: (VCard) throws -> Void) throws {
+        var lines = PhysicalLines(source: source, maxLineBytes: maxCardBytes)
         var current: VCard?
         var currentBytes = 0
-        for (line, number) in logicalLines() {
+        // One logical line (folded lines joined), cut at `maxCardBytes` + 1 bytes.
+        var logical: [UInt8]?
+        var logicalStart = 0
+        var inBase64Block = false
+        var inQuotedPrintable = false
+        var number = 0
+
+        func append<Bytes: Collection<UInt8>>(_ bytes: Bytes) {
+            let room = maxCardBytes + 1 - logical!.count
+            if room > 0 { logical!.append(contentsOf: bytes.prefix(room)) }
+        }
+        func finish(_ line: [UInt8], _ start: Int) throws {
             let (name, parameters, value) = Self.split(line)
-            if name == "BEGIN", value.trimmingCharacters(in: .whitespaces).uppercased() == "VCARD" {
+            if name == "BEGIN", Self.text(value).trimmingCharacters(in: .whitespaces).uppercased() == "VCARD" {
                 if var open = current {
                     open.problem = "no END:VCARD before the next BEGIN:VCARD"
-                    cards.append(open)
+                    try body(open)
                 }
-                current = VCard(line: number)
+                current = VCard(line: start)
                 currentBytes = 0
-                continue
+                return
             }
-            guard var card = current else { continue }
-            currentBytes += line.utf8.count
+            guard var card = current else { return }
+            currentBytes += line.count
             if currentBytes > maxCardBytes, card.problem == nil {
                 card.problem = "vCard is larger than \(maxCardBytes) bytes"
             }
-            switch name {
-            case "END" where value.trimmingCharacters(in: .whitespaces).uppercased() == "VCARD":
-                cards.append(card)
+            if name == "END", Self.text(value).trimmingCharacters(in: .whitespaces).uppercased() == "VCARD" {
                 current = nil
-                continue
-            case "FN":
-                // The preferred one (PREF), else the first.
-                let preferred = Self.isPreferred(parameters)
-                if card.formattedName == nil || (preferred && !card.formattedNameIsPreferred) {
-                    card.formattedName = Self.unescape(decode(value, parameters, property: "FN", problems: &card.textProblems))
-                    card.formattedNameIsPreferred = preferred
-                }
-            case "N":
-                // As for FN: the preferred one, else the first (name and initials from one card line).
-                let preferred = Self.isPreferred(parameters)
-                if card.familyName == nil || (preferred && !card.structuredNameIsPreferred) {
-                    let parts = Self.splitUnescaped(decode(value, parameters, property: "N", problems: &card.textProblems))
-                    card.givenName = parts.count > 1 ? parts[1] : ""
-                    card.familyName = parts.first ?? ""
-                    card.structuredNameIsPreferred = preferred
-                }
-            case "NICKNAME":
-                if card.nickname == nil {
-                    card.nickname = Self.splitUnescaped(decode(value, parameters, property: "NICKNAME", problems: &card.textProblems).replacingOccurrences(of: ",", with: ";")).first
-                }
-            case "ORG":
-                if card.organization == nil {
-                    card.organization = Self.splitUnescaped(decode(value, parameters, property: "ORG", problems: &card.textProblems)).first
-                }
-            case "X-ABSHOWAS":
-                if value.trimmingCharacters(in: .whitespaces).uppercased() == "COMPANY" { card.isCompany = true }
-            case "UID", "X-JAMI-ID", "X-RINGACCOUNTID":
-                if card.uid == nil || name == "UID" {
-                    let uid = value.trimmingCharacters(in: .whitespaces)
-                    if !uid.isEmpty { card.uid = uid }
-                }
-            case "KIND", "X-ADDRESSBOOKSERVER-KIND":
-                switch value.trimmingCharacters(in: .whitespaces).lowercased() {
-                case "group": card.isGroup = true
-                case "org", "organization": card.isCompany = true
-                default: break
-                }
-            case "X-JAMI-GROUP":
-                card.isGroup = true
-            case "PHOTO":
-                let upper = parameters.map { $0.uppercased() }
-                let isBase64 = upper.contains { $0 == "ENCODING=B" || $0 == "ENCODING=BASE64" || $0 == "BASE64" }
-                let trimmedValue = value.trimmingCharacters(in: .whitespaces)
-                if trimmedValue.lowercased().hasPrefix("data:") {
-                    // A data: URI, also where ENCODING=b says base64 (both forms at once), and
-                    // with vCard 3's text escaping (Nextcloud writes "base64\,"): no
-                    // backslash belongs in a data URI.
-                    card.photo = .uri(Self.unescape(trimmedValue).filter { !$0.isWhitespace })
-                } else {
-                    card.photo = isBase64 ? .bytes(value.filter { !$0.isWhitespace }) : .uri(trimmedValue)
-                }
-            default: break
+                try body(card)
+                return
+            }
+            // A card already too large keeps nothing more: it is reported, not used.
+            if card.problem == nil {
+                read(name, parameters, value, into: &card)
             }
             current = card
         }
+
+        while let line = try lines.next() {
+            number += 1
+            if inQuotedPrintable, logical?.last == UInt8(ascii: "=") {
+                logical!.removeLast()
+                append(line)
+                continue
+            }
+            if let first = line.first, first == 32 || first == 9, logical != nil {
+                append(line.dropFirst())
+                continue
+            }
+            if inBase64Block, !line.isEmpty, !line.contains(UInt8(ascii: ":")), logical != nil {
+                append(line)
+                continue
+            }
+            if let finished = logical {
+                logical = nil
+                try finish(finished, logicalStart)
+            }
+            logical = line.isEmpty ? nil : line
+            logicalStart = number
+            inBase64Block = Self.hasPrefix(line, "PHOTO") && Self.contains(line[...], "BASE64")
+            inQuotedPrintable = Self.contains(line[..<(line.firstIndex(of: UInt8(ascii: ":")) ?? line.endIndex)], "QUOTED-PRINTABLE")
+        }
+        if let finished = logical { try finish(finished, logicalStart) }
         if var open = current {
             open.problem = "the file ends before END:VCARD (truncated?)"
-            cards.append(open)
+            try body(open)
         }
-        return cards
+    }
+
+    /// One property of a card: the ones we show, kept; the rest, skipped unread.
+    private func read(_ name: String, _ parameters: [String], _ value: ArraySlice<UInt8>, into card: inout VCard) {
+        switch name {
+        case "FN":
+            // The preferred one (PREF), else the first.
+            let preferred = Self.isPreferred(parameters)
+            if card.formattedName == nil || (preferred && !card.formattedNameIsPreferred) {
+                card.formattedName = Self.unescape(decode(value, parameters, property: "FN", problems: &card.textProblems))
+                card.formattedNameIsPreferred = preferred
+            }
+        case "N":
+            // As for FN: the preferred one, else the first (name and initials from one card line).
+            let preferred = Self.isPreferred(parameters)
+            if card.familyName == nil || (preferred && !card.structuredNameIsPreferred) {
+                let parts = Self.splitUnescaped(decode(value, parameters, property: "N", problems: &card.textProblems))
+                card.givenName = parts.count > 1 ? parts[1] : ""
+                card.familyName = parts.first ?? ""
+                card.structuredNameIsPreferred = preferred
+            }
+        case "NICKNAME":
+            if card.nickname == nil {
+                card.nickname = Self.splitUnescaped(decode(value, parameters, property: "NICKNAME", problems: &card.textProblems).replacingOccurrences(of: ",", with: ";")).first
+            }
+        case "ORG":
+            if card.organization == nil {
+                card.organization = Self.splitUnescaped(decode(value, parameters, property: "ORG", problems: &card.textProblems)).first
+            }
+        case "X-ABSHOWAS":
+            if Self.text(value).trimmingCharacters(in: .whitespaces).uppercased() == "COMPANY" { card.isCompany = true }
+        case "UID", "X-JAMI-ID", "X-RINGACCOUNTID":
+            if card.uid == nil || name == "UID" {
+                let uid = Self.text(value).trimmingCharacters(in: .whitespaces)
+                if !uid.isEmpty { card.uid = uid }
+            }
+        case "KIND", "X-ADDRESSBOOKSERVER-KIND":
+            switch Self.text(value).trimmingCharacters(in: .whitespaces).lowercased() {
+            case "group": card.isGroup = true
+            case "org", "organization": card.isCompany = true
+            default: break
+            }
+        case "X-JAMI-GROUP":
+            card.isGroup = true
+        case "PHOTO":
+            let upper = parameters.map { $0.uppercased() }
+            let isBase64 = upper.contains { $0 == "ENCODING=B" || $0 == "ENCODING=BASE64" || $0 == "BASE64" }
+            let trimmed = value.drop { $0 == 32 || $0 == 9 }
+            if Self.hasPrefix(trimmed, "DATA:") {
+                // A data: URI, also where ENCODING=b says base64 (both forms at once), and
+                // with vCard 3's text escaping (Nextcloud writes "base64\,"): no
+                // backslash belongs in a data URI, nor a blank.
+                var uri: [UInt8] = []
+                uri.reserveCapacity(trimmed.count)
+                var escaped = false
+                for byte in trimmed {
+                    if escaped {
+                        escaped = false
+                        if byte == UInt8(ascii: "n") || byte == UInt8(ascii: "N") { continue }
+                    } else if byte == UInt8(ascii: "\\") {
+                        escaped = true
+                        continue
+                    }
+                    if !Base64.isBlank(byte) { uri.append(byte) }
+                }
+                card.photo = .dataURI(uri)
+            } else if isBase64 {
+                card.photo = .base64(value)
+            } else {
+                card.photo = .link(Self.text(trimmed).trimmingCharacters(in: .whitespaces))
+            }
+        default: break
+        }
+    }
+
+    /// A value as text where no `CHARSET` applies (ids, keywords, links): UTF-8 when it is,
+    /// else one character per byte (ISO-8859-1).
+    static func text<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        var latin1 = String.UnicodeScalarView()
+        latin1.append(contentsOf: bytes.map(Unicode.Scalar.init))
+        return String(latin1)
+    }
+
+    /// `line` starts with `prefix` (upper-case ASCII), in any case.
+    static func hasPrefix<Bytes: Collection<UInt8>>(_ line: Bytes, _ prefix: String) -> Bool {
+        let prefix = Array(prefix.utf8)
+        return line.count >= prefix.count && zip(line, prefix).allSatisfy { Self.upper($0) == $1 }
+    }
+
+    /// `line` contains `word` (upper-case ASCII), in any case.
+    static func contains(_ line: ArraySlice<UInt8>, _ word: String) -> Bool {
+        let word = Array(word.utf8)
+        guard line.count >= word.count else { return false }
+        var start = line.startIndex
+        while start <= line.endIndex - word.count {
+            if Self.upper(line[start]) == word[0], zip(line[start...], word).allSatisfy({ Self.upper($0) == $1 }) { return true }
+            start += 1
+        }
+        return false
+    }
+
+    @inline(__always) static func upper(_ byte: UInt8) -> UInt8 {
+        byte >= 97 && byte <= 122 ? byte - 32 : byte
+    }
+
+    /// A line's NAME (upper case, without a group prefix), parameters and value.
+    static func split(_ line: [UInt8]) -> (String, [String], ArraySlice<UInt8>) {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return ("", [], []) }
+        var parts = line[..<colon].split(separator: UInt8(ascii: ";"), omittingEmptySubsequences: true).map { text($0) }
+        var name = parts.isEmpty ? "" : String(decoding: parts.removeFirst().utf8.map(upper), as: UTF8.self)
+        if let dot = name.lastIndex(of: ".") { name = String(name[name.index(after: dot)...]) }
+        return (name, parts, line[(colon + 1)...])
     }
 
     /// A value's text: its bytes, quoted-printable decoded when `ENCODING=QUOTED-PRINTABLE`
     /// (2.1), read in the declared `CHARSET` (default UTF-8). What cannot be decoded is
     /// reported in `problems` and shown with U+FFFD.
-    func decode(_ value: String, _ parameters: [String], property: String, problems: inout [String]) -> String {
+    func decode(_ value: ArraySlice<UInt8>, _ parameters: [String], property: String, problems: inout [String]) -> String {
         let upper = parameters.map { $0.uppercased() }
         let quotedPrintable = upper.contains { $0 == "ENCODING=QUOTED-PRINTABLE" || $0 == "QUOTED-PRINTABLE" }
         let charset = upper.first { $0.hasPrefix("CHARSET=") }.map { String($0.dropFirst(8)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
-        guard quotedPrintable || charset != nil || bytesAsLatin1 else { return value }
-        var bytes = bytesAsLatin1 ? value.unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) } : Array(value.utf8)
+        var bytes = Array(value)
         if quotedPrintable { bytes = Self.quotedPrintableDecoded(bytes) }
         if let charset, charset != "UTF-8", charset != "UTF8" {
             guard let encoding = Self.encoding(named: charset) else {
@@ -247,56 +301,6 @@ struct VCardParser {
         return parts
     }
 
-    /// Unfolded lines with the number of the line each starts on. A line starting with
-    /// a space or tab continues the previous one (RFC 2425/6350 folding); in a 2.1
-    /// base64 PHOTO, lines without a colon continue it up to a blank line; in a 2.1
-    /// quoted-printable value, a line ending in `=` continues on the next.
-    func logicalLines() -> [(String, Int)] {
-        var result: [(String, Int)] = []
-        var current: String?
-        var start = 0
-        var inBase64Block = false
-        var inQuotedPrintable = false
-        var number = 0
-        // "\r\n" is one Character in Swift: split on it as well as on "\n" and "\r".
-        for raw in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
-            number += 1
-            var line = Substring(raw)
-            if line.hasSuffix("\r") { line = line.dropLast() }
-            if inQuotedPrintable, current?.hasSuffix("=") == true {
-                current!.removeLast()
-                current! += line
-                continue
-            }
-            if let first = line.first, first == " " || first == "\t", current != nil {
-                current! += line.dropFirst()
-                continue
-            }
-            if inBase64Block, !line.isEmpty, !line.contains(":"), current != nil {
-                current! += line
-                continue
-            }
-            if let finished = current { result.append((finished, start)) }
-            current = line.isEmpty ? nil : String(line)
-            start = number
-            let upper = line.uppercased()
-            inBase64Block = upper.hasPrefix("PHOTO") && upper.contains("BASE64")
-            inQuotedPrintable = upper.split(separator: ":", maxSplits: 1).first?.contains("QUOTED-PRINTABLE") == true
-        }
-        if let finished = current { result.append((finished, start)) }
-        return result
-    }
-
-    /// NAME (without a group prefix), parameters, value.
-    static func split(_ line: String) -> (String, [String], String) {
-        guard let colon = line.firstIndex(of: ":") else { return ("", [], "") }
-        let head = line[..<colon]
-        var parts = head.split(separator: ";").map(String.init)
-        var name = parts.isEmpty ? "" : parts.removeFirst().uppercased()
-        if let dot = name.lastIndex(of: ".") { name = String(name[name.index(after: dot)...]) }
-        return (name, parts, String(line[line.index(after: colon)...]))
-    }
-
     static func unescape(_ value: String) -> String {
         var result = ""
         var escaped = false
@@ -311,5 +315,142 @@ struct VCardParser {
             }
         }
         return result
+    }
+}
+
+/// The physical lines of a vCard file, without their ends: "\n", "\r\n", "\r" and iOS
+/// 5–6's "\r\r\n" each end one. A line longer than `maxLineBytes` keeps only its first
+/// `maxLineBytes` + 1 bytes (enough to tell it is too long).
+struct PhysicalLines {
+    let source: VCardBytes
+    let maxLineBytes: Int
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var ended = false
+
+    init(source: VCardBytes, maxLineBytes: Int) {
+        self.source = source
+        self.maxLineBytes = maxLineBytes
+    }
+
+    mutating func next() throws -> [UInt8]? {
+        var scan = start
+        while true {
+            while scan < buffer.count, buffer[scan] != 10, buffer[scan] != 13 { scan += 1 }
+            if scan < buffer.count, buffer[scan] == 10 || ended || buffer.count - scan >= 3 {
+                let line = Array(buffer[start..<scan])
+                var end = scan + 1
+                if buffer[scan] == 13 {
+                    if end < buffer.count, buffer[end] == 10 {
+                        end += 1
+                    } else if end + 1 < buffer.count, buffer[end] == 13, buffer[end + 1] == 10 {
+                        end += 2
+                    }
+                }
+                start = end
+                return line
+            }
+            if ended {
+                guard start < buffer.count else { return nil }
+                defer { start = buffer.count }
+                return Array(buffer[start...])
+            }
+            // No whole line in the buffer: keep at most what a line may hold, drop what
+            // was read, and read on.
+            let kept = maxLineBytes + 1
+            if scan - start > kept, scan == buffer.count {
+                buffer.removeSubrange((start + kept)..<scan)
+                scan = start + kept
+            }
+            if start > 0, start >= buffer.count / 2 {
+                buffer.removeSubrange(0..<start)
+                scan -= start
+                start = 0
+            }
+            let chunk = try source.next()
+            if chunk.isEmpty { ended = true } else { buffer.append(contentsOf: chunk) }
+        }
+    }
+}
+
+/// A vCard file's bytes as UTF-8, a chunk at a time: a UTF-8 byte-order mark dropped,
+/// UTF-16 (with its byte-order mark or without one: Apple's Address Book writes
+/// big-endian with none, told by the zero bytes of "BEGIN") decoded as it is read.
+final class VCardBytes {
+    static let chunkBytes = 1 << 20
+    private let read: (Int) throws -> [UInt8]
+    private var first = true
+    private var utf16: (bigEndian: Bool, pending: [UInt8])?
+
+    /// `read(n)` gives up to `n` more bytes, none at the end.
+    init(read: @escaping (Int) throws -> [UInt8]) {
+        self.read = read
+    }
+
+    convenience init(bytes: [UInt8]) {
+        var offset = 0
+        self.init { count in
+            defer { offset = min(bytes.count, offset + count) }
+            return Array(bytes[offset..<min(bytes.count, offset + count)])
+        }
+    }
+
+    func next() throws -> [UInt8] {
+        var chunk = try read(Self.chunkBytes)
+        if first {
+            first = false
+            // The head decides: at least 4 bytes of it (or the whole file).
+            while chunk.count < 4 {
+                let more = try read(Self.chunkBytes)
+                if more.isEmpty { break }
+                chunk += more
+            }
+            if chunk.starts(with: [0xEF, 0xBB, 0xBF]) {
+                chunk.removeFirst(3)
+            } else if chunk.starts(with: [0xFE, 0xFF]) {
+                utf16 = (true, []); chunk.removeFirst(2)
+            } else if chunk.starts(with: [0xFF, 0xFE]) {
+                utf16 = (false, []); chunk.removeFirst(2)
+            } else if chunk.count >= 4, chunk[0] == 0, chunk[1] != 0, chunk[2] == 0, chunk[3] != 0 {
+                utf16 = (true, [])
+            } else if chunk.count >= 4, chunk[0] != 0, chunk[1] == 0, chunk[2] != 0, chunk[3] == 0 {
+                utf16 = (false, [])
+            }
+        }
+        guard let (bigEndian, pending) = utf16 else { return chunk }
+        let bytes = pending + chunk
+        if chunk.isEmpty {
+            // A high surrogate alone at the end is U+FFFD; an odd last byte is dropped.
+            utf16 = nil
+            return bytes.count < 2 ? [] : Array("\u{FFFD}".utf8)
+        }
+        var units = [UInt16]()
+        units.reserveCapacity(bytes.count / 2)
+        var index = 0
+        while index + 1 < bytes.count {
+            let (high, low) = bigEndian ? (bytes[index], bytes[index + 1]) : (bytes[index + 1], bytes[index])
+            units.append(UInt16(high) << 8 | UInt16(low))
+            index += 2
+        }
+        // A pair split between two chunks waits for its second half.
+        if let last = units.last, (0xD800...0xDBFF).contains(last) {
+            units.removeLast()
+            index -= 2
+        }
+        utf16 = (bigEndian, Array(bytes[index...]))
+        let text = Array(String(decoding: units, as: UTF16.self).utf8)
+        // Nothing decodable yet (one byte, or half a pair): read on rather than end.
+        return text.isEmpty ? try next() : text
+    }
+
+    /// A file, read as it is parsed.
+    static func file(_ handle: FileHandle, path: String) -> VCardBytes {
+        VCardBytes { count in
+            do {
+                return [UInt8](try handle.read(upToCount: count) ?? Data())
+            } catch {
+                throw ExportError(file: path, reason: "cannot read: \(error.localizedDescription)")
+            }
+        }
     }
 }
