@@ -461,6 +461,9 @@ private final class Events: @unchecked Sendable {
         let pool = DecodeWorkerPool(threads: 2, gate: gate)
         defer { pool.shutdown() }
         let events = Events()
+        // What the pool tells the downloads' backlog: its threads starve, or no longer.
+        let told = Events()
+        pool.tellStarving { starving, sequence in told.note("\(starving) \(sequence)") }
         let firstHolding = DispatchSemaphore(value: 0), releaseFirst = DispatchSemaphore(value: 0)
         let first = Task {
             try await pool.run {
@@ -485,6 +488,7 @@ private final class Events: @unchecked Sendable {
         try await Task.sleep(for: .milliseconds(150))
         let afterMemoryWait = pool.idleSeconds
         #expect(afterMemoryWait.noMemory - beforeMemoryWait.noMemory >= 0.1, "\(beforeMemoryWait) → \(afterMemoryWait)")
+        #expect(told.all.last?.hasPrefix("true") == true, "the starving thread is told of: \(told.all)")
         releaseFirst.signal()
         try await first.value
         try await second.value
@@ -497,6 +501,10 @@ private final class Events: @unchecked Sendable {
         let afterWorkWait = pool.idleSeconds
         #expect(afterWorkWait.noWork - beforeWorkWait.noWork >= 0.2, "\(beforeWorkWait) → \(afterWorkWait)")
         #expect(afterWorkWait.noMemory - beforeWorkWait.noMemory < 0.05, "\(beforeWorkWait) → \(afterWorkWait)")
+        // Starving, then fed, in order; waiting for work is not starving.
+        let words = told.all
+        #expect(words.count >= 2 && words.count % 2 == 0 && words.last?.hasPrefix("false") == true, "\(words)")
+        #expect(words.enumerated().allSatisfy { $1 == "\($0 % 2 == 0) \($0 + 1)" }, "\(words)")
     }
 
     @Test func estimatesFromTheHeader() throws {

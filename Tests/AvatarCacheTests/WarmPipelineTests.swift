@@ -353,6 +353,36 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
         #expect(await after.admitted() != nil)
     }
 
+    /// While the decode threads starve (every queued body waits for memory), one download
+    /// more starts beyond the bounds at a time, at most `extraLimit` such bodies are held,
+    /// and a stale word from the pool (an older sequence) changes nothing.
+    @Test func starvingDecodeThreadsLetOneDownloadMoreStartAtATime() async throws {
+        let backlog = Backlog(limit: 1, small: 1000, byteLimit: 1 << 30, slowAfter: 600)
+        let large = await download(backlog, bytes: 5000)
+        let first = Admission(backlog)
+        #expect(await first.admitted(within: 0.3) == nil, "at the bound")
+        await backlog.starving(true, sequence: 1)
+        let extra = try #require(await first.admitted())
+        // One extra downloading: the next waits for its body.
+        let second = Admission(backlog)
+        #expect(await second.admitted(within: 0.3) == nil)
+        await backlog.downloaded(extra, bytes: 5000)
+        let secondTicket = try #require(await second.admitted())
+        await backlog.downloaded(secondTicket, bytes: 5000)
+        // Two extra bodies held: no third, starving or not.
+        let third = Admission(backlog)
+        #expect(await third.admitted(within: 0.3) == nil)
+        // Fed again: no more beyond the bounds; a stale "starving" is ignored.
+        await backlog.starving(false, sequence: 3)
+        await backlog.release(extra)
+        await backlog.starving(true, sequence: 2)
+        #expect(await third.admitted(within: 0.3) == nil)
+        // Within the bounds again once the bodies are decoded.
+        await backlog.release(large)
+        await backlog.release(secondTicket)
+        #expect(await third.admitted() != nil)
+    }
+
     @Test func eachChangeLetsOneWaitingDownloadGoAndEveryOneGetsItsTurn() async {
         let backlog = Backlog(limit: 1, small: 1000, byteLimit: 1 << 30, slowAfter: 600)
         let large = await download(backlog, bytes: 2000)

@@ -30,6 +30,10 @@ public final class DecodeWorkerPool: @unchecked Sendable {
     private var waits: [(since: UInt64, queued: Bool)?]
     public let threadCount: Int
     private let gate: DecodeMemoryGate?
+    /// Threads waiting while every queued job waits for memory, and what is told of it.
+    private var starving = 0
+    private var starvingSequence = 0
+    private var onStarving: (@Sendable (_ starving: Bool, _ sequence: Int) -> Void)?
 
     /// Whether this thread is one of a pool's (a gate defers rather than waits there).
     static var onPoolThread: Bool { Thread.current.threadDictionary[poolThreadKey] != nil }
@@ -83,6 +87,23 @@ public final class DecodeWorkerPool: @unchecked Sendable {
         }
     }
 
+    /// `tell(true, n)` when a thread starts waiting with only jobs queued that wait for
+    /// memory, `tell(false, n)` when no thread does any more; `n` grows with each call, so
+    /// that calls handed on out of order can be told apart. Nil: nobody is told.
+    public func tellStarving(_ tell: (@Sendable (_ starving: Bool, _ sequence: Int) -> Void)?) {
+        condition.lock()
+        onStarving = tell
+        condition.unlock()
+    }
+
+    private func starve(_ by: Int) {
+        let before = starving > 0
+        starving += by
+        guard before != (starving > 0), let onStarving else { return }
+        starvingSequence += 1
+        onStarving(starving > 0, starvingSequence)
+    }
+
     /// The seconds the pool's threads have waited so far, added up over the threads:
     /// with nothing queued (`noWork`: the downloads did not keep up), and with jobs
     /// queued that all wait for decode memory (`noMemory`).
@@ -121,7 +142,9 @@ public final class DecodeWorkerPool: @unchecked Sendable {
                 // Woken by a new job or a release of the gate's memory.
                 let wait = (since: DispatchTime.now().uptimeNanoseconds, queued: !queue.isEmpty)
                 waits[thread] = wait
+                if wait.queued { starve(1) }
                 condition.wait()
+                if wait.queued { starve(-1) }
                 waits[thread] = nil
                 let waited = DispatchTime.now().uptimeNanoseconds - wait.since
                 if wait.queued { idleNanoseconds.noMemory += waited } else { idleNanoseconds.noWork += waited }

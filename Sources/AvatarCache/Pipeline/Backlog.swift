@@ -33,6 +33,8 @@ actor Backlog {
         var sized = false
         /// Still downloading after `slowAfter`: not counted until its body has come.
         var slow = false
+        /// Admitted beyond the bounds, for decode threads starving (`starving`).
+        var extra = false
     }
 
     let limit: Int
@@ -50,6 +52,13 @@ actor Backlog {
     private var sizedBytes = 0
     private var sizedCount = 0
     private var waiters: [CheckedContinuation<Void, Never>] = []
+    /// The decode threads wait while every body queued waits for memory (a 12 MP HEIC holds
+    /// most of it): one download more may start beyond the bounds, so that a photo that fits
+    /// beside it can come. At most `extraLimit` such bodies are held, and one downloads at a time.
+    private var starving = (on: false, sequence: 0)
+    private var extraHeld = 0
+    private var extraDownloading = 0
+    let extraLimit = 2
 
     init(limit: Int, small: Int = 256 << 10, smallLimit: Int? = nil,
          byteLimit: Int = Int(Settings.maxDownloadMemory.defaultValue), slowAfter: Double = 1) {
@@ -61,7 +70,15 @@ actor Backlog {
     }
 
     /// One download at least always runs, whatever its size.
-    private var hasRoom: Bool { held < limit && smallHeld < smallLimit && (bytes < byteLimit || places.isEmpty) }
+    private var withinBounds: Bool { held < limit && smallHeld < smallLimit && (bytes < byteLimit || places.isEmpty) }
+    private var hasRoom: Bool { withinBounds || (starving.on && extraDownloading == 0 && extraHeld < extraLimit) }
+
+    /// The decode pool says whether its threads starve (`DecodeWorkerPool.tellStarving`).
+    func starving(_ on: Bool, sequence: Int) {
+        guard sequence > starving.sequence else { return }
+        starving = (on, sequence)
+        wakeOne()
+    }
 
     /// What a download counts for before its size is known: the mean of the sizes known
     /// so far (a small body's size at first).
@@ -74,7 +91,13 @@ actor Backlog {
         }
         nextID += 1
         let ticket = Ticket(id: nextID)
-        places[ticket.id] = Place(bytes: estimate)
+        var place = Place(bytes: estimate)
+        if !withinBounds {
+            place.extra = true
+            extraHeld += 1
+            extraDownloading += 1
+        }
+        places[ticket.id] = place
         bytes += estimate
         let slowAfter = slowAfter
         Task {
@@ -103,6 +126,7 @@ actor Backlog {
         case .small: smallHeld += 1
         }
         place.hold = hold
+        if place.extra { extraDownloading -= 1 }
         count(size, &place)
         places[ticket.id] = place
         wakeOne()
@@ -112,6 +136,10 @@ actor Backlog {
     func release(_ ticket: Ticket) {
         guard let place = places.removeValue(forKey: ticket.id) else { return }
         bytes -= place.bytes
+        if place.extra {
+            extraHeld -= 1
+            if place.hold == nil { extraDownloading -= 1 }
+        }
         switch place.hold {
         case .large: held -= 1
         case .small: smallHeld -= 1

@@ -57,6 +57,8 @@ extension WarmPipeline {
         // still downloading hold at most `maxDownloadMemory` (Backlog).
         let backlog = Backlog(limit: max(2, 2 * shared.pool.threadCount),
                               byteLimit: Int(clamping: configuration.maxDownloadMemory))
+        shared.pool.tellStarving { starving, sequence in Task { await backlog.starving(starving, sequence: sequence) } }
+        defer { shared.pool.tellStarving(nil) }
         var finished: [(Job, Result<Outcome, SourceFailure>)] = []
         // A job's end, or the commit clock: results wait at most `commitInterval` for their
         // commit, even while the jobs still running take minutes.
