@@ -196,7 +196,7 @@ public enum DataURL {
             default: throw Error(description: "data: URL has invalid base64")
             }
         }
-        guard payload.count <= maxBytes * 3 else { throw tooLarge }
+        guard payload.count / 3 <= maxBytes else { throw tooLarge }
         guard let decoded = String(decoding: payload, as: UTF8.self).removingPercentEncoding else {
             throw Error(description: "data: URL has invalid percent-encoding")
         }
