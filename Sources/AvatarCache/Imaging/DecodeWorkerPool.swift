@@ -12,7 +12,8 @@ import Foundation
 /// With a `DecodeMemoryGate`: a job the gate defers (a large decode while others hold
 /// the memory) goes back to the queue, marked with the bytes it needs, and its thread
 /// takes the next job; a marked job is taken only when its bytes fit. No thread waits for
-/// memory while there is work that fits.
+/// memory while there is work that fits; when one does, the pool says so (`tellStarving`),
+/// so that the downloads can bring work that fits.
 public final class DecodeWorkerPool: @unchecked Sendable {
     private struct Job {
         /// Bytes the job's decode needs, once known (it was deferred); nil: any time.

@@ -17,6 +17,10 @@
 /// its body has come: its bytes arrive at the network's pace, not in a burst, and a server
 /// declaring a large body and sending it a byte a second must not hold every other
 /// download back until it times out.
+///
+/// While the decode threads starve (every body queued is too large for the decode memory
+/// left, `starving`), one download at a time may start beyond these bounds, at most
+/// `extraLimit` such bodies held: at the bounds, nothing smaller that fits could come.
 actor Backlog {
     /// Which count a body is in.
     private enum Hold { case large, small }
