@@ -213,6 +213,14 @@ import Testing
             }
             #expect(inline.bytes == photo + [UInt8(index + 1)], "\(profile.id)")
         }
+        // A line with no end in sight is cut where the card limit says, not held whole.
+        var lines = PhysicalLines(source: VCardBytes(bytes: [UInt8](repeating: 65, count: 1_000_000) + Array("\r\nEND:VCARD".utf8)),
+                                  maxLineBytes: 1_000)
+        #expect(try lines.next()?.count == 1_001)
+        #expect(try lines.next() == Array("END:VCARD".utf8))
+        #expect(try lines.next() == nil)
+        HostileLedger.record("inputs", "an address book in one vCard file", tried: "100 cards with photos in one file of over 16 times the card limit, a card over the limit among them; a 1 MB line with no end", count: 2,
+                             outcome: "read a card at a time: the 100 cards used with their photos, the one over the limit reported; the line cut at the limit + 1 byte")
     }
 
     /// Base64 decoded from the text's bytes gives Foundation's bytes for every text it

@@ -15,6 +15,8 @@ struct VCardParser {
     /// each card in order: at its `END:VCARD`, at the next `BEGIN:VCARD` (reported as
     /// unfinished) or at the end of the input (reported as truncated).
     func cards(from source: VCardBytes, _ body: (VCard) throws -> Void) throws {
+        // A limit as large as a user may give it, with room to count past it.
+        let maxCardBytes = min(self.maxCardBytes, 1 << 50)
         var lines = PhysicalLines(source: source, maxLineBytes: maxCardBytes)
         var current: VCard?
         var currentBytes = 0
@@ -330,7 +332,7 @@ struct PhysicalLines {
 
     init(source: VCardBytes, maxLineBytes: Int) {
         self.source = source
-        self.maxLineBytes = maxLineBytes
+        self.maxLineBytes = min(maxLineBytes, 1 << 50)
     }
 
     mutating func next() throws -> [UInt8]? {
@@ -338,7 +340,7 @@ struct PhysicalLines {
         while true {
             while scan < buffer.count, buffer[scan] != 10, buffer[scan] != 13 { scan += 1 }
             if scan < buffer.count, buffer[scan] == 10 || ended || buffer.count - scan >= 3 {
-                let line = Array(buffer[start..<scan])
+                let line = Array(buffer[start..<min(scan, start + maxLineBytes + 1)])
                 var end = scan + 1
                 if buffer[scan] == 13 {
                     if end < buffer.count, buffer[end] == 10 {
@@ -353,7 +355,7 @@ struct PhysicalLines {
             if ended {
                 guard start < buffer.count else { return nil }
                 defer { start = buffer.count }
-                return Array(buffer[start...])
+                return Array(buffer[start..<min(buffer.count, start + maxLineBytes + 1)])
             }
             // No whole line in the buffer: keep at most what a line may hold, drop what
             // was read, and read on.
