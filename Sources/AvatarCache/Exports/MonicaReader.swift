@@ -181,12 +181,9 @@ public enum DataURL {
     /// A `data:` URL's bytes, from the URL's own bytes (a 20 MB photo's URL is not copied
     /// or read as `Character`s): base64 with blanks skipped, else percent-encoded.
     static func decode<Text: Collection<UInt8>>(_ text: Text, maxBytes: Int) throws -> [UInt8] {
-        let scheme = Array("data:".utf8)
-        guard text.count >= scheme.count, zip(text, scheme).allSatisfy({ ($0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0) == $1 }) else {
-            throw Error(description: "not a data: URL")
-        }
+        guard VCardParser.hasPrefix(text, "DATA:") else { throw Error(description: "not a data: URL") }
         guard let comma = text.firstIndex(of: UInt8(ascii: ",")) else { throw Error(description: "data: URL without a comma") }
-        let header = String(decoding: text[text.index(text.startIndex, offsetBy: scheme.count)..<comma], as: UTF8.self).lowercased()
+        let header = String(decoding: text[text.index(text.startIndex, offsetBy: 5)..<comma], as: UTF8.self).lowercased()
         let payload = text[text.index(after: comma)...]
         let tooLarge = Error(description: "data: URL larger than \(maxBytes) bytes")
         if header.hasSuffix(";base64") {

@@ -166,28 +166,18 @@ struct VCardParser {
     /// A value as text where no `CHARSET` applies (ids, keywords, links): UTF-8 when it is,
     /// else one character per byte (ISO-8859-1).
     static func text<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
-        if let text = String(validating: bytes, as: UTF8.self) { return text }
-        var latin1 = String.UnicodeScalarView()
-        latin1.append(contentsOf: bytes.map(Unicode.Scalar.init))
-        return String(latin1)
+        String(validating: bytes, as: UTF8.self) ?? String(bytes: Array(bytes), encoding: .isoLatin1) ?? String(decoding: bytes, as: UTF8.self)
     }
 
     /// `line` starts with `prefix` (upper-case ASCII), in any case.
-    static func hasPrefix<Bytes: Collection<UInt8>>(_ line: Bytes, _ prefix: String) -> Bool {
-        let prefix = Array(prefix.utf8)
-        return line.count >= prefix.count && zip(line, prefix).allSatisfy { Self.upper($0) == $1 }
+    static func hasPrefix<Bytes: Sequence<UInt8>>(_ line: Bytes, _ prefix: String) -> Bool {
+        var bytes = line.makeIterator()
+        return prefix.utf8.allSatisfy { letter in bytes.next().map(upper) == letter }
     }
 
     /// `line` contains `word` (upper-case ASCII), in any case.
     static func contains(_ line: ArraySlice<UInt8>, _ word: String) -> Bool {
-        let word = Array(word.utf8)
-        guard line.count >= word.count else { return false }
-        var start = line.startIndex
-        while start <= line.endIndex - word.count {
-            if Self.upper(line[start]) == word[0], zip(line[start...], word).allSatisfy({ Self.upper($0) == $1 }) { return true }
-            start += 1
-        }
-        return false
+        line.indices.contains { hasPrefix(line[$0...], word) }
     }
 
     @inline(__always) static func upper(_ byte: UInt8) -> UInt8 {

@@ -31,8 +31,8 @@ public final class DecodeWorkerPool: @unchecked Sendable {
     private var waits: [(since: UInt64, queued: Bool)?]
     public let threadCount: Int
     private let gate: DecodeMemoryGate?
-    /// Threads waiting while every queued job waits for memory, and what is told of it.
-    private var starving = 0
+    /// What was last told: a thread waits while every queued job waits for memory.
+    private var starving = false
     private var starvingSequence = 0
     private var onStarving: (@Sendable (_ starving: Bool, _ sequence: Int) -> Void)?
 
@@ -97,12 +97,13 @@ public final class DecodeWorkerPool: @unchecked Sendable {
         condition.unlock()
     }
 
-    private func starve(_ by: Int) {
-        let before = starving > 0
-        starving += by
-        guard before != (starving > 0), let onStarving else { return }
+    /// Tells whether a thread now waits with jobs queued (its wait in `waits`), if that changed.
+    private func tellIfStarvingChanged() {
+        let now = waits.contains { $0?.queued == true }
+        guard now != starving else { return }
+        starving = now
         starvingSequence += 1
-        onStarving(starving > 0, starvingSequence)
+        onStarving?(now, starvingSequence)
     }
 
     /// The seconds the pool's threads have waited so far, added up over the threads:
@@ -143,10 +144,10 @@ public final class DecodeWorkerPool: @unchecked Sendable {
                 // Woken by a new job or a release of the gate's memory.
                 let wait = (since: DispatchTime.now().uptimeNanoseconds, queued: !queue.isEmpty)
                 waits[thread] = wait
-                if wait.queued { starve(1) }
+                tellIfStarvingChanged()
                 condition.wait()
-                if wait.queued { starve(-1) }
                 waits[thread] = nil
+                tellIfStarvingChanged()
                 let waited = DispatchTime.now().uptimeNanoseconds - wait.since
                 if wait.queued { idleNanoseconds.noMemory += waited } else { idleNanoseconds.noWork += waited }
                 index = nextRunnable()
