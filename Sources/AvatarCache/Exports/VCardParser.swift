@@ -11,12 +11,15 @@ import Foundation
 struct VCardParser {
     let maxCardBytes: Int
 
+    /// `maxCardBytes` as large as a user may give it, with room to count past it.
+    init(maxCardBytes: Int) {
+        self.maxCardBytes = min(maxCardBytes, 1 << 50)
+    }
+
     /// Reads `source` (chunks of the file as UTF-8, `VCardBytes`) and calls `body` with
     /// each card in order: at its `END:VCARD`, at the next `BEGIN:VCARD` (reported as
     /// unfinished) or at the end of the input (reported as truncated).
     func cards(from source: VCardBytes, _ body: (VCard) throws -> Void) throws {
-        // A limit as large as a user may give it, with room to count past it.
-        let maxCardBytes = min(self.maxCardBytes, 1 << 50)
         var lines = PhysicalLines(source: source, maxLineBytes: maxCardBytes)
         var current: VCard?
         var currentBytes = 0
@@ -33,7 +36,7 @@ struct VCardParser {
         }
         func finish(_ line: [UInt8], _ start: Int) throws {
             let (name, parameters, value) = Self.split(line)
-            if name == "BEGIN", Self.text(value).trimmingCharacters(in: .whitespaces).uppercased() == "VCARD" {
+            if name == "BEGIN", Self.keyword(value) == "VCARD" {
                 if var open = current {
                     open.problem = "no END:VCARD before the next BEGIN:VCARD"
                     try body(open)
@@ -47,7 +50,7 @@ struct VCardParser {
             if currentBytes > maxCardBytes, card.problem == nil {
                 card.problem = "vCard is larger than \(maxCardBytes) bytes"
             }
-            if name == "END", Self.text(value).trimmingCharacters(in: .whitespaces).uppercased() == "VCARD" {
+            if name == "END", Self.keyword(value) == "VCARD" {
                 current = nil
                 try body(card)
                 return
@@ -118,7 +121,7 @@ struct VCardParser {
                 card.organization = Self.splitUnescaped(decode(value, parameters, property: "ORG", problems: &card.textProblems)).first
             }
         case "X-ABSHOWAS":
-            if Self.text(value).trimmingCharacters(in: .whitespaces).uppercased() == "COMPANY" { card.isCompany = true }
+            if Self.keyword(value) == "COMPANY" { card.isCompany = true }
         case "UID", "X-JAMI-ID", "X-RINGACCOUNTID":
             if card.uid == nil || name == "UID" {
                 let uid = Self.text(value).trimmingCharacters(in: .whitespaces)
@@ -167,6 +170,11 @@ struct VCardParser {
     /// else one character per byte (ISO-8859-1).
     static func text<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
         String(validating: bytes, as: UTF8.self) ?? String(bytes: Array(bytes), encoding: .isoLatin1) ?? String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// A keyword's value (`VCARD`, `COMPANY`): its text without blanks at either end, in upper case.
+    static func keyword(_ value: ArraySlice<UInt8>) -> String {
+        text(value).trimmingCharacters(in: .whitespaces).uppercased()
     }
 
     /// `line` starts with `prefix` (upper-case ASCII), in any case.
