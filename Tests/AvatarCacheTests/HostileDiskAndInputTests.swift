@@ -220,6 +220,7 @@ import Testing
                 switch item {
                 case .profile: profiles += 1
                 case .bad: bad += 1
+                case .note: break
                 }
             }
         } catch {
@@ -257,6 +258,7 @@ import Testing
             switch item {
             case .profile(let profile): names.append(profile.displayName)
             case .bad(let bad): reasons.append(bad.reason)
+            case .note: break
             }
         }
         #expect(names.count == 1 && names[0].hasSuffix("Latin1 é"), "\(names)")

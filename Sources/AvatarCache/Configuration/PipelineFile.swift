@@ -110,12 +110,20 @@ public enum PipelineFile {
         }
         guard let setting = Settings.byKey[key] else { return }
         let nodes: [Node]
+        let written: [String]
         switch value {
-        case .sequence(let sequence) where setting.isList: nodes = Array(sequence)
-        case .scalar: nodes = [value]
+        case .sequence(let sequence) where setting.isList:
+            nodes = Array(sequence)
+            written = try nodes.map { try reader.scalar($0) }
+        case .scalar:
+            nodes = [value]
+            written = try nodes.map { try reader.scalar($0) }
+        case .mapping(let mapping) where setting.key == Settings.map.key:
+            // `map:` as a block of KEY: PATH lines.
+            nodes = mapping.map(\.value)
+            written = try mapping.map { pair in "\(try reader.scalar(pair.key))=\(try reader.scalar(pair.value))" }
         default: throw reader.fail(value)
         }
-        let written = try nodes.map { try reader.scalar($0) }
         do {
             try setting.take(written, into: &settings)
         } catch {

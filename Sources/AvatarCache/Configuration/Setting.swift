@@ -277,6 +277,26 @@ extension SettingForm {
     }
 }
 
+extension SettingForm where Value == FieldMap {
+    /// `KEY=PATH` entries (a repeated flag; a pipeline file's `map:` block or list).
+    static var fieldMap: SettingForm {
+        SettingForm(expected: "a list of KEY=PATH", isList: true, choices: nil,
+                    examples: ("photo=avatarUrl", "colour-of-hair=hair"),
+                    parse: { (written: [String]) throws(SettingValueError) -> FieldMap? in
+                        var map = FieldMap()
+                        for (index, entry) in written.enumerated() {
+                            do {
+                                try map.add(entry)
+                            } catch {
+                                throw SettingValueError(index: index, found: "\"\(entry)\"", reason: "\(error)")
+                            }
+                        }
+                        return map
+                    },
+                    write: { $0.written })
+    }
+}
+
 extension SettingForm where Value == Shard {
     static var shard: SettingForm {
         .single(expected: "i/n, the i-th of n shards from 0 (0/3)", examples: ("1/3", "3/3"),

@@ -21,6 +21,10 @@ public enum Settings {
         "shard", .shard, defaultInWords: "every profile",
         help: "Take only this shard's profiles: i/n, the i-th of n from 0 (Slurm: $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT; Kubernetes: $JOB_COMPLETION_INDEX/n). Partitioned by a hash of the photo's source, else the user id. Merge the shards' caches with `avatar-cache merge`.",
         valueName: "i/n", binding: .optional(\.shard))
+    public static let map = Setting<FieldMap>(
+        "map", .fieldMap, default: FieldMap(), defaultInWords: "NexusAI's names, else chosen from the documents",
+        help: "Where an app keeps its people: KEY=PATH, repeatable; keys users, id, name, given-name, family-name, photo, color, conversations, participants, updated-at, last-sender; a path reaches into maps and arrays (profile_photo.downloadUrl, imagePaths[0]); PATH|PATH: the first present wins.",
+        valueName: "key=path", binding: .at(\.fieldMap))
 
     // MARK: Images
 
@@ -164,7 +168,7 @@ public enum Settings {
 
     /// The table, in the order the help lists the flags.
     public static let all: [any AnySetting] = [
-        cache, format, shard,
+        cache, format, shard, map,
         sizes, scales, crop, outputFormat, monogramFormat, quality,
         budget, trimRatio, ttlHours, maxTTLHours, failureTTLHours,
         concurrency, decodeThreads, maxConnectionsPerHost,

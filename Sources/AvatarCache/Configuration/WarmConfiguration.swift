@@ -17,6 +17,8 @@ public struct WarmConfiguration: Sendable {
     /// Take only this shard's profiles (`--shard i/n`): one machine's part of a run split
     /// across many, merged afterwards (`avatar-cache merge`).
     public var shard: Shard?
+    /// Where the exports keep their people, when not NexusAI's names (`--map`).
+    public var fieldMap = FieldMap()
 
     // MARK: Images
 

@@ -6,10 +6,14 @@ public enum ExportFormat: String, Sendable, CaseIterable, Codable {
     case nexusConversations = "nexus-conversations"
     case monica
     case jami
+    case firestore
+    case firebaseAuth = "firebase-auth"
 
-    public func reader(path: String, limits: ReaderLimits) -> ExportReader {
+    public func reader(path: String, limits: ReaderLimits, map: FieldMap = FieldMap()) -> ExportReader {
         switch self {
-        case .nexusUsers: return NexusUsersReader(path: path, limits: limits)
+        case .nexusUsers: return NexusUsersReader(path: path, limits: limits, map: map)
+        case .firestore: return FirestoreReader(path: path, limits: limits, map: map)
+        case .firebaseAuth: return FirebaseAuthReader(path: path, limits: limits)
         case .nexusConversations: return NexusConversationsReader(path: path, limits: limits)
         case .monica: return MonicaReader(path: path, limits: limits)
         case .jami: return JamiReader(path: path, limits: limits)
@@ -49,6 +53,7 @@ public enum ExportFormat: String, Sendable, CaseIterable, Codable {
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw ExportError(file: path, reason: "no such file or folder")
         }
+        if FirestoreExport.isExport(path) { return .firestore }
         if isDirectory.boolValue {
             // Jami's vCards, or a folder of saved JSON pages (Monica's): told by its first file.
             if try !folderFiles(path, endingWith: vCardExtensions).isEmpty { return .jami }
@@ -62,6 +67,7 @@ public enum ExportFormat: String, Sendable, CaseIterable, Codable {
             return .jami
         }
         if vCardExtensions.contains(where: path.lowercased().hasSuffix) { return .jami }
+        if path.lowercased().hasSuffix(".csv") { return .firebaseAuth }   // auth:export's CSV
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw ExportError(file: path, reason: "cannot open")
         }
@@ -71,6 +77,7 @@ public enum ExportFormat: String, Sendable, CaseIterable, Codable {
         let trimmed = head.drop { $0.isWhitespace || $0 == "\u{FEFF}" }
         if trimmed.uppercased().hasPrefix("BEGIN:VCARD") { return .jami }
         func has(_ key: String) -> Bool { head.contains("\"\(key)\"") }
+        if has("localId") && (has("kind") || has("users")) { return .firebaseAuth }
         if has("participantIds") || has("conversations") { return .nexusConversations }
         if has("first_name") || (has("data") && has("information")) { return .monica }
         if has("profileImageUrl") || has("displayName") || has("users") { return .nexusUsers }
@@ -78,6 +85,6 @@ public enum ExportFormat: String, Sendable, CaseIterable, Codable {
         let start = trimmed.prefix(80)
         let printable = start.unicodeScalars.allSatisfy { $0 == "\n" || $0 == "\t" || ($0.value >= 0x20 && $0.value != 0x7F && $0 != "\u{FFFD}") }
         let sample = printable ? "it starts with \"\(start.replacingOccurrences(of: "\n", with: "\\n"))\"" : "it is not text (a binary file?)"
-        throw ExportError(file: path, reason: "cannot tell the export format: no vCard, no \"participantIds\", \"first_name\" or \"profileImageUrl\" key in the first 64 KiB (\(sample)); pass --format nexus-users|nexus-conversations|monica|jami")
+        throw ExportError(file: path, reason: "cannot tell the export format: no vCard, no \"participantIds\", \"first_name\", \"localId\" or \"profileImageUrl\" key in the first 64 KiB, no Firestore export (\(sample)); pass --format \(ExportFormat.allCases.map(\.rawValue).joined(separator: "|"))")
     }
 }

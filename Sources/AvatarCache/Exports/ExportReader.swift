@@ -15,13 +15,18 @@ public struct BadRecord: Error, Sendable, Codable, Equatable, CustomStringConver
         self.reason = abbreviated(reason, limit: ShownText.maxReasonCharacters)
     }
 
-    public var description: String { "\(file): record \(index) (line \(line)): \(reason)" }
+    public var description: String {
+        index == 0 ? "\(file): \(reason)" : "\(file): record \(index)\(line > 0 ? " (line \(line))" : ""): \(reason)"
+    }
 }
 
 /// What a reader yields, record by record.
 public enum ExportItem: Sendable {
     case profile(Profile)
     case bad(BadRecord)
+    /// What the reader chose or found, for the log (info) and the report: which
+    /// collection and fields were read, and how many people had each.
+    case note(String)
 }
 
 /// Why a whole export could not be read (as opposed to one bad record in it).

@@ -6,6 +6,9 @@ import Foundation
 /// - a top-level array `[ {...}, {...} ]`: each element is a record;
 /// - an object holding the records in an array under `recordsKey` (`{"users": [...]}`):
 ///   each element of that array is a record, other keys are skipped;
+/// - an object holding the records in an object under `recordsKey`, keyed by id
+///   (`{"users": {"u1": {...}}}`, as Realtime Database exports and many dump scripts
+///   write them): each member's value is a record, its key the record's `key`;
 /// - NDJSON: one object per line; when the first object closes without holding
 ///   `recordsKey`, the file is read line by line from there on, so a broken line costs
 ///   that line only.
@@ -20,13 +23,15 @@ public struct JSONRecordStream: Sequence, IteratorProtocol {
         public var line: Int
         /// The record's JSON bytes, or why they could not be cut out.
         public var bytes: Result<[UInt8], RecordError>
+        /// Its key, when the records are an object's members.
+        public var key: String?
     }
 
     public struct RecordError: Error, CustomStringConvertible {
         public var description: String
     }
 
-    private enum Mode { case detect, array(depth: Int), lines, done }
+    private enum Mode { case detect, array(depth: Int), members, lines, done }
 
     private let reader: ChunkedReader
     private let recordsKey: String
@@ -61,6 +66,8 @@ public struct JSONRecordStream: Sequence, IteratorProtocol {
                 }
             case .array(let depth):
                 if let record = nextArrayElement(depth: depth) { return record }
+            case .members:
+                if let record = nextMember() { return record }
             case .lines:
                 if let record = nextLine() { return record }
             }
@@ -101,8 +108,8 @@ public struct JSONRecordStream: Sequence, IteratorProtocol {
             case UInt8(ascii: ","):
                 if depth == 1 { lastKey = nil }
             case UInt8(ascii: "{"), UInt8(ascii: "["):
-                if depth == 1 && byte == UInt8(ascii: "[") && lastKey == recordsKey {
-                    mode = .array(depth: 1)
+                if depth == 1 && lastKey == recordsKey {
+                    mode = byte == UInt8(ascii: "[") ? .array(depth: 1) : .members
                     return nil
                 }
                 depth += 1
@@ -127,8 +134,49 @@ public struct JSONRecordStream: Sequence, IteratorProtocol {
         return Record(index: index, line: startLine, bytes: .failure(RecordError(description: "the export ends inside its first object (truncated?)")))
     }
 
-    /// The next element of the array whose contents sit at `depth` 1 (relative).
-    private mutating func nextArrayElement(depth _: Int) -> Record? {
+    /// The next member of the object of records: its key, then its value as a record.
+    private mutating func nextMember() -> Record? {
+        while let byte = reader.peek(), byte == UInt8(ascii: ",") || Self.isWhitespace(byte) {
+            if byte == UInt8(ascii: "\n") { line += 1 }
+            reader.advance()
+        }
+        guard let first = reader.peek() else {
+            mode = .done
+            index += 1
+            return Record(index: index, line: line, bytes: .failure(RecordError(description: "the export ends before its closing } (truncated?)")))
+        }
+        if first == UInt8(ascii: "}") {
+            reader.advance()
+            mode = .done
+            return nil
+        }
+        guard first == UInt8(ascii: "\"") else {
+            mode = .done
+            index += 1
+            return Record(index: index, line: line, bytes: .failure(RecordError(description: "expected a key in the object of records, found \(Self.describe(first))")))
+        }
+        var keyBytes: [UInt8] = []
+        var escaped = false
+        reader.advance()
+        while let byte = reader.next() {
+            if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { break }
+            keyBytes.append(byte)
+            if keyBytes.count > 4096 { break }
+        }
+        let key = (try? JSONDecoder().decode(String.self, from: Data([UInt8(ascii: "\"")] + keyBytes + [UInt8(ascii: "\"")])))
+            ?? String(decoding: keyBytes, as: UTF8.self)
+        while let byte = reader.peek(), byte == UInt8(ascii: ":") || Self.isWhitespace(byte) {
+            if byte == UInt8(ascii: "\n") { line += 1 }
+            reader.advance()
+        }
+        var record = nextArrayElement(depth: 1, closing: UInt8(ascii: "}"))
+        record?.key = key
+        return record
+    }
+
+    /// The next element of the array whose contents sit at `depth` 1 (relative), up to
+    /// `closing` (the array's `]`, or the `}` of an object of records).
+    private mutating func nextArrayElement(depth _: Int, closing: UInt8 = UInt8(ascii: "]")) -> Record? {
         // Skip separators up to the element or the closing bracket.
         while let byte = reader.peek() {
             if byte == UInt8(ascii: ",") || Self.isWhitespace(byte) {
@@ -141,7 +189,7 @@ public struct JSONRecordStream: Sequence, IteratorProtocol {
             index += 1
             return Record(index: index, line: line, bytes: .failure(RecordError(description: "the export ends before its closing ] (truncated?)")))
         }
-        if first == UInt8(ascii: "]") {
+        if first == closing {
             reader.advance()
             // Anything after the array (the rest of a wrapper object) is ignored.
             mode = .done
@@ -154,7 +202,7 @@ public struct JSONRecordStream: Sequence, IteratorProtocol {
         var inString = false, escaped = false
         var tooLarge = false
         while let byte = reader.peek() {
-            if !inString && depth == 0 && (byte == UInt8(ascii: ",") || byte == UInt8(ascii: "]")) {
+            if !inString && depth == 0 && (byte == UInt8(ascii: ",") || byte == closing) {
                 break
             }
             reader.advance()

@@ -7,10 +7,30 @@
 public struct NexusUsersReader: ExportReader {
     public let path: String
     public let limits: ReaderLimits
+    /// Where the people and their fields are, when not NexusAI's names.
+    public let map: FieldMap
 
-    public init(path: String, limits: ReaderLimits = ReaderLimits()) {
+    public init(path: String, limits: ReaderLimits = ReaderLimits(), map: FieldMap = FieldMap()) {
         self.path = path
         self.limits = limits
+        self.map = map
+    }
+
+    /// Whether the first records use NexusAI's names (or none of the others): then the
+    /// fast reader below reads them. Otherwise (a field map, `photoURL` instead of
+    /// `profileImageUrl`, records keyed by id) the field map's reader does.
+    func nexusNamesFit() -> Bool {
+        guard map.isEmpty, let stream = try? JSONRecordStream(path: path, recordsKey: "users", maxRecordBytes: limits.maxRecordBytes) else { return map.isEmpty }
+        var samples: [DocumentFields] = []
+        for record in stream.prefix(FieldChooser.sampleSize) {
+            if record.key != nil { return false }
+            guard case .success(let bytes) = record.bytes,
+                  let value = try? JSONDecoder().decode(JSONDocumentValue.self, from: Data(bytes)), case .map(let fields) = value.value else { continue }
+            samples.append(fields)
+        }
+        let photo = FieldChooser.field(FieldChooser.photoFields, in: samples)?.text
+        let name = FieldChooser.field(FieldChooser.nameFields, in: samples)?.text
+        return (photo == nil || photo == "profileImageUrl") && (name == nil || name == "displayName" || photo == "profileImageUrl")
     }
 
     struct Record: Decodable, FastJSONRecord {
@@ -58,6 +78,11 @@ public struct NexusUsersReader: ExportReader {
     }
 
     public func read(_ body: (ExportItem) throws -> Void) throws {
+        guard nexusNamesFit() else {
+            let key = map.names(.users)?.first ?? "users"
+            try MappedPeopleReader(path: path, source: .json(path: path, recordsKey: key), map: map, limits: limits).read(body)
+            return
+        }
         try JSONRecordDecoding<Record>(path: path, recordsKey: "users", limits: limits).forEach { result, bad in
             switch result {
             case .failure(let bad):

@@ -37,6 +37,9 @@ public struct RunReport: Codable, Sendable {
     public var profilesWithMonogram = 0
     public var profilesWithNothing = 0
     public var badRecords = 0
+    /// What the readers chose (the collection and fields of people read through a field
+    /// map, and how many had each) and found (Auth accounts merged).
+    public var inputNotes: [String] = []
     /// Distinct source URLs.
     public var sources = 0
     /// Sources cached within the TTL: no request made.

@@ -85,7 +85,7 @@ extension WarmPipeline {
                 report.record(bad)
                 logger.warning("bad record", metadata: ["record": "\(bad)"])
             }
-            try format.reader(path: path, limits: limits).read { item in
+            try format.reader(path: path, limits: limits, map: configuration.fieldMap).read { item in
                 switch item {
                 case .profile(var profile):
                     // The index stores text as C strings: a NUL would cut a key short.
@@ -122,6 +122,9 @@ extension WarmPipeline {
                     if batch.count == Self.readBatch { try flush() }
                 case .bad(let bad):
                     reportBad(bad, dropped: true)
+                case .note(let note):
+                    report.inputNotes.append(note)
+                    logger.info("read", metadata: ["input": "\(note)"])
                 }
             }
             try flush()

@@ -13,6 +13,7 @@ import Foundation
 struct PipelineOptions: ParsableArguments {
     @Option(help: Settings.format.argumentHelp, completion: Settings.format.completion) var format: String?
     @Option(help: Settings.shard.argumentHelp) var shard: String?
+    @Option(help: Settings.map.argumentHelp) var map: [String] = []
 
     // Images
     @Option(help: Settings.sizes.argumentHelp) var size: [String] = []

@@ -63,6 +63,7 @@ enum Fixtures {
             switch item {
             case .profile(let profile): profiles.append(profile)
             case .bad(let record): bad.append(record)
+            case .note: break
             }
         }
         return (profiles, bad)

@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""Writes a Firestore export in the format `firebase emulators:export` and `gcloud firestore
+export` write: LevelDB log files (`output-N`, 32 KiB blocks, FULL/FIRST/MIDDLE/LAST records,
+masked CRC-32C) of Datastore EntityProto messages, the kind's `.export_metadata` naming its
+outputs, the `.overall_export_metadata`, and the emulator's `firebase-export-metadata.json`
+(with `auth_export/accounts.json` when --auth). The encoding follows the real exports in
+Tests/AvatarCacheTests/Fixtures/firebase (property 14 for an empty array, raw_property 15
+for the rest, the key's path as groups, entity_group 16).
+
+    usage: firestore_export.py OUT --users N [--photo-base URL] [--photo-field NAME]
+           [--name-field NAME] [--collection users] [--conversations M]
+           [--participants array|map|subcollection|roles] [--auth N] [--docs-per-file K]
+           [--seed S]
+
+User i is `u<i>`; every user has a photo URL `<photo-base>/<i % 60>.jpg?u=<i>` (distinct
+URLs) unless --photo-base is empty. Conversation j is between two users; the higher j, the
+more recent. Uses the `crc32c` module when it is installed, a table otherwise (fine for
+thousands of documents, slow for a million).
+"""
+import argparse
+import json
+import os
+import random
+import struct
+
+try:
+    import crc32c as _crc32c  # PyPI `crc32c`: hardware CRC
+
+    def crc32c(data):
+        return _crc32c.crc32c(data)
+except ImportError:
+    _table = []
+    for _n in range(256):
+        _c = _n
+        for _ in range(8):
+            _c = (_c >> 1) ^ 0x82F63B78 if _c & 1 else _c >> 1
+        _table.append(_c)
+
+    def crc32c(data):
+        crc = 0xFFFFFFFF
+        for byte in data:
+            crc = _table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+        return crc ^ 0xFFFFFFFF
+
+
+def masked(crc):
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def varint(n):
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def tag(field, wire):
+    return varint(field << 3 | wire)
+
+
+def ld(field, payload):
+    return tag(field, 2) + varint(len(payload)) + payload
+
+
+def path_groups(path, group, type_field, name_field):
+    out = b""
+    for collection, doc_id in path:
+        out += tag(group, 3) + ld(type_field, collection.encode()) + ld(name_field, doc_id.encode()) + tag(group, 4)
+    return out
+
+
+def value(v):
+    """(meaning, PropertyValue bytes, multiple-values) of a Python value."""
+    if v is None:
+        return 0, b""
+    if isinstance(v, bool):
+        return 0, tag(2, 0) + varint(int(v))
+    if isinstance(v, int):
+        return 0, tag(1, 0) + varint(v)
+    if isinstance(v, float):
+        return 0, tag(4, 1) + struct.pack("<d", v)
+    if isinstance(v, str):
+        return (15 if len(v.encode()) > 1500 else 0), ld(3, v.encode())
+    if isinstance(v, bytes):
+        return 16, ld(3, v)
+    if isinstance(v, Timestamp):
+        return 7, tag(1, 0) + varint(v.micros)
+    if isinstance(v, Reference):
+        return 0, tag(12, 3) + ld(13, b"dev~bench") + path_groups(v.path, 14, 15, 17) + tag(12, 4)
+    if isinstance(v, dict):
+        return 19, ld(3, entity(None, v))
+    raise TypeError(type(v))
+
+
+class Timestamp:
+    def __init__(self, micros):
+        self.micros = micros
+
+
+class Reference:
+    def __init__(self, path):
+        self.path = path
+
+
+def prop(name, v, multiple=False):
+    if isinstance(v, list):
+        if not v:
+            return ld(14, tag(1, 0) + varint(24) + ld(3, name.encode()) + tag(4, 0) + varint(0) + ld(5, b""))
+        return b"".join(prop(name, element, True) for element in v)
+    meaning, payload = value(v)
+    body = (tag(1, 0) + varint(meaning) if meaning else b"") + ld(3, name.encode()) + tag(4, 0) + varint(int(multiple)) + ld(5, payload)
+    return ld(15, body)
+
+
+def entity(path, fields):
+    out = b""
+    if path is not None:
+        out += ld(13, ld(13, b"dev~bench") + ld(14, path_groups(path, 1, 2, 4)))
+    for name, v in fields.items():
+        out += prop(name, v)
+    if path is not None:
+        out += tag(16, 2) + varint(len(path_groups(path[:1], 1, 2, 4))) + path_groups(path[:1], 1, 2, 4)
+    return out
+
+
+class LogWriter:
+    BLOCK = 32768
+
+    def __init__(self, path):
+        self.file = open(path, "wb")
+        self.offset = 0
+
+    def add(self, record):
+        first = True
+        while True:
+            left = self.BLOCK - self.offset % self.BLOCK
+            if left < 7:
+                self.file.write(b"\0" * left)
+                self.offset += left
+                left = self.BLOCK
+            room = left - 7
+            piece, record = record[:room], record[room:]
+            last = not record
+            kind = (1 if last else 2) if first else (4 if last else 3)
+            header = struct.pack("<IHB", masked(crc32c(bytes([kind]) + piece)), len(piece), kind)
+            self.file.write(header + piece)
+            self.offset += 7 + len(piece)
+            first = False
+            if last:
+                return
+
+    def close(self):
+        self.file.close()
+
+
+def metadata(outputs):
+    info = ld(1, b"firestore_export") + tag(2, 0) + varint(1) + tag(3, 0) + varint(1)
+    return ld(1, info) + b"".join(ld(2, ld(1, b"") + ld(2, name.encode())) for name in outputs)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--users", type=int, required=True)
+    parser.add_argument("--photo-base", default="http://127.0.0.1:8080/photos")
+    parser.add_argument("--photo-field", default="photoURL")
+    parser.add_argument("--name-field", default="displayName")
+    parser.add_argument("--collection", default="users")
+    parser.add_argument("--conversations", type=int, default=0)
+    parser.add_argument("--participants", default="array", choices=["array", "map", "subcollection", "roles"])
+    parser.add_argument("--auth", type=int, default=0, help="Auth accounts for the first N users, and N/10 more without a document")
+    parser.add_argument("--docs-per-file", type=int, default=250000)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    first_names = ["Ada", "Bob", "Chen", "Dana", "Émile", "Fatima", "Giorgos", "Hana", "Ivan", "Józef", "Kwame", "Lea"]
+    last_names = ["Smith", "Okafor", "Müller", "Tanaka", "García", "Nguyen", "Kowalski", "Haddad"]
+
+    root = args.out
+    kind_dir = os.path.join(root, "firestore_export", "all_namespaces", "all_kinds")
+    os.makedirs(kind_dir, exist_ok=True)
+    outputs, writer, count = [], None, 0
+
+    def add(path, fields):
+        nonlocal writer, count
+        if writer is None or count % args.docs_per_file == 0:
+            if writer:
+                writer.close()
+            outputs.append("output-%d" % len(outputs))
+            writer = LogWriter(os.path.join(kind_dir, outputs[-1]))
+        writer.add(entity(path, fields))
+        count += 1
+
+    base = 1_700_000_000_000_000
+    for i in range(args.users):
+        name = "%s %s" % (rng.choice(first_names), rng.choice(last_names))
+        fields = {"uid": "u%d" % i, args.name_field: name, "email": "u%d@example.com" % i,
+                  "createdAt": Timestamp(base + i * 1000), "followers": [], "score": rng.random()}
+        if args.photo_base:
+            fields[args.photo_field] = "%s/%d.jpg?u=%d" % (args.photo_base, i % 60, i)
+        add([(args.collection, "u%d" % i)], fields)
+    for j in range(args.conversations):
+        a, b = rng.randrange(args.users), rng.randrange(args.users)
+        updated = Timestamp(base + 10_000_000 * (j + 1))
+        doc = {"updatedAt": updated, "lastMessage": {"senderId": "u%d" % a, "text": "hi", "timestamp": updated}}
+        if args.participants == "array":
+            doc["participantIds"] = ["u%d" % a, "u%d" % b]
+        elif args.participants == "map":
+            doc["participants"] = {"u%d" % a: True, "u%d" % b: True}
+        elif args.participants == "roles":
+            doc["buyerId"], doc["sellerId"] = "u%d" % a, "u%d" % b
+            doc["lastMessage"] = {"senderId": "u%d" % a}
+        add([("conversations", "c%d" % j)], doc)
+        if args.participants == "subcollection":
+            for user in (a, b):
+                add([("conversations", "c%d" % j), ("participants", "u%d" % user)], {"joinedAt": updated})
+    if writer:
+        writer.close()
+    with open(os.path.join(kind_dir, "all_namespaces_all_kinds.export_metadata"), "wb") as f:
+        f.write(metadata(outputs))
+    overall = LogWriter(os.path.join(root, "firestore_export", "firestore_export.overall_export_metadata"))
+    overall.add(b"3")
+    overall.add(ld(1, ld(1, tag(1, 0) + varint(2) + tag(3, 0) + varint(3)) + ld(2, b"all_namespaces/all_kinds/all_namespaces_all_kinds.export_metadata")))
+    overall.close()
+    meta = {"version": "13.0.0", "firestore": {"version": "1.19.0", "path": "firestore_export",
+                                                "metadata_file": "firestore_export/firestore_export.overall_export_metadata"}}
+    if args.auth:
+        meta["auth"] = {"version": "13.0.0", "path": "auth_export"}
+        os.makedirs(os.path.join(root, "auth_export"), exist_ok=True)
+        users = []
+        for i in list(range(min(args.auth, args.users))) + list(range(args.users, args.users + args.auth // 10)):
+            account = {"localId": "u%d" % i, "displayName": "Auth User %d" % i, "email": "u%d@example.com" % i,
+                       "passwordHash": "fakeHash:salt=fakeSalt%d:password=secret%d" % (i, i), "salt": "fakeSalt%d" % i,
+                       "providerUserInfo": [{"providerId": "google.com", "photoUrl": "%s/%d.jpg?auth=%d" % (args.photo_base or "http://127.0.0.1:9/auth", i % 60, i)}]}
+            users.append(account)
+        with open(os.path.join(root, "auth_export", "accounts.json"), "w") as f:
+            json.dump({"kind": "identitytoolkit#DownloadAccountResponse", "users": users}, f, indent=1)
+    with open(os.path.join(root, "firebase-export-metadata.json"), "w") as f:
+        json.dump(meta, f, indent=2)
+    print("%d documents in %d output files" % (count, len(outputs)))
+
+
+if __name__ == "__main__":
+    main()
