@@ -7,14 +7,16 @@ outputs, the `.overall_export_metadata`, and the emulator's `firebase-export-met
 Tests/AvatarCacheTests/Fixtures/firebase (property 14 for an empty array, raw_property 15
 for the rest, the key's path as groups, entity_group 16).
 
-    usage: firestore_export.py OUT --users N [--photo-base URL] [--photo-field NAME]
+    usage: firestore_export.py OUT (--users N | --from-json USERS.json) [--photo-base URL] [--photo-field NAME]
            [--name-field NAME] [--collection users] [--conversations M]
            [--participants array|map|subcollection|roles] [--auth N] [--docs-per-file K]
            [--seed S]
 
 User i is `u<i>`; every user has a photo URL `<photo-base>/<i % 60>.jpg?u=<i>` (distinct
 URLs) unless --photo-base is empty. Conversation j is between two users; the higher j, the
-more recent. Uses the `crc32c` module when it is installed, a table otherwise (fine for
+more recent. --from-json writes the people of a NexusAI users export (`{"users": [...]}`)
+as `users` documents with NexusAI's names (the id as the document id), for comparing the
+two formats on the same profiles. Uses the `crc32c` module when it is installed, a table otherwise (fine for
 thousands of documents, slow for a million).
 """
 import argparse
@@ -167,7 +169,8 @@ def metadata(outputs):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
-    parser.add_argument("--users", type=int, required=True)
+    parser.add_argument("--users", type=int, default=0)
+    parser.add_argument("--from-json")
     parser.add_argument("--photo-base", default="http://127.0.0.1:8080/photos")
     parser.add_argument("--photo-field", default="photoURL")
     parser.add_argument("--name-field", default="displayName")
@@ -198,6 +201,11 @@ def main():
         count += 1
 
     base = 1_700_000_000_000_000
+    if args.from_json:
+        with open(args.from_json, encoding="utf-8") as f:
+            for user in json.load(f)["users"]:
+                fields = {k: user[k] for k in ("displayName", "email", "profileImageUrl", "avatarColorHex") if k in user}
+                add([(args.collection, str(user["id"]))], fields)
     for i in range(args.users):
         name = "%s %s" % (rng.choice(first_names), rng.choice(last_names))
         fields = {"uid": "u%d" % i, args.name_field: name, "email": "u%d@example.com" % i,

@@ -6,7 +6,7 @@ import Foundation
 /// - a top-level array `[ {...}, {...} ]`: each element is a record;
 /// - an object holding the records in an array under `recordsKey` (`{"users": [...]}`):
 ///   each element of that array is a record, other keys are skipped;
-/// - an object holding the records in an object under `recordsKey`, keyed by id
+/// - with `membersAreRecords`, an object holding the records in an object under `recordsKey`, keyed by id
 ///   (`{"users": {"u1": {...}}}`, as Realtime Database exports and many dump scripts
 ///   write them): each member's value is a record, its key the record's `key`;
 /// - NDJSON: one object per line; when the first object closes without holding
@@ -36,14 +36,16 @@ public struct JSONRecordStream: Sequence, IteratorProtocol {
     private let reader: ChunkedReader
     private let recordsKey: String
     private let maxRecordBytes: Int
+    private let membersAreRecords: Bool
     private var mode: Mode = .detect
     private var index = 0
     private var line = 1
 
-    public init(path: String, recordsKey: String, maxRecordBytes: Int = 16 << 20) throws {
+    public init(path: String, recordsKey: String, maxRecordBytes: Int = 16 << 20, membersAreRecords: Bool = false) throws {
         reader = try ChunkedReader(path: path)
         self.recordsKey = recordsKey
         self.maxRecordBytes = maxRecordBytes
+        self.membersAreRecords = membersAreRecords
     }
 
     public mutating func next() -> Record? {
@@ -108,7 +110,7 @@ public struct JSONRecordStream: Sequence, IteratorProtocol {
             case UInt8(ascii: ","):
                 if depth == 1 { lastKey = nil }
             case UInt8(ascii: "{"), UInt8(ascii: "["):
-                if depth == 1 && lastKey == recordsKey {
+                if depth == 1 && lastKey == recordsKey && (byte == UInt8(ascii: "[") || membersAreRecords) {
                     mode = byte == UInt8(ascii: "[") ? .array(depth: 1) : .members
                     return nil
                 }

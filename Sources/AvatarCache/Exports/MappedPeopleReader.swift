@@ -41,7 +41,7 @@ struct MappedPeopleReader {
         case .json(let path, let recordsKey):
             let stream: JSONRecordStream
             do {
-                stream = try JSONRecordStream(path: path, recordsKey: recordsKey, maxRecordBytes: limits.maxRecordBytes)
+                stream = try JSONRecordStream(path: path, recordsKey: recordsKey, maxRecordBytes: limits.maxRecordBytes, membersAreRecords: true)
             } catch {
                 throw ExportError(file: path, reason: "cannot open: \(error.localizedDescription)")
             }

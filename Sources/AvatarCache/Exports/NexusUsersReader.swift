@@ -20,7 +20,7 @@ public struct NexusUsersReader: ExportReader {
     /// fast reader below reads them. Otherwise (a field map, `photoURL` instead of
     /// `profileImageUrl`, records keyed by id) the field map's reader does.
     func nexusNamesFit() -> Bool {
-        guard map.isEmpty, let stream = try? JSONRecordStream(path: path, recordsKey: "users", maxRecordBytes: limits.maxRecordBytes) else { return map.isEmpty }
+        guard map.isEmpty, let stream = try? JSONRecordStream(path: path, recordsKey: "users", maxRecordBytes: limits.maxRecordBytes, membersAreRecords: true) else { return map.isEmpty }
         var samples: [DocumentFields] = []
         for record in stream.prefix(FieldChooser.sampleSize) {
             if record.key != nil { return false }
