@@ -67,7 +67,6 @@ public enum ExportFormat: String, Sendable, CaseIterable, Codable {
             return .jami
         }
         if vCardExtensions.contains(where: path.lowercased().hasSuffix) { return .jami }
-        if path.lowercased().hasSuffix(".csv") { return .firebaseAuth }   // auth:export's CSV
         guard let handle = FileHandle(forReadingAtPath: path) else {
             throw ExportError(file: path, reason: "cannot open")
         }
@@ -76,6 +75,7 @@ public enum ExportFormat: String, Sendable, CaseIterable, Codable {
         let head = String(decoding: try VCardBytes(bytes: [UInt8](handle.readData(ofLength: 64 * 1024))).next(), as: UTF8.self)
         let trimmed = head.drop { $0.isWhitespace || $0 == "\u{FEFF}" }
         if trimmed.uppercased().hasPrefix("BEGIN:VCARD") { return .jami }
+        if FirebaseAuthReader.looksLikeCSV(head) { return .firebaseAuth }
         func has(_ key: String) -> Bool { head.contains("\"\(key)\"") }
         if has("localId") && (has("kind") || has("users")) { return .firebaseAuth }
         if has("participantIds") || has("conversations") { return .nexusConversations }

@@ -64,6 +64,18 @@ public struct FirebaseAuthReader: ExportReader {
         }
     }
 
+    /// Whether `text` starts as `firebase auth:export` CSV does: a first line of at least
+    /// 23 columns (the export writes 26), outside quotes.
+    static func looksLikeCSV(_ text: String) -> Bool {
+        var commas = 0, quoted = false
+        for character in text.utf8 {
+            if character == UInt8(ascii: "\"") { quoted.toggle() }
+            else if character == UInt8(ascii: ",") && !quoted { commas += 1 }
+            else if (character == 10 || character == 13) && !quoted { break }
+        }
+        return commas >= 22 && !text.hasPrefix("{") && !text.hasPrefix("[")
+    }
+
     /// Whether `path` is CSV rather than JSON: its first byte that is not blank is not `{` or `[`.
     static func isCSV(_ path: String) -> Bool {
         guard let handle = FileHandle(forReadingAtPath: path) else { return false }
