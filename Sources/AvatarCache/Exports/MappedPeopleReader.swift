@@ -34,10 +34,12 @@ struct MappedPeopleReader {
 
     // MARK: Reading the source
 
-    private func documents(reportDamage: Bool, _ body: (SourceDocument) throws -> Void, damage: (BadRecord) throws -> Void) throws {
+    /// Every document of the source. `reportDamage`: damage comes to `damage`; `verify`:
+    /// Firestore checksums are checked (a first look at the collections skips them).
+    private func documents(reportDamage: Bool, verify: Bool = true, _ body: (SourceDocument) throws -> Void, damage: (BadRecord) throws -> Void) throws {
         switch source {
         case .firestore(let export):
-            try export.forEach(maxRecordBytes: limits.maxRecordBytes, reportDamage: reportDamage, body, damage: damage)
+            try export.forEach(maxRecordBytes: limits.maxRecordBytes, reportDamage: reportDamage, verify: verify, body, damage: damage)
         case .json(let path, let recordsKey):
             let stream: JSONRecordStream
             do {
@@ -64,6 +66,9 @@ struct MappedPeopleReader {
     }
 
     private struct Stop: Error {}
+
+    /// What the samples of every collection may take together (their records' bytes).
+    static let maxSampleBytes = 32 << 20
 
     // MARK: Choosing
 
@@ -217,7 +222,7 @@ struct MappedPeopleReader {
         var list: [Conversation] = []
         var members: [String: [String]] = [:]
         let wanted = Array(Set(plan.participants.flatMap { $0.map(\.head) } + plan.updatedAt.map(\.head) + plan.lastSender.map(\.head))).map { Array($0.utf8) }
-        try documents(reportDamage: false, { document in
+        try documents(reportDamage: false, verify: true, { document in
             if let subcollection = plan.participantsSubcollection, document.collection == subcollection, let parent = document.parentPath {
                 members[parent, default: []].append(document.id)
                 return
@@ -256,25 +261,42 @@ struct MappedPeopleReader {
     // MARK: People
 
     func read(_ body: (ExportItem) throws -> Void) throws {
-        // Damage is reported once, in the first pass over the source.
+        // Damage is reported once: a JSON export's first records in this first look, the
+        // rest (and all of a Firestore export's) in the pass that counts the people.
         var damages: [BadRecord] = []
         let scan: Scan
         do {
             var firstPass = Scan()
+            var sampleBytes = 0
+            var indexes: [String: Int] = [:]
+            var counts: [Int] = []
+            var lastCollection = "", last = -1
             let onlyFirst: Bool
             if case .json = source { onlyFirst = true } else { onlyFirst = false }
             do {
-                try documents(reportDamage: true, { document in
+                try documents(reportDamage: onlyFirst, verify: false, { document in
                     let collection = document.collection
-                    if firstPass.counts[collection] == nil { firstPass.order.append(collection) }
-                    firstPass.counts[collection, default: 0] += 1
-                    if firstPass.samples[collection, default: []].count < FieldChooser.sampleSize, firstPass.samples.count <= 1000 {
+                    if collection != lastCollection {
+                        lastCollection = collection
+                        if let index = indexes[collection] {
+                            last = index
+                        } else {
+                            last = counts.count
+                            indexes[collection] = last
+                            counts.append(0)
+                            firstPass.order.append(collection)
+                        }
+                    }
+                    counts[last] += 1
+                    if counts[last] <= FieldChooser.sampleSize, sampleBytes < Self.maxSampleBytes {
                         firstPass.samples[collection, default: []].append((document.id, document.fields(wanted: nil).0))
+                        sampleBytes += max(document.bytes.count, 256)
                     } else if onlyFirst {
                         throw Stop()
                     }
                 }, damage: { damages.append($0); if damages.count > RunReport.detailLimit * 10 { throw Stop() } })
             } catch is Stop {}
+            for (collection, index) in indexes { firstPass.counts[collection] = counts[index] }
             scan = firstPass
         }
         for damage in damages { try body(.bad(damage)) }
@@ -351,7 +373,8 @@ struct MappedPeopleReader {
                 tally.documents += scratch.documents
                 for (role, count) in scratch.counts { tally.counts[role, default: 0] += count }
             }
-            for problem in problems {
+            // Reported once, in the pass that counts (the participants' pass reads them again).
+            for problem in problems where counting {
                 try body(.bad(BadRecord(file: document.origin.file, index: document.origin.index, line: document.origin.line,
                                         reason: "\(document.name): \(problem)")))
             }
@@ -370,7 +393,7 @@ struct MappedPeopleReader {
             return profile
         }
         func forEachPerson(counting: Bool, _ each: (Profile) throws -> Void) throws {
-            try documents(reportDamage: { if case .json = source { return counting } else { return false } }(), { document in
+            try documents(reportDamage: counting, { document in
                 guard document.collection == collection else { return }
                 if let profile = try person(document, counting: counting) { try each(profile) }
             }, damage: { bad in

@@ -144,8 +144,10 @@ struct FirestoreExport {
     /// Calls `body` with every document of every output file in order, each decoded to
     /// its path only; `fields(wanted:)` decodes its fields. Damage (a checksum, a length,
     /// a document that does not decode) comes as a `BadRecord` naming the file and the
-    /// byte offset, when `reportDamage`.
-    func forEach(maxRecordBytes: Int, reportDamage: Bool, _ body: (SourceDocument) throws -> Void, damage: (BadRecord) throws -> Void) throws {
+    /// byte offset, when `reportDamage`. `verify` (by default `reportDamage`): whether
+    /// checksums are checked; a first look at the collections need not, the pass that
+    /// reads the documents for good does.
+    func forEach(maxRecordBytes: Int, reportDamage: Bool, verify: Bool? = nil, _ body: (SourceDocument) throws -> Void, damage: (BadRecord) throws -> Void) throws {
         if reportDamage {
             for (metadata, file) in missing {
                 try damage(BadRecord(file: metadata, index: 0, line: 0, reason: "names the output file \"\(file)\", which is missing: its documents are not read"))
@@ -154,7 +156,7 @@ struct FirestoreExport {
         for file in outputFiles {
             var log: LevelDBLogReader
             do {
-                log = try LevelDBLogReader(path: file, maxRecordBytes: maxRecordBytes)
+                log = try LevelDBLogReader(path: file, maxRecordBytes: maxRecordBytes, verify: verify ?? reportDamage)
             } catch {
                 if reportDamage { try damage(BadRecord(file: file, index: 0, line: 0, reason: "cannot open: \(error.localizedDescription)")) }
                 continue
