@@ -260,63 +260,69 @@ struct MappedPeopleReader {
 
     // MARK: People
 
-    func read(_ body: (ExportItem) throws -> Void) throws {
-        // Damage is reported once: a JSON export's first records in this first look, the
-        // rest (and all of a Firestore export's) in the pass that counts the people.
+    /// The first look: every collection's name and count, and its first documents. A
+    /// JSON export's first records only (they are all one collection); their damage is
+    /// returned, to be reported once.
+    private func firstLook() throws -> (scan: Scan, damages: [BadRecord]) {
+        var scan = Scan()
         var damages: [BadRecord] = []
-        let scan: Scan
+        var sampleBytes = 0
+        var indexes: [String: Int] = [:]
+        var counts: [Int] = []
+        var lastCollection = "", last = -1
+        let onlyFirst: Bool
+        if case .json = source { onlyFirst = true } else { onlyFirst = false }
         do {
-            var firstPass = Scan()
-            var sampleBytes = 0
-            var indexes: [String: Int] = [:]
-            var counts: [Int] = []
-            var lastCollection = "", last = -1
-            let onlyFirst: Bool
-            if case .json = source { onlyFirst = true } else { onlyFirst = false }
-            do {
-                try documents(reportDamage: onlyFirst, verify: false, { document in
-                    let collection = document.collection
-                    if collection != lastCollection {
-                        lastCollection = collection
-                        if let index = indexes[collection] {
-                            last = index
-                        } else {
-                            last = counts.count
-                            indexes[collection] = last
-                            counts.append(0)
-                            firstPass.order.append(collection)
-                        }
+            try documents(reportDamage: onlyFirst, verify: false, { document in
+                // Documents of one collection often come in runs: its name is hashed when it changes.
+                let collection = document.collection
+                if collection != lastCollection {
+                    lastCollection = collection
+                    if let index = indexes[collection] {
+                        last = index
+                    } else {
+                        last = counts.count
+                        indexes[collection] = last
+                        counts.append(0)
+                        scan.order.append(collection)
                     }
-                    counts[last] += 1
-                    if counts[last] <= FieldChooser.sampleSize, sampleBytes < Self.maxSampleBytes {
-                        firstPass.samples[collection, default: []].append((document.id, document.fields(wanted: nil).0))
-                        sampleBytes += max(document.bytes.count, 256)
-                    } else if onlyFirst {
-                        throw Stop()
-                    }
-                }, damage: { damages.append($0); if damages.count > RunReport.detailLimit * 10 { throw Stop() } })
-            } catch is Stop {}
-            for (collection, index) in indexes { firstPass.counts[collection] = counts[index] }
-            scan = firstPass
-        }
-        for damage in damages { try body(.bad(damage)) }
-        if case .json = source {
-            // Damage past the samples comes in the people pass.
-        }
-
-        var auth: [String: FirebaseAuthReader.Account] = [:]
-        var authOrder: [(String, RecordOrigin)] = []
-        if let authPath {
-            try FirebaseAuthReader(path: authPath, limits: limits).accounts { result in
-                switch result {
-                case .failure(let bad): try body(.bad(bad))
-                case .success(let (account, origin)):
-                    let id = account.localId.trimmedWhitespace
-                    if auth[id] == nil { authOrder.append((id, origin)) }
-                    auth[id] = account
                 }
+                counts[last] += 1
+                if counts[last] <= FieldChooser.sampleSize, sampleBytes < Self.maxSampleBytes {
+                    scan.samples[collection, default: []].append((document.id, document.fields(wanted: nil).0))
+                    sampleBytes += max(document.bytes.count, 256)
+                } else if onlyFirst {
+                    throw Stop()
+                }
+            }, damage: { damages.append($0); if damages.count > RunReport.detailLimit * 10 { throw Stop() } })
+        } catch is Stop {}
+        for (collection, index) in indexes { scan.counts[collection] = counts[index] }
+        return (scan, damages)
+    }
+
+    /// The Auth accounts beside the export, by id, and their order in the file.
+    private func authAccounts(_ body: (ExportItem) throws -> Void) throws -> (byID: [String: FirebaseAuthReader.Account], order: [(String, RecordOrigin)]) {
+        var auth: [String: FirebaseAuthReader.Account] = [:]
+        var order: [(String, RecordOrigin)] = []
+        guard let authPath else { return (auth, order) }
+        try FirebaseAuthReader(path: authPath, limits: limits).accounts { result in
+            switch result {
+            case .failure(let bad): try body(.bad(bad))
+            case .success(let (account, origin)):
+                let id = account.localId.trimmedWhitespace
+                if auth[id] == nil { order.append((id, origin)) }
+                auth[id] = account
             }
         }
+        return (auth, order)
+    }
+
+    func read(_ body: (ExportItem) throws -> Void) throws {
+        // Damage is reported once: a JSON export's first records after the first look, the
+        // rest (and all of a Firestore export's) in the pass that counts the people.
+        let (scan, damages) = try firstLook()
+        for damage in damages { try body(.bad(damage)) }
+        let (auth, authOrder) = try authAccounts(body)
 
         let collection = try usersCollection(scan)
         guard let collection else {
