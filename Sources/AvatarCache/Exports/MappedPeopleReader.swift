@@ -69,6 +69,8 @@ struct MappedPeopleReader {
 
     /// What the samples of every collection may take together (their records' bytes).
     static let maxSampleBytes = 32 << 20
+    /// Damage kept from a JSON export's first records before the look gives up on it.
+    static let maxDamagesInFirstLook = 10_000
 
     // MARK: Choosing
 
@@ -294,7 +296,7 @@ struct MappedPeopleReader {
                 } else if onlyFirst {
                     throw Stop()
                 }
-            }, damage: { damages.append($0); if damages.count > RunReport.detailLimit * 10 { throw Stop() } })
+            }, damage: { damages.append($0); if damages.count > Self.maxDamagesInFirstLook { throw Stop() } })
         } catch is Stop {}
         for (collection, index) in indexes { scan.counts[collection] = counts[index] }
         return (scan, damages)
