@@ -31,8 +31,9 @@ import Testing
         #expect(docomo.profiles.map(\.displayName) == ["山田 太郎"] && docomo.bad.isEmpty, "\(docomo)")
         let undeclared = try read("no-charset-latin1.vcf")
         #expect(undeclared.profiles.count == 1, "the card is still used")
-        #expect(undeclared.profiles.first?.displayName == "Ren\u{FFFD}e Dupr\u{FFFD}")
-        #expect(undeclared.bad.count == 1 && undeclared.bad.first?.reason.contains("FN: not valid UTF-8 and no CHARSET given") == true, "\(undeclared.bad)")
+        // Issue 37, class 5: read as windows-1252 (what such exporters wrote), and reported.
+        #expect(undeclared.profiles.first?.displayName == "Renée Dupré")
+        #expect(undeclared.bad.count == 1 && undeclared.bad.first?.reason.contains("FN: not valid UTF-8 and no CHARSET given: read as windows-1252") == true, "\(undeclared.bad)")
     }
 
     @Test func iOSLineEndsKeepTheEmbeddedPhotoWhole() throws {
@@ -62,7 +63,7 @@ import Testing
         #expect(initials["fn-only"] == "MP", "the display-name rule without N")
         #expect(result.profiles.first { $0.id == "notes-family-comma" }?.displayName == "Mustermann, Heiko", "the name shown stays FN")
         HostileLedger.record("inputs", "vCards from other address books", tried: "Android and Outlook quoted-printable (soft line breaks), Nokia ISO-8859-1, Outlook Express windows-1252, docomo Shift_JIS, Latin-1 without CHARSET, iOS 6 CR CR LF with a photo, several FN, N with prefix and suffix, \"Family, Given\"", count: 11,
-                             outcome: "names decoded as declared (the undeclared one reported, U+FFFD shown), the photo whole, the PREF else first FN, initials from N's given and family names")
+                             outcome: "names decoded as declared (the undeclared one reported, read as windows-1252), the photo whole, the PREF else first FN, initials from N's given and family names")
     }
 
     /// The inline photo's bytes, or nil.
@@ -264,5 +265,92 @@ import Testing
         #expect(Base64.decode(Array("QUJD\r\n REVG".utf8), maxBytes: 6) == .bytes(Array("ABCDEF".utf8)))
         #expect(Base64.decode(Array("QUJD\r\n REVG".utf8), maxBytes: 5) == .tooLarge)
         #expect(Base64.decode(Array("QUI=".utf8), maxBytes: 2) == .bytes(Array("AB".utf8)))
+    }
+
+    // MARK: Issue 37: every address book as its writer wrote it
+
+    /// A card written to a file of its own, read back.
+    func readCard(_ text: String) throws -> (profiles: [Profile], bad: [BadRecord]) {
+        let directory = try Fixtures.temporaryDirectory("vcard37")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("card.vcf").path
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return try Fixtures.read(JamiReader(path: path))
+    }
+
+    /// The sample photo's base64, folded as writers fold it.
+    func base64Photo(fold: String = "\r\n ") throws -> (text: String, bytes: [UInt8]) {
+        let bytes = try Fixtures.photo("chelsea-96.jpg")
+        let text = Data(bytes).base64EncodedString()
+        var folded = "", line = ""
+        for character in text {
+            line.append(character)
+            if line.count == 72 { folded += line + fold; line = "" }
+        }
+        return (folded + line, bytes)
+    }
+
+    @Test func bareBase64WithNoParameterAndThe21BareBAreInlinePhotos() throws {
+        let photo = try base64Photo()
+        // Thunderbird's 3.0 card: `PHOTO:` then base64, nothing saying so.
+        let thunderbird = try readCard("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ada Lovelace\r\nPHOTO:\(photo.text)\r\nEND:VCARD\r\n")
+        #expect(thunderbird.bad.isEmpty, "\(thunderbird.bad)")
+        #expect(thunderbird.profiles.first?.photo == .inline(InlinePhoto(bytes: photo.bytes)))
+        // A phone's 2.1 card: `PHOTO;JPEG;B:`, continuation lines without a leading blank.
+        let unfolded = try base64Photo(fold: "\r\n")
+        let phone = try readCard("BEGIN:VCARD\r\nVERSION:2.1\r\nN:Lovelace;Ada\r\nPHOTO;JPEG;B:\(unfolded.text)\r\n\r\nEND:VCARD\r\n")
+        #expect(phone.bad.isEmpty, "\(phone.bad)")
+        #expect(phone.profiles.first?.photo == .inline(InlinePhoto(bytes: photo.bytes)))
+        // A word that is not base64 stays a link (and a link is not a photo that can be fetched).
+        let word = try readCard("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ada\r\nPHOTO:photo.jpg\r\nEND:VCARD\r\n")
+        #expect(word.profiles.first?.photo == nil)
+        #expect(word.bad.first?.reason.contains("relative path") == true, "\(word.bad)")
+    }
+
+    @Test func aPhotoGivenAsAURLIsDownloadedUnderTheNetworkRules() throws {
+        let google = try readCard("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Grace Hopper\r\nPHOTO:https://127.0.0.1:9/a/photo.jpg\r\nEND:VCARD\r\n")
+        #expect(google.profiles.first?.photoURL == "https://127.0.0.1:9/a/photo.jpg" && google.bad.isEmpty)
+        let uri = try readCard("BEGIN:VCARD\r\nVERSION:4.0\r\nFN:Grace Hopper\r\nPHOTO;VALUE=uri:http://127.0.0.1:9/b.png\r\nEND:VCARD\r\n")
+        #expect(uri.profiles.first?.photoURL == "http://127.0.0.1:9/b.png")
+        let file = try readCard("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Grace Hopper\r\nPHOTO;VALUE=uri:file:///etc/passwd\r\nEND:VCARD\r\n")
+        #expect(file.profiles.first?.photo == nil && file.bad.first?.reason.contains("file: scheme is not fetched") == true, "\(file.bad)")
+        // FullContact's real card (ez-vcard's suite) names its photos by URL.
+        let fullContact = try read("ez-vcard/fullcontact.vcf")
+        #expect(fullContact.profiles.first?.photoURL?.hasPrefix("https://") == true, "\(fullContact)")
+    }
+
+    @Test func initialsFollowTheNameShown() throws {
+        // A company shown by its name, a contact person in N: the initials are the company's.
+        let company = try readCard("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Smokeless Joes\r\nN:Sacco;Joseph;;;\r\nEND:VCARD\r\n")
+        #expect(company.profiles.first?.initials == "SJ")
+        let other = try readCard("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Vorname Nachname\r\nN:Kneschke;Lars;;;\r\nEND:VCARD\r\n")
+        #expect(other.profiles.first?.initials == "VN")
+        // FN made of N's names keeps N's order, in any case ("john" in BlackBerry's N).
+        let blackBerry = try read("ez-vcard/John_Doe_BLACK_BERRY.vcf")
+        #expect(blackBerry.profiles.map(\.initials) == ["JD"])
+        let sorting = try readCard("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Mustermann, Heiko\r\nN:Mustermann;Heiko;;;\r\nEND:VCARD\r\n")
+        #expect(sorting.profiles.first?.initials == "HM")
+        // Punctuation is no initial.
+        #expect(Initials.from(displayName: "BMO - Dupont") == "BD")
+        #expect(Initials.fromGraphemes("BMO – Dupont") == "BD")
+        #expect(Initials.from(displayName: "- -") == "--", "punctuation alone still shows")
+    }
+
+    @Test func ezVCardsRealFilesReadAsAContactsAppShowsThem() throws {
+        let folder = try read("ez-vcard")
+        let byID = Dictionary(folder.profiles.map { ($0.id, $0) }) { first, _ in first }
+        #expect(folder.profiles.count == 26, "\(folder.profiles.map(\.id))")
+        for (id, name, initials) in [("John_Doe_BLACK_BERRY", "John Doe", "JD"), ("John_Doe_IPHONE", "Mr. John Richter James Doe Sr.", "JD"),
+                                     ("outlook-2007", "Mr. Michael Angstadt Jr.", "MA"), ("gmail-single", "Greg Dartmouth", "GD"),
+                                     ("rfc6350-example", "Simon Perreault", "SP"), ("8b574c60-fd7f-4e99-b584-c5db131ae687", "Dummy, Dummy", "DD")] {
+            #expect(byID[id]?.displayName == name && byID[id]?.initials == initials, "\(id): \(String(describing: byID[id]))")
+        }
+        // Whole photos inline (iPhone, Mac Address Book, Outlook, Lotus Notes, Thunderbird), the URL one to fetch.
+        let inline = folder.profiles.filter { if case .inline = $0.photo { return true } else { return false } }
+        #expect(inline.count == 6, "\(inline.map(\.id))")
+        #expect(byID["fullcontact"]?.photoURL != nil)
+        // Android's and BlackBerry's photos are cut short in the files: reported.
+        #expect(folder.bad.filter { $0.reason.contains("not valid base64") }.map { URL(fileURLWithPath: $0.file).lastPathComponent }.sorted()
+                == ["John_Doe_ANDROID.vcf", "John_Doe_BLACK_BERRY.vcf"], "\(folder.bad)")
     }
 }

@@ -3,8 +3,11 @@ import Foundation
 /// Reads Jami profiles: vCard files (`.vcf`, one or several cards each) or a folder of
 /// them. `FN` (else `N`) is the name; `PHOTO` is the photo, inline, in the vCard 3.0
 /// form (`PHOTO;ENCODING=b;TYPE=JPEG:<base64>`, folded lines), the 2.1 form
-/// (`PHOTO;JPEG;ENCODING=BASE64:<base64>`, continuation lines up to a blank line) or a
-/// 4.0 `data:` URI. No download: the cache key is SHA-256 of the photo bytes, as Jami keys its avatars.
+/// (`PHOTO;JPEG;ENCODING=BASE64:<base64>`, continuation lines up to a blank line; the bare
+/// `B` of `PHOTO;JPEG;B:`), bare base64 without a parameter (Thunderbird's
+/// `PHOTO:/9j/…`) or a 4.0 `data:` URI: the cache key is SHA-256 of the photo bytes, as Jami
+/// keys its avatars. A photo given as a URL (Google Contacts, iCloud, `VALUE=uri`) is
+/// downloaded like any photo URL, under the same network rules.
 ///
 /// A name that is really an account id (40 hex characters), an empty name, or a group
 /// card gets a glyph instead of letters, as Jami draws it. Broken base64 or a card without
@@ -16,7 +19,8 @@ import Foundation
 /// photos as `data:` URIs in every form (escaped commas, with `ENCODING=b`), company cards
 /// named by `ORG`, cards named only by `NICKNAME`, vCard 2.1 quoted-printable
 /// values with soft line breaks (Android, Nokia, Outlook), `CHARSET=` (ISO-8859-1,
-/// windows-1252, Shift_JIS…; bytes that are not UTF-8 without one are reported), iOS 5–6
+/// windows-1252, Shift_JIS…; bytes that are not UTF-8 without one are read as windows-1252
+/// and reported), iOS 5–6
 /// line ends (`\r\r\n`), several `FN` lines (the `PREF` one, else the first), and
 /// initials from `N` when it has given and family names (given first), as contact apps
 /// take them; the display-name rule stays for cards with only `FN`.
@@ -89,9 +93,9 @@ public struct JamiReader: ExportReader {
         // name said given first), else family first for names in CJK scripts.
         let cjk = Initials.writtenFamilyNameFirst(family + given)
         let familyFirst: Bool
-        if let shown = card.formattedName, let familyAt = shown.range(of: family), !family.isEmpty, !given.isEmpty {
+        if let shown = card.formattedName, let familyAt = shown.range(of: family, options: .caseInsensitive), !family.isEmpty, !given.isEmpty {
             let sortingForm = shown[familyAt.upperBound...].hasPrefix(",")
-            familyFirst = !sortingForm && (shown.range(of: given).map { familyAt.lowerBound < $0.lowerBound } ?? true)
+            familyFirst = !sortingForm && (shown.range(of: given, options: .caseInsensitive).map { familyAt.lowerBound < $0.lowerBound } ?? true)
         } else {
             familyFirst = cjk
         }
@@ -107,8 +111,12 @@ public struct JamiReader: ExportReader {
         let glyph: MonogramGlyph? = card.isGroup ? .group : (name.isEmpty || isAccountID ? .person : nil)
         var initials: String? = glyph == nil ? nil : ""
         // Initials from N (given and family, in the order the name is shown), as contact
-        // apps take them; a company's from its name.
-        if glyph == nil, !card.isCompany, !given.isEmpty, !family.isEmpty {
+        // apps take them, when the name shown is made of N's names (or is N); otherwise
+        // (a company shown by its name with a contact person in N) from the name shown.
+        let shownIsN = card.formattedName.map { shown in
+            shown.trimmedWhitespace.isEmpty || (shown.localizedCaseInsensitiveContains(given) && shown.localizedCaseInsensitiveContains(family))
+        } ?? true
+        if glyph == nil, !card.isCompany, !given.isEmpty, !family.isEmpty, shownIsN {
             initials = familyFirst ? Initials.from(firstName: family, lastName: given) : Initials.from(firstName: given, lastName: family)
         }
         var profile = Profile(id: id, displayName: name, initials: initials, glyph: glyph)
@@ -131,8 +139,12 @@ public struct JamiReader: ExportReader {
             } catch let error as DataURL.Error {
                 try body(bad("PHOTO: \(error.description): monogram used"))
             }
-        case .link?:
-            try body(bad("PHOTO is a link, not inline data (Jami profiles carry their photo): monogram used"))
+        case .link(let link)?:
+            // A URL (Google Contacts, iCloud, `VALUE=uri`): downloaded like any photo URL.
+            switch PhotoValue.source(link, limits: limits) {
+            case .success(let source): profile.photo = source
+            case .failure(let problem): try body(bad("PHOTO: \(problem.description): monogram used"))
+            }
         }
         try body(.profile(profile))
     }

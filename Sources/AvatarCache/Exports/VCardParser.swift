@@ -83,7 +83,7 @@ struct VCardParser {
             }
             logical = line.isEmpty ? nil : line
             logicalStart = number
-            inBase64Block = Self.hasPrefix(line, "PHOTO") && Self.contains(line[...], "BASE64")
+            inBase64Block = Self.hasPrefix(line, "PHOTO") && (Self.contains(line[...], "BASE64") || Self.hasBareBParameter(line[...]))
             inQuotedPrintable = Self.contains(line[..<(line.firstIndex(of: UInt8(ascii: ":")) ?? line.endIndex)], "QUOTED-PRINTABLE")
         }
         if let finished = logical { try finish(finished, logicalStart) }
@@ -137,7 +137,8 @@ struct VCardParser {
             card.isGroup = true
         case "PHOTO":
             let upper = parameters.map { $0.uppercased() }
-            let isBase64 = upper.contains { $0 == "ENCODING=B" || $0 == "ENCODING=BASE64" || $0 == "BASE64" }
+            // 3.0's ENCODING=b, 2.1's BASE64 (alone too), 2.1's bare B (`PHOTO;JPEG;B:`).
+            let isBase64 = upper.contains { $0 == "ENCODING=B" || $0 == "ENCODING=BASE64" || $0 == "BASE64" || $0 == "B" }
             let trimmed = value.drop { $0 == 32 || $0 == 9 }
             if Self.hasPrefix(trimmed, "DATA:") {
                 // A data: URI, also where ENCODING=b says base64 (both forms at once), and
@@ -157,7 +158,8 @@ struct VCardParser {
                     if !Base64.isBlank(byte) { uri.append(byte) }
                 }
                 card.photo = .dataURI(uri)
-            } else if isBase64 {
+            } else if isBase64 || Self.isBareBase64(trimmed) {
+                // Thunderbird writes `PHOTO:/9j/4AAQ…`: base64 with no parameter at all.
                 card.photo = .base64(value)
             } else {
                 card.photo = .link(Self.text(trimmed).trimmingCharacters(in: .whitespaces))
@@ -178,6 +180,30 @@ struct VCardParser {
     }
 
     /// `line` starts with `prefix` (upper-case ASCII), in any case.
+    /// A `B` parameter alone among a property's (`PHOTO;JPEG;B:`, vCard 2.1 as phones write it).
+    static func hasBareBParameter(_ line: ArraySlice<UInt8>) -> Bool {
+        let head = line[..<(line.firstIndex(of: UInt8(ascii: ":")) ?? line.endIndex)]
+        return head.split(separator: UInt8(ascii: ";")).dropFirst().contains { $0.count == 1 && ($0.first == UInt8(ascii: "B") || $0.first == UInt8(ascii: "b")) }
+    }
+
+    /// A value that is base64 and nothing else (no scheme, only the alphabet, blanks and
+    /// padding, long enough to be a picture): a photo inline without a parameter saying so.
+    static func isBareBase64(_ value: ArraySlice<UInt8>) -> Bool {
+        var count = 0
+        for byte in value {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "="):
+                count += 1
+            case _ where Base64.isBlank(byte):
+                continue
+            default:
+                return false
+            }
+        }
+        return count >= 64
+    }
+
     static func hasPrefix<Bytes: Sequence<UInt8>>(_ line: Bytes, _ prefix: String) -> Bool {
         var bytes = line.makeIterator()
         return prefix.utf8.allSatisfy { letter in bytes.next().map(upper) == letter }
@@ -220,8 +246,40 @@ struct VCardParser {
             return String(decoding: bytes, as: UTF8.self)
         }
         if let text = String(validating: bytes, as: UTF8.self) { return text }
-        problems.append("\(property): not valid UTF-8 and no CHARSET given: shown with U+FFFD")
-        return String(decoding: bytes, as: UTF8.self)
+        // What the exporters that wrote 8-bit text without CHARSET used (old German, French
+        // exports): windows-1252, for the bytes that are not UTF-8 (a value that mixes
+        // both keeps its UTF-8).
+        problems.append("\(property): not valid UTF-8 and no CHARSET given: read as windows-1252")
+        return Self.utf8OrWindows1252(bytes)
+    }
+
+    /// Each UTF-8 sequence as UTF-8, each other byte as windows-1252 (its five unassigned
+    /// bytes as U+FFFD).
+    static func utf8OrWindows1252(_ bytes: [UInt8]) -> String {
+        var scalars = String.UnicodeScalarView()
+        var index = 0
+        while index < bytes.count {
+            let lead = bytes[index]
+            let length = lead < 0x80 ? 1 : lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0
+            if length > 0, index + length <= bytes.count,
+               let text = String(validating: bytes[index..<(index + length)], as: UTF8.self), let scalar = text.unicodeScalars.first {
+                scalars.append(scalar)
+                index += length
+                continue
+            }
+            scalars.append(windows1252(lead))
+            index += 1
+        }
+        return String(scalars)
+    }
+
+    private static let windows1252High: [UInt32] = [
+        0x20AC, 0xFFFD, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0xFFFD, 0x017D, 0xFFFD,
+        0xFFFD, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0xFFFD, 0x017E, 0x0178,
+    ]
+
+    static func windows1252(_ byte: UInt8) -> Unicode.Scalar {
+        (0x80...0x9F).contains(byte) ? Unicode.Scalar(windows1252High[Int(byte) - 0x80])! : Unicode.Scalar(byte)
     }
 
     /// `=XX` to the byte XX; `=` at the end of a line was a soft break (already joined).

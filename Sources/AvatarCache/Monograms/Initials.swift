@@ -16,7 +16,10 @@ public enum Initials {
     }
 
     static func fromGraphemes(_ displayName: String) -> String {
-        let words = displayName.split(whereSeparator: { $0.isWhitespace || $0.isNewline })
+        var words = displayName.split(whereSeparator: { $0.isWhitespace || $0.isNewline })
+        // A word that is only punctuation ("BMO - Dupont") is no initial, unless that is all there is.
+        let lettered = words.filter { !$0.allSatisfy(\.isPunctuation) }
+        if !lettered.isEmpty { words = lettered }
         guard let first = words.first else { return unknown }
         if words.count >= 2, let a = first.first, let b = words[1].first {
             return upper(a) + upper(b)
@@ -57,27 +60,38 @@ public enum Initials {
     static func fromASCII(_ name: String) -> String? {
         var name = name
         return name.withUTF8 { bytes -> String? in
-            // The first two graphemes of the first word, and the first of the second.
-            var first: UInt8?, firstSecond: UInt8?, second: UInt8?, words = 0, inWord = false
-            for byte in bytes {
-                guard byte < 0x80 else { return nil }
-                // The byte after the second word's first one is ASCII too: that grapheme
-                // is one byte (a combining mark would have made it longer).
-                if second != nil { break }
-                if byte == 0x20 || (0x09...0x0D).contains(byte) { inWord = false; continue }
-                if !inWord { inWord = true; words += 1 }
-                if words == 1 {
-                    if first == nil { first = byte } else if firstSecond == nil { firstSecond = byte }
-                } else {
-                    second = byte
-                }
+            // The first two words (their starts and lengths), among those that are not
+            // punctuation alone, and among all (when every word is punctuation).
+            var lettered: [(start: Int, count: Int)] = [], any: [(start: Int, count: Int)] = []
+            var start = -1, allPunctuation = true
+            func endWord(_ end: Int) {
+                guard start >= 0 else { return }
+                if any.count < 2 { any.append((start, end - start)) }
+                if !allPunctuation, lettered.count < 2 { lettered.append((start, end - start)) }
+                start = -1
             }
+            for (index, byte) in bytes.enumerated() {
+                guard byte < 0x80 else { return nil }
+                if byte == 0x20 || (0x09...0x0D).contains(byte) {
+                    endWord(index)
+                    if lettered.count == 2 { break }
+                    continue
+                }
+                if start < 0 { start = index; allPunctuation = true }
+                if !punctuation[Int(byte)] { allPunctuation = false }
+            }
+            endWord(bytes.count)
+            let words = lettered.isEmpty ? any : lettered
             func upper(_ byte: UInt8) -> UInt8 { (97...122).contains(byte) ? byte - 32 : byte }
-            guard let a = first else { return unknown }
-            let b = second ?? firstSecond ?? a
+            guard let first = words.first else { return unknown }
+            let a = bytes[first.start]
+            let b = words.count > 1 ? bytes[words[1].start] : first.count > 1 ? bytes[first.start + 1] : a
             return String(decoding: [upper(a), upper(b)], as: UTF8.self)
         }
     }
+
+    /// ASCII bytes that are punctuation (Unicode's P categories, as `Character.isPunctuation`).
+    private static let punctuation: [Bool] = (0..<128).map { Character(Unicode.Scalar(UInt8($0))).isPunctuation }
 
     static func upper(_ character: Character) -> String {
         let upper = String(character).uppercased()
