@@ -1,5 +1,5 @@
-/// A document or record of an export read as a tree, whatever its format: a Firestore
-/// entity, a JSON record. The field map (`FieldMap`) reads people from it.
+/// A value of a document or record of an export, whatever its format: a Firestore
+/// entity's, a JSON record's. The field map (`FieldMap`) reads people from them.
 public indirect enum DocumentValue: Sendable, Equatable {
     case null
     case bool(Bool)
@@ -56,7 +56,6 @@ public struct DocumentFields: Sendable, Equatable {
     }
 
     public var isEmpty: Bool { names.isEmpty }
-    public var count: Int { names.count }
 
     public subscript(name: String) -> DocumentValue? {
         get { names.firstIndex(of: name).map { values[$0] } }
@@ -79,31 +78,5 @@ public struct DocumentFields: Sendable, Equatable {
         } else {
             self[name] = .array([value])
         }
-    }
-}
-
-/// One document of a Firestore export (or one record of a JSON export): where it is,
-/// what it holds, and where it was read.
-public struct ExportDocument: Sendable {
-    /// Collection and id of each level: `users/u1/inbox/m1` is
-    /// `[("users", "u1"), ("inbox", "m1")]`. A JSON record has one level.
-    public var path: [(collection: String, id: String)]
-    public var fields: DocumentFields
-    public var origin: RecordOrigin
-
-    public init(path: [(collection: String, id: String)], fields: DocumentFields, origin: RecordOrigin) {
-        self.path = path
-        self.fields = fields
-        self.origin = origin
-    }
-
-    public var id: String { path.last?.id ?? "" }
-    /// The collection it is in (for a subcollection, its own name: `inbox`).
-    public var collection: String { path.last?.collection ?? "" }
-    /// `users/u1/inbox/m1`.
-    public var pathText: String { path.map { "\($0.collection)/\($0.id)" }.joined(separator: "/") }
-    /// The path of the document it belongs to (`users/u1` for `users/u1/inbox/m1`), nil at the top.
-    public var parentPathText: String? {
-        path.count > 1 ? path.dropLast().map { "\($0.collection)/\($0.id)" }.joined(separator: "/") : nil
     }
 }
