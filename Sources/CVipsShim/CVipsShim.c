@@ -12,6 +12,14 @@ int cvipsshim_jpegload_buffer(const void *buf, size_t len, int shrink, VipsImage
         NULL);
 }
 
+int cvipsshim_jpegload_buffer_tolerant(const void *buf, size_t len, int shrink, VipsImage **out) {
+    return vips_jpegload_buffer((void *) buf, len, out,
+        "shrink", shrink,
+        "access", VIPS_ACCESS_SEQUENTIAL,
+        "fail_on", VIPS_FAIL_ON_NONE,
+        NULL);
+}
+
 int cvipsshim_pngload_buffer(const void *buf, size_t len, VipsImage **out) {
     return vips_pngload_buffer((void *) buf, len, out,
         "access", VIPS_ACCESS_SEQUENTIAL,

@@ -3,6 +3,7 @@
 // given); the shim's libjpeg error manager and scale rule (ShimInternal.h).
 #include "CVipsShim.h"
 #include "ShimInternal.h"
+#include <jerror.h>
 #include <string.h>
 
 static void cvipsshim_jpeg_error_exit(j_common_ptr info) {
@@ -16,6 +17,7 @@ static void cvipsshim_jpeg_emit_message(j_common_ptr info, int level) {
     // as jpegload's fail_on=truncated does, so no half-grey picture is ever cached.
     if (level < 0) {
         struct cvipsshim_jpeg_error *error = (struct cvipsshim_jpeg_error *) info->err;
+        if (info->err->msg_code == JWRN_JPEG_EOF) error->ended_early = 1;
         if (error->warnings++ == 0) (*info->err->format_message)(info, error->message);
     }
 }
@@ -25,6 +27,7 @@ struct jpeg_error_mgr *cvipsshim_jpeg_errors(struct cvipsshim_jpeg_error *error)
     manager->error_exit = cvipsshim_jpeg_error_exit;
     manager->emit_message = cvipsshim_jpeg_emit_message;
     error->warnings = 0;
+    error->ended_early = 0;
     error->message[0] = 0;
     return manager;
 }
@@ -47,7 +50,21 @@ static int cvipsshim_jpeg_centre_takes(j_decompress_ptr info) {
     return cvipsshim_jpeg_is_cmyk(info) ? info->num_components == 4 : (info->num_components == 1 || info->num_components == 3);
 }
 
+static int cvipsshim_jpeg_decode_centre_with(const void *buf, size_t len, int target, int compact, char *warning, size_t warning_size,
+                                             VipsImage **out);
+
 int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, int compact, VipsImage **out) {
+    return cvipsshim_jpeg_decode_centre_with(buf, len, target, compact, NULL, 0, out);
+}
+
+int cvipsshim_jpeg_decode_centre_tolerant(const void *buf, size_t len, int target, char *warning, size_t warning_size, VipsImage **out) {
+    return cvipsshim_jpeg_decode_centre_with(buf, len, target, 1, warning, warning_size, out);
+}
+
+// `warning` NULL: any warning fails the decode; else warnings libjpeg recovers from are
+// tolerated (the first one's message copied there), all but a premature end of the data.
+static int cvipsshim_jpeg_decode_centre_with(const void *buf, size_t len, int target, int compact, char *warning, size_t warning_size,
+                                             VipsImage **out) {
     struct jpeg_decompress_struct info = { 0 };   // client_data survives jpeg_create_decompress
     struct cvipsshim_jpeg_error error;
     unsigned char *volatile pixels = NULL;
@@ -96,11 +113,12 @@ int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, int co
     int warnings = error.warnings;
     jpeg_abort_decompress(&info);
     jpeg_destroy_decompress(&info);
-    if (warnings > 0) {
+    if (warnings > 0 && (!warning || error.ended_early)) {
         g_free(pixels);
         vips_error("jpeg", "%s", error.message[0] ? error.message : "corrupt JPEG data");
         return -1;
     }
+    if (warnings > 0 && warning_size > 0) g_strlcpy(warning, error.message[0] ? error.message : "corrupt JPEG data", warning_size);
     // The image takes the pixels over and frees them when it closes: no second copy.
     VipsImage *image = cvipsshim_image_owning(pixels, line * side, side, side, bands, VIPS_FORMAT_UCHAR);
     if (!image) return -1;

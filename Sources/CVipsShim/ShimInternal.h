@@ -18,6 +18,9 @@ struct cvipsshim_jpeg_error {
     struct jpeg_error_mgr manager;
     jmp_buf jump;
     int warnings;
+    // Set when one of the warnings was libjpeg's "premature end of JPEG file" (the data
+    // ran out: a truncated file), which no tolerance covers.
+    int ended_early;
     char message[JMSG_LENGTH_MAX];
 };
 

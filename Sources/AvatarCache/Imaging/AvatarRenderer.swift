@@ -8,6 +8,9 @@ public struct RenderedAvatar: Sendable {
     public var sourceWidth: Int
     public var sourceHeight: Int
     public var tiers: [RenderedTier]
+    /// Damage the decoder recovered from (a JPEG's stray byte, a short data segment),
+    /// as libjpeg words it; the picture is what a browser shows.
+    public var warning: String?
 }
 
 /// One encoded output: square, `side` pixels wide, at most the tier's size.
@@ -60,21 +63,25 @@ public struct AvatarRenderer: Sendable {
     }
 
     private func render(_ bytes: UnsafeRawBufferPointer, format: ImageFormat) throws -> RenderedAvatar {
+        // A JPEG that ends with its end-of-image marker is decoded past the warnings libjpeg
+        // recovers from (the centre decoder says which; jpegload does not); one cut short
+        // fails, so nothing half-grey is cached.
+        let tolerant = format == .jpeg && JPEGStructure.hasEndOfImage(bytes)
         // The header alone: libvips loaders are lazy, so no pixel is decoded yet.
-        let header = try load(bytes, format: format, shrink: 1)
+        let header = try load(bytes, format: format, shrink: 1, tolerant: tolerant)
         let width = header.width, height = header.height
         guard width > 0, height > 0 else { throw ImagingError.invalidImage("image has no pixels") }
         guard width.multipliedReportingOverflow(by: height).partialValue <= maxPixels,
               !width.multipliedReportingOverflow(by: height).overflow else {
             throw ImagingError.tooManyPixels(width: width, height: height, limit: maxPixels)
         }
-        guard let memoryGate else { return try decode(bytes, format: format, header: header) }
+        guard let memoryGate else { return try decode(bytes, format: format, header: header, tolerant: tolerant) }
         let need = Self.decodeMemory(bytes, header: header, format: format, target: tiers.first ?? 0,
                                      halfSquare: crop == .centre && !header.hasAlpha && min(width, height) / 2 >= (tiers.first ?? 0))
         // On a pool thread, a decode that does not fit now is deferred (the gate throws
         // `Deferred`) and the pool runs it again when it fits.
         return try memoryGate.withReservationOrDeferral(need) {
-            try decode(bytes, format: format, header: header)
+            try decode(bytes, format: format, header: header, tolerant: tolerant)
         }
     }
 
@@ -122,12 +129,13 @@ public struct AvatarRenderer: Sendable {
     /// for a 12 MP picture where libde265 takes 0.30 s.
     static let hevcDecoder = CVIPSSHIM_HEVC_LIBAVCODEC
 
-    private func decode(_ bytes: UnsafeRawBufferPointer, format: ImageFormat, header: VipsImageRef) throws -> RenderedAvatar {
+    private func decode(_ bytes: UnsafeRawBufferPointer, format: ImageFormat, header: VipsImageRef, tolerant: Bool) throws -> RenderedAvatar {
         var width = header.width, height = header.height
         let largestTier = tiers.first ?? 0
         var image: VipsImageRef
         var orientation = header.orientation
-        if format == .jpeg, crop == .centre, let square = try decodeJPEGCentre(bytes, target: largestTier, header: header) {
+        var warning: String?
+        if format == .jpeg, crop == .centre, let square = try decodeJPEGCentre(bytes, target: largestTier, header: header, tolerant: tolerant, warning: &warning) {
             image = square
         } else if format == .heif {
             // libheif straight into memory on this thread, its rotation and mirroring
@@ -153,7 +161,7 @@ public struct AvatarRenderer: Sendable {
             (width, height) = (Int(shownWidth), Int(shownHeight))
         } else {
             let shrink = Self.shrinkOnLoad(shortSide: min(width, height), target: largestTier, format: format)
-            image = shrink == 1 ? header : try load(bytes, format: format, shrink: shrink)
+            image = shrink == 1 ? header : try load(bytes, format: format, shrink: shrink, tolerant: tolerant)
         }
 
         // Centre crop first: the centre square is the same whatever the orientation,
@@ -209,7 +217,7 @@ public struct AvatarRenderer: Sendable {
             outputs.append(RenderedTier(tier: tier, side: current.width, bytes: try encode(current)))
         }
         let upright = orientation >= 5 ? (height, width) : (width, height)
-        return RenderedAvatar(format: format, sourceWidth: upright.0, sourceHeight: upright.1, tiers: outputs.reversed())
+        return RenderedAvatar(format: format, sourceWidth: upright.0, sourceHeight: upright.1, tiers: outputs.reversed(), warning: warning)
     }
 
     /// The width of an encoded square image, read from its header (for files already in
@@ -235,9 +243,14 @@ public struct AvatarRenderer: Sendable {
     /// that covers `target` (libjpeg-turbo N/8), with the header's ICC profile attached
     /// for the colour conversion (CMYK and YCCK come out as CMYK). nil when the JPEG has
     /// an unusual component count, which goes through jpegload.
-    private func decodeJPEGCentre(_ bytes: UnsafeRawBufferPointer, target: Int, header: VipsImageRef) throws -> VipsImageRef? {
+    private func decodeJPEGCentre(_ bytes: UnsafeRawBufferPointer, target: Int, header: VipsImageRef, tolerant: Bool,
+                                  warning: inout String?) throws -> VipsImageRef? {
         var out: UnsafeMutablePointer<VipsImage>?
-        let status = cvipsshim_jpeg_decode_centre(bytes.baseAddress, bytes.count, Int32(target), 1, &out)
+        var message = [CChar](repeating: 0, count: 200)
+        let status = tolerant
+            ? cvipsshim_jpeg_decode_centre_tolerant(bytes.baseAddress, bytes.count, Int32(target), &message, message.count, &out)
+            : cvipsshim_jpeg_decode_centre(bytes.baseAddress, bytes.count, Int32(target), 1, &out)
+        if status == 0, message[0] != 0 { warning = String(cString: message) }
         if status == 1 { return nil }
         guard status == 0, let out else { throw ImagingError.invalidImage(Vips.takeErrorMessage()) }
         let image = VipsImageRef(out)
@@ -260,10 +273,12 @@ public struct AvatarRenderer: Sendable {
         return 1
     }
 
-    private func load(_ bytes: UnsafeRawBufferPointer, format: ImageFormat, shrink: Int) throws -> VipsImageRef {
+    private func load(_ bytes: UnsafeRawBufferPointer, format: ImageFormat, shrink: Int, tolerant: Bool = false) throws -> VipsImageRef {
         let base = bytes.baseAddress, count = bytes.count
         do {
             switch format {
+            case .jpeg where tolerant:
+                return try VipsImageRef.make("jpegload") { cvipsshim_jpegload_buffer_tolerant(base, count, Int32(shrink), $0) }
             case .jpeg:
                 return try VipsImageRef.make("jpegload") { cvipsshim_jpegload_buffer(base, count, Int32(shrink), $0) }
             case .png:

@@ -10,6 +10,8 @@ struct RenderedFiles: Sendable {
     var files: [String: CacheFile]
     /// True for the one job that rendered them in this run; false for reuse.
     var renderedNow: Bool
+    /// Damage the decoder recovered from (`RenderedAvatar.warning`).
+    var warning: String?
 
     init(format: ImageFormat?, sourceWidth: Int?, sourceHeight: Int?, files: [String: CacheFile], renderedNow: Bool) {
         self.format = format

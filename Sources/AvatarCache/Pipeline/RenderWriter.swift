@@ -16,7 +16,9 @@ struct RenderWriter: Sendable {
     func renderPhoto(_ bytes: [UInt8], contentSHA256: String) async throws -> RenderedFiles {
         let avatar = try await draw { try renderer.render(bytes) }
         let written = try await files.run { try write(avatar.tiers, contentSHA256: contentSHA256, format: renderer.outputFormat) }
-        return RenderedFiles(format: avatar.format, sourceWidth: avatar.sourceWidth, sourceHeight: avatar.sourceHeight, files: written, renderedNow: true)
+        var rendered = RenderedFiles(format: avatar.format, sourceWidth: avatar.sourceWidth, sourceHeight: avatar.sourceHeight, files: written, renderedNow: true)
+        rendered.warning = avatar.warning
+        return rendered
     }
 
     func renderMonogram(_ spec: MonogramSpec, contentSHA256: String) async throws -> RenderedFiles {

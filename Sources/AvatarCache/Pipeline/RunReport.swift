@@ -76,6 +76,21 @@ public struct RunReport: Codable, Sendable {
     public var failures: [Failure] = []
     /// Up to 1,000 bad records.
     public var badRecordDetails: [BadRecord] = []
+    /// Photos decoded past damage the decoder recovered from (a JPEG's stray byte or
+    /// short data segment, with an end-of-image marker): cached, as a browser shows them.
+    public var recoveredImages = 0
+    /// Up to 1,000 of them: the source and the decoder's words.
+    public var recoveredImageDetails: [Recovered] = []
+
+    public struct Recovered: Codable, Sendable {
+        public var url: String
+        public var reason: String
+    }
+
+    mutating func recordRecovered(url: String, reason: String) {
+        recoveredImages += 1
+        if recoveredImageDetails.count < Self.detailLimit { recoveredImageDetails.append(Recovered(url: shownURL(url), reason: reason)) }
+    }
 
     static let detailLimit = 1000
 

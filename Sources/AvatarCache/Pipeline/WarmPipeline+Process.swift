@@ -243,6 +243,11 @@ extension WarmPipeline {
                 state.add(outcome.entry.files.values)
                 committed.append(outcome.entry.contentSHA256)
                 count(job, outcome, into: &report)
+                if let warning = outcome.rendered.warning {
+                    let source = job.key.hasPrefix("sha256:") ? "inline photo \(job.key)" : job.key
+                    report.recordRecovered(url: source, reason: warning)
+                    logger.warning("source decoded past damage", metadata: ["source": "\(shownURL(source))", "reason": "\(warning)"])
+                }
                 logger.debug("source", metadata: [
                     "source": "\(shownURL(job.key))", "decision": "\(decision(job, outcome))",
                     "fetchMs": .stringConvertible(Int(outcome.fetchSeconds * 1000)),

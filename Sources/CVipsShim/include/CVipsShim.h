@@ -16,6 +16,10 @@
 // Loaders. All read sequentially and fail on truncated or corrupt data instead of
 // returning a half-grey picture. The buffer must outlive the returned image.
 int cvipsshim_jpegload_buffer(const void *buf, size_t len, int shrink, VipsImage **out);
+// The same, for a JPEG whose end-of-image marker is there (not truncated): warnings
+// libjpeg recovers from (a stray byte, a short data segment) give the picture, as every
+// browser shows it, instead of failing.
+int cvipsshim_jpegload_buffer_tolerant(const void *buf, size_t len, int shrink, VipsImage **out);
 int cvipsshim_pngload_buffer(const void *buf, size_t len, VipsImage **out);
 int cvipsshim_webpload_buffer(const void *buf, size_t len, double scale, VipsImage **out);
 int cvipsshim_gifload_buffer(const void *buf, size_t len, VipsImage **out);
@@ -33,6 +37,10 @@ int cvipsshim_heifload_buffer(const void *buf, size_t len, VipsImage **out);
 // other one: 15 MB instead of 72 for 12 MP at 4:4:4 and 3/8), same pixels; 0 leaves
 // libjpeg's own whole-image arrays (the tests compare the two).
 int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, int compact, VipsImage **out);
+// The same (compact), tolerating the warnings libjpeg recovers from, except a premature
+// end of the data (a truncated file): the first one's message is copied to `warning`
+// (at most `warning_size` bytes, terminated), which stays as it was when there is none.
+int cvipsshim_jpeg_decode_centre_tolerant(const void *buf, size_t len, int target, char *warning, size_t warning_size, VipsImage **out);
 
 // Block rows the compact store has packed on the calling thread so far (for tests).
 long long cvipsshim_jpeg_compact_rows_packed(void);
