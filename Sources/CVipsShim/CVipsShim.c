@@ -35,6 +35,13 @@ int cvipsshim_webpload_buffer(const void *buf, size_t len, double scale, VipsIma
         NULL);
 }
 
+int cvipsshim_tiffload_buffer(const void *buf, size_t len, VipsImage **out) {
+    // The first page only (the default).
+    return vips_tiffload_buffer((void *) buf, len, out,
+        "fail_on", VIPS_FAIL_ON_TRUNCATED,
+        NULL);
+}
+
 int cvipsshim_gifload_buffer(const void *buf, size_t len, VipsImage **out) {
     // The first frame only (the default n = 1): an animated GIF gives its first frame.
     return vips_gifload_buffer((void *) buf, len, out,

@@ -192,7 +192,7 @@ import Testing
         for (name, bytes) in samples {
             #expect(classify(bytes) == .unsupportedFormat, "\(name)")
         }
-        HostileLedger.record("images", "risky formats", tried: samples.map(\.0).joined(separator: ", "), count: samples.count, outcome: "unsupportedFormat from the leading bytes; no libvips loader saw them (and every loader but JPEG, PNG, WebP, GIF, HEIF is blocked)")
+        HostileLedger.record("images", "risky formats", tried: samples.map(\.0).joined(separator: ", "), count: samples.count, outcome: "unsupportedFormat from the leading bytes; no libvips loader saw them (a downloaded TIFF included: TIFF is decoded only when an export carries it inline; every loader but JPEG, PNG, WebP, GIF, HEIF and that TIFF one is blocked)")
     }
 
     @Test func decompressionBombsAreRefusedFromTheHeader() throws {

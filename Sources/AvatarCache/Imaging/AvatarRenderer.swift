@@ -52,11 +52,16 @@ public struct AvatarRenderer: Sendable {
         self.maxPixels = maxPixels
     }
 
-    public func render(_ data: [UInt8]) throws -> RenderedAvatar {
+    /// `inline`: the bytes came with the export (an address book's photo), not from a
+    /// download; only those may be TIFF.
+    public func render(_ data: [UInt8], inline: Bool = false) throws -> RenderedAvatar {
         try Vips.initialise()
         return try data.withUnsafeBytes { bytes in
             guard let format = ImageFormat.sniff(bytes) else {
                 throw ImagingError.unsupportedFormat(ImageFormat.unsupportedDescription(bytes))
+            }
+            if format == .tiff && !inline {
+                throw ImagingError.unsupportedFormat("TIFF image (decoded only when an export carries it inline, as old Mac address books do)")
             }
             return try render(bytes, format: format)
         }
@@ -289,6 +294,8 @@ public struct AvatarRenderer: Sendable {
                 return try VipsImageRef.make("gifload") { cvipsshim_gifload_buffer(base, count, $0) }
             case .heif:
                 return try VipsImageRef.make("heifload") { cvipsshim_heifload_buffer(base, count, $0) }
+            case .tiff:
+                return try VipsImageRef.make("tiffload") { cvipsshim_tiffload_buffer(base, count, $0) }
             }
         } catch ImagingError.library(let message) {
             throw ImagingError.invalidImage(message)

@@ -10,10 +10,13 @@ import Foundation
 /// (`DecodeWorkerPool`). Every loader except the ones we need is blocked, so a hostile
 /// file can never reach ImageMagick, poppler, librsvg or the other untrusted loaders.
 public enum Vips {
-    /// The loaders we accept; every other `VipsForeignLoad` subclass is blocked.
+    /// The loaders we accept; every other `VipsForeignLoad` subclass is blocked. TIFF's
+    /// is reached only for photos an export carries inline (an address book's): the
+    /// renderer refuses a downloaded TIFF before any loader sees it, since libtiff is a
+    /// larger attack surface than the others and no photo service serves TIFF.
     static let allowedLoaders = [
         "VipsForeignLoadJpeg", "VipsForeignLoadPng", "VipsForeignLoadWebp",
-        "VipsForeignLoadNsgif", "VipsForeignLoadHeif",
+        "VipsForeignLoadNsgif", "VipsForeignLoadHeif", "VipsForeignLoadTiff",
     ]
 
     private static let initialised: Result<Void, ImagingError> = {

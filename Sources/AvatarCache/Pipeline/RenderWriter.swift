@@ -13,8 +13,9 @@ struct RenderWriter: Sendable {
     /// Writes the files (temporary file, fsync, rename).
     let files: DecodeWorkerPool
 
-    func renderPhoto(_ bytes: [UInt8], contentSHA256: String) async throws -> RenderedFiles {
-        let avatar = try await draw { try renderer.render(bytes) }
+    /// `inline`: the export carried the bytes (an address book may carry TIFF).
+    func renderPhoto(_ bytes: [UInt8], contentSHA256: String, inline: Bool = false) async throws -> RenderedFiles {
+        let avatar = try await draw { try renderer.render(bytes, inline: inline) }
         let written = try await files.run { try write(avatar.tiers, contentSHA256: contentSHA256, format: renderer.outputFormat) }
         var rendered = RenderedFiles(format: avatar.format, sourceWidth: avatar.sourceWidth, sourceHeight: avatar.sourceHeight, files: written, renderedNow: true)
         rendered.warning = avatar.warning

@@ -157,7 +157,7 @@ extension WarmPipeline {
             }
         case .inline(let inline):
             contentSHA256 = inline.sha256
-            render = { try await writer.renderPhoto(inline.bytes, contentSHA256: inline.sha256) }
+            render = { try await writer.renderPhoto(inline.bytes, contentSHA256: inline.sha256, inline: true) }
         case .monogram(let spec):
             contentSHA256 = SHA256Hex.of(Array(spec.key.utf8))
             render = { try await writer.renderMonogram(spec, contentSHA256: contentSHA256) }

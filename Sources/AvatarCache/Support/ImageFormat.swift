@@ -2,6 +2,9 @@
 /// else ever reaches a libvips loader.
 public enum ImageFormat: String, Sendable, Codable {
     case jpeg, png, webp, gif, heif
+    /// Old Mac OS X Address Book exports carry their photos as TIFF: decoded only when
+    /// an export carries it inline, never from a download (`AvatarRenderer.render`).
+    case tiff
 
     /// Sniffs the format from the first bytes. Returns nil for anything we do not decode
     /// and describes it in `unsupportedDescription`.
@@ -15,6 +18,7 @@ public enum ImageFormat: String, Sendable, Codable {
         if starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
         if starts(with: Array("RIFF".utf8)) && starts(with: Array("WEBP".utf8), at: 8) { return .webp }
         if starts(with: Array("GIF87a".utf8)) || starts(with: Array("GIF89a".utf8)) { return .gif }
+        if starts(with: [0x49, 0x49, 0x2A, 0x00]) || starts(with: [0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
         if starts(with: Array("ftyp".utf8), at: 4), bytes.count >= 12 {
             let brand = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[8..<12]), as: UTF8.self)
             let heifBrands: Set = ["heic", "heix", "hevc", "hevx", "heim", "heis", "mif1", "msf1", "avif", "avis"]

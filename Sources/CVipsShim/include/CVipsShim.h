@@ -16,6 +16,8 @@
 // Loaders. All read sequentially and fail on truncated or corrupt data instead of
 // returning a half-grey picture. The buffer must outlive the returned image.
 int cvipsshim_jpegload_buffer(const void *buf, size_t len, int shrink, VipsImage **out);
+// TIFF, its first page (only for photos an export carries inline: AvatarRenderer).
+int cvipsshim_tiffload_buffer(const void *buf, size_t len, VipsImage **out);
 // The same, for a JPEG whose end-of-image marker is there (not truncated): warnings
 // libjpeg recovers from (a stray byte, a short data segment) give the picture, as every
 // browser shows it, instead of failing.
