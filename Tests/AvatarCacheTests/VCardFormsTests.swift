@@ -353,4 +353,28 @@ import Testing
         #expect(folder.bad.filter { $0.reason.contains("not valid base64") }.map { URL(fileURLWithPath: $0.file).lastPathComponent }.sorted()
                 == ["John_Doe_ANDROID.vcf", "John_Doe_BLACK_BERRY.vcf"], "\(folder.bad)")
     }
+
+    @Test func lettersAroundPunctuationAreTheInitials() {
+        // A phone's contact list names people with a nickname in brackets, an @, a slash.
+        for (name, expected) in [("Anna (Kyiv)", "AK"), ("(alissko)", "AL"), ("=me", "ME"), ("Андрей [ohrana]", "АO"),
+                                 ("Kaya /Kyiv/", "KK"), ("albor@", "AL"), ("O'Brien", "OB"), ("J.", "JJ"), ("...", ".."),
+                                 ("Zoë (Turku)", "ZT"), ("🙂 (smile)", "🙂S")] {
+            #expect(Initials.from(displayName: name) == expected, "\(name)")
+        }
+    }
+
+    @Test func gammusPhoneCardsWithAJPEGThatHasAByteAfterItsEnd() throws {
+        // Gammu's test cards (gammu/gammu tests/vcards, GPL-2.0): a phone's read-out whose
+        // JPEG has a stray byte after its end-of-image marker.
+        let cards = try read("gammu")
+        #expect(cards.bad.isEmpty, "\(cards.bad)")
+        let byID = Dictionary(cards.profiles.map { ($0.id, $0) }) { first, _ in first }
+        guard case .inline(let photo)? = byID["photo-2"]?.photo else { Issue.record("photo-2 carries its photo"); return }
+        #expect(byID["photo-2"]?.displayName == "Bar Foobar" && byID["photo-2"]?.initials == "BF")
+        #expect(Array(photo.bytes.suffix(3)) == [0xFF, 0xD9, 0x00])
+        let avatar = try AvatarRenderer(tiers: [330, 110], maxPixels: 50_000_000).render(photo.bytes, inline: true)
+        #expect(avatar.tiers.count == 2)
+        #expect(avatar.warning?.contains("premature end of data segment") == true, "\(String(describing: avatar.warning))")
+        #expect(byID["photo"]?.photo != nil && byID["gammu#1"]?.displayName == "Nikdo-ME")
+    }
 }

@@ -16,17 +16,23 @@ public enum Initials {
     }
 
     static func fromGraphemes(_ displayName: String) -> String {
-        var words = displayName.split(whereSeparator: { $0.isWhitespace || $0.isNewline })
-        // A word that is only punctuation ("BMO - Dupont") is no initial, unless that is all there is.
-        let lettered = words.filter { !$0.allSatisfy(\.isPunctuation) }
-        if !lettered.isEmpty { words = lettered }
-        guard let first = words.first else { return unknown }
-        if words.count >= 2, let a = first.first, let b = words[1].first {
-            return upper(a) + upper(b)
-        }
-        let letters = Array(first)
-        if letters.count >= 2 { return upper(letters[0]) + upper(letters[1]) }
-        return upper(letters[0]) + upper(letters[0])
+        let words = displayName.split(whereSeparator: { $0.isWhitespace || $0.isNewline })
+        // Punctuation and symbols around a word are not its letters ("Anna (Kyiv)" → AK,
+        // "BMO - Dupont" → BD); emoji are (other symbols). A name of nothing else keeps them.
+        let lettered = words.map { $0.filter { !isIgnorable($0) } }.filter { !$0.isEmpty }
+        let letters: [[Character]] = lettered.isEmpty ? words.map(Array.init) : lettered.map(Array.init)
+        guard let first = letters.first else { return unknown }
+        if letters.count >= 2 { return upper(first[0]) + upper(letters[1][0]) }
+        if first.count >= 2 { return upper(first[0]) + upper(first[1]) }
+        return upper(first[0]) + upper(first[0])
+    }
+
+    /// Punctuation, and math, currency and modifier symbols (`=`, `$`, `^`): not letters
+    /// a monogram shows. Emoji are other symbols, and stay.
+    static func isIgnorable(_ character: Character) -> Bool {
+        if character.isPunctuation || character.isMathSymbol || character.isCurrencySymbol { return true }
+        guard let scalar = character.unicodeScalars.first, character.unicodeScalars.count == 1 else { return false }
+        return scalar.properties.generalCategory == .modifierSymbol
     }
 
     /// Monica's rule: first letters of first and last name; without a last name, the
@@ -60,38 +66,34 @@ public enum Initials {
     static func fromASCII(_ name: String) -> String? {
         var name = name
         return name.withUTF8 { bytes -> String? in
-            // The first two words (their starts and lengths), among those that are not
-            // punctuation alone, and among all (when every word is punctuation).
-            var lettered: [(start: Int, count: Int)] = [], any: [(start: Int, count: Int)] = []
-            var start = -1, allPunctuation = true
-            func endWord(_ end: Int) {
-                guard start >= 0 else { return }
-                if any.count < 2 { any.append((start, end - start)) }
-                if !allPunctuation, lettered.count < 2 { lettered.append((start, end - start)) }
-                start = -1
-            }
-            for (index, byte) in bytes.enumerated() {
+            // The first two letters (bytes that are not punctuation or symbols) of the first
+            // word that has any, and the first of the second; every byte when no word has one.
+            var letters: [UInt8] = [], second: UInt8?, words = 0, inWord = false
+            var anyFirst: UInt8?, anyFirstSecond: UInt8?, anySecond: UInt8?, anyWords = 0, anyInWord = false
+            for byte in bytes {
                 guard byte < 0x80 else { return nil }
-                if byte == 0x20 || (0x09...0x0D).contains(byte) {
-                    endWord(index)
-                    if lettered.count == 2 { break }
-                    continue
-                }
-                if start < 0 { start = index; allPunctuation = true }
-                if !punctuation[Int(byte)] { allPunctuation = false }
+                // The byte after the second word's first letter is ASCII too: that letter is
+                // one grapheme (a combining mark would have made it longer).
+                if second != nil { break }
+                if byte == 0x20 || (0x09...0x0D).contains(byte) { inWord = false; anyInWord = false; continue }
+                if !anyInWord { anyInWord = true; anyWords += 1 }
+                if anyWords == 1 { if anyFirst == nil { anyFirst = byte } else if anyFirstSecond == nil { anyFirstSecond = byte } }
+                else if anyWords == 2, anySecond == nil { anySecond = byte }
+                guard !ignorable[Int(byte)] else { continue }
+                if !inWord { inWord = true; words += 1 }
+                if words == 1 { if letters.count < 2 { letters.append(byte) } } else if second == nil { second = byte }
             }
-            endWord(bytes.count)
-            let words = lettered.isEmpty ? any : lettered
             func upper(_ byte: UInt8) -> UInt8 { (97...122).contains(byte) ? byte - 32 : byte }
-            guard let first = words.first else { return unknown }
-            let a = bytes[first.start]
-            let b = words.count > 1 ? bytes[words[1].start] : first.count > 1 ? bytes[first.start + 1] : a
-            return String(decoding: [upper(a), upper(b)], as: UTF8.self)
+            if let a = letters.first {
+                return String(decoding: [upper(a), upper(second ?? (letters.count > 1 ? letters[1] : a))], as: UTF8.self)
+            }
+            guard let a = anyFirst else { return unknown }
+            return String(decoding: [upper(a), upper(anySecond ?? anyFirstSecond ?? a)], as: UTF8.self)
         }
     }
 
-    /// ASCII bytes that are punctuation (Unicode's P categories, as `Character.isPunctuation`).
-    private static let punctuation: [Bool] = (0..<128).map { Character(Unicode.Scalar(UInt8($0))).isPunctuation }
+    /// ASCII bytes that `isIgnorable` says are no letters.
+    private static let ignorable: [Bool] = (0..<128).map { isIgnorable(Character(Unicode.Scalar(UInt8($0)))) }
 
     static func upper(_ character: Character) -> String {
         let upper = String(character).uppercased()
