@@ -4,20 +4,20 @@
 #include <malloc.h>
 #include <string.h>
 
-int cvipsshim_jpegload_buffer(const void *buf, size_t len, int shrink, VipsImage **out) {
+static int cvipsshim_jpegload(const void *buf, size_t len, int shrink, VipsFailOn fail_on, VipsImage **out) {
     return vips_jpegload_buffer((void *) buf, len, out,
         "shrink", shrink,
         "access", VIPS_ACCESS_SEQUENTIAL,
-        "fail_on", VIPS_FAIL_ON_TRUNCATED,
+        "fail_on", fail_on,
         NULL);
 }
 
+int cvipsshim_jpegload_buffer(const void *buf, size_t len, int shrink, VipsImage **out) {
+    return cvipsshim_jpegload(buf, len, shrink, VIPS_FAIL_ON_TRUNCATED, out);
+}
+
 int cvipsshim_jpegload_buffer_tolerant(const void *buf, size_t len, int shrink, VipsImage **out) {
-    return vips_jpegload_buffer((void *) buf, len, out,
-        "shrink", shrink,
-        "access", VIPS_ACCESS_SEQUENTIAL,
-        "fail_on", VIPS_FAIL_ON_NONE,
-        NULL);
+    return cvipsshim_jpegload(buf, len, shrink, VIPS_FAIL_ON_NONE, out);
 }
 
 int cvipsshim_pngload_buffer(const void *buf, size_t len, VipsImage **out) {
