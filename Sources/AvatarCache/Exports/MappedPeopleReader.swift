@@ -302,18 +302,21 @@ struct MappedPeopleReader {
         return (scan, damages)
     }
 
-    /// The Auth accounts beside the export, by id, and their order in the file.
-    private func authAccounts(_ body: (ExportItem) throws -> Void) throws -> (byID: [String: FirebaseAuthReader.Account], order: [(String, RecordOrigin)]) {
-        var auth: [String: FirebaseAuthReader.Account] = [:]
-        var order: [(String, RecordOrigin)] = []
+    /// An Auth account and the record it was read from.
+    typealias AuthAccount = (account: FirebaseAuthReader.Account, origin: RecordOrigin)
+
+    /// The Auth accounts beside the export, by id, and their ids in file order.
+    private func authAccounts(_ body: (ExportItem) throws -> Void) throws -> (byID: [String: AuthAccount], order: [String]) {
+        var auth: [String: AuthAccount] = [:]
+        var order: [String] = []
         guard let authPath else { return (auth, order) }
         try FirebaseAuthReader(path: authPath, limits: limits).accounts { result in
             switch result {
             case .failure(let bad): try body(.bad(bad))
             case .success(let (account, origin)):
                 let id = account.localId.trimmedWhitespace
-                if auth[id] == nil { order.append((id, origin)) }
-                auth[id] = account
+                if auth[id] == nil { order.append(id) }
+                auth[id] = (account, origin)
             }
         }
         return (auth, order)
@@ -353,15 +356,16 @@ struct MappedPeopleReader {
             conversations = try readConversations(conversationPlan, body)
         }
         // Participants, the most recently active conversation's first.
-        var rank: [String: (activity: Date, order: Int)] = [:]
+        // `origin`: the first conversation they were seen in, for the reports.
+        var rank: [String: (activity: Date, order: Int, origin: RecordOrigin)] = [:]
         var infos: [String: DocumentFields] = [:]
         for conversation in conversations {
             let activity = conversation.activity ?? .distantPast
             for id in conversation.participants {
                 if let existing = rank[id] {
-                    if activity > existing.activity { rank[id] = (activity, existing.order) }
+                    if activity > existing.activity { rank[id] = (activity, existing.order, existing.origin) }
                 } else {
-                    rank[id] = (activity, rank.count)
+                    rank[id] = (activity, rank.count, conversation.origin)
                 }
                 if let info = conversation.infos[id], infos[id] == nil || activity >= (rank[id]?.activity ?? .distantPast) { infos[id] = info }
             }
@@ -388,7 +392,7 @@ struct MappedPeopleReader {
             }
             guard var found = profile else { return nil }
             found.origin = document.origin
-            if let account = auth[found.id] {
+            if let account = auth[found.id]?.account {
                 if found.displayName.isEmpty, !account.name.isEmpty {
                     found = Profile(id: found.id, displayName: account.name, photo: found.photo, colorHex: found.colorHex)
                     found.origin = document.origin
@@ -420,9 +424,9 @@ struct MappedPeopleReader {
             try forEachPerson(counting: true) { profile in
                 if rank[profile.id] != nil, participants[profile.id] == nil { participants[profile.id] = profile }
             }
-            for (id, _) in rank.sorted(by: { $0.value.activity != $1.value.activity ? $0.value.activity > $1.value.activity : $0.value.order < $1.value.order }) {
+            for (id, place) in rank.sorted(by: { $0.value.activity != $1.value.activity ? $0.value.activity > $1.value.activity : $0.value.order < $1.value.order }) {
                 var profile = participants[id]
-                if profile == nil, let account = auth[id], let origin = authOrder.first(where: { $0.0 == id })?.1 {
+                if profile == nil, let (account, origin) = auth[id] {
                     profile = FirebaseAuthReader.profile(account, origin: origin, limits: limits).0
                 }
                 if profile == nil, let info = infos[id] {
@@ -433,7 +437,7 @@ struct MappedPeopleReader {
                     profile = infoPlan.profile(documentID: id, fields: info, limits: limits, tally: &scratch, problems: &problems)
                 }
                 var found = profile ?? Profile(id: id, displayName: "")
-                if found.origin == nil, let conversation = conversations.first(where: { $0.participants.contains(id) }) { found.origin = conversation.origin }
+                if found.origin == nil { found.origin = place.origin }
                 seen.insert(id)
                 try body(.profile(found))
             }
@@ -461,11 +465,11 @@ struct MappedPeopleReader {
         if !auth.isEmpty { try emitAuthOnly(auth, authOrder, seen: seen, body) }
     }
 
-    private func emitAuthOnly(_ auth: [String: FirebaseAuthReader.Account], _ order: [(String, RecordOrigin)], seen: Set<String>,
+    private func emitAuthOnly(_ auth: [String: AuthAccount], _ order: [String], seen: Set<String>,
                               _ body: (ExportItem) throws -> Void) throws {
         var count = 0
-        for (id, origin) in order where !seen.contains(id) {
-            guard let account = auth[id] else { continue }
+        for id in order where !seen.contains(id) {
+            guard let (account, origin) = auth[id] else { continue }
             let (profile, problem) = FirebaseAuthReader.profile(account, origin: origin, limits: limits)
             if let problem { try body(.bad(problem)) }
             try body(.profile(profile))
