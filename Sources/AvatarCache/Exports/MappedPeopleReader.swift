@@ -27,9 +27,10 @@ struct MappedPeopleReader {
     /// Firebase Auth accounts to merge in (an emulator export's).
     var authPath: String?
 
-    var kind: String {
-        if case .firestore = source { return "Firestore export" }
-        return "JSON export"
+    /// A JSON export: its records are one collection, each with its `id` (or its key).
+    var readsJSON: Bool {
+        if case .json = source { return true }
+        return false
     }
 
     // MARK: Reading the source
@@ -144,7 +145,7 @@ struct MappedPeopleReader {
     }
 
     private func conversationPlan(_ scan: Scan) -> ConversationPlan? {
-        guard case .firestore = source else { return nil }
+        guard !readsJSON else { return nil }
         let collection: String
         if let names = map.names(.conversations) {
             guard let found = names.first(where: { scan.counts[$0] != nil }) else { return nil }
@@ -272,8 +273,7 @@ struct MappedPeopleReader {
         var indexes: [String: Int] = [:]
         var counts: [Int] = []
         var lastCollection = "", last = -1
-        let onlyFirst: Bool
-        if case .json = source { onlyFirst = true } else { onlyFirst = false }
+        let onlyFirst = readsJSON
         do {
             try documents(reportDamage: onlyFirst, verify: false, { document in
                 // Documents of one collection often come in runs: its name is hashed when it changes.
@@ -339,14 +339,12 @@ struct MappedPeopleReader {
             throw ExportError(file: path, reason: "no collection of people found (looked for \(FieldChooser.userCollections.prefix(6).joined(separator: ", ")), …); \(describeCollections(scan))\(suggestion(scan))")
         }
         let samples = scan.samples[collection] ?? []
-        var plan = FieldChooser.plan(map, samples: samples.map(\.fields), documentIDs: samples.map(\.id), idFromRecord: {
-            if case .json = source { return true } else { return false }
-        }())
-        if case .json = source, map[.id] == nil, !samples.isEmpty, samples.allSatisfy({ !$0.id.isEmpty }) {
+        var plan = FieldChooser.plan(map, samples: samples.map(\.fields), documentIDs: samples.map(\.id), idFromRecord: readsJSON)
+        if readsJSON, map[.id] == nil, !samples.isEmpty, samples.allSatisfy({ !$0.id.isEmpty }) {
             // A JSON object keyed by user id: the key is the id.
             plan.id = nil
         }
-        if plan.name.isEmpty && plan.givenName.isEmpty && plan.photo.isEmpty && map[.users] == nil && auth.isEmpty, case .firestore = source {
+        if plan.name.isEmpty && plan.givenName.isEmpty && plan.photo.isEmpty && map[.users] == nil && auth.isEmpty, !readsJSON {
             throw ExportError(file: path, reason: "collection \"\(collection)\" has no name or photo field of the common names; \(describeCollections(scan))\(suggestion(scan))")
         }
 
@@ -454,7 +452,7 @@ struct MappedPeopleReader {
                 try body(.profile(profile))
             }
         }
-        var note = "\(path): people from \(kind == "JSON export" ? "the records" : "collection \"\(collection)\"") (\(tally.documents) documents): \(FieldChooser.describe(plan))"
+        var note = "\(path): people from \(readsJSON ? "the records" : "collection \"\(collection)\"") (\(tally.documents) documents): \(FieldChooser.describe(plan))"
         let had = tally.counts.sorted { $0.key < $1.key }.map { "\($0.value) had \($0.key)" }
         if !had.isEmpty { note += "; " + had.joined(separator: ", ") }
         if let conversationPlan {

@@ -244,7 +244,7 @@ extension WarmPipeline {
                 committed.append(outcome.entry.contentSHA256)
                 count(job, outcome, into: &report)
                 if let warning = outcome.rendered.warning {
-                    let source = job.key.hasPrefix("sha256:") ? "inline photo \(job.key)" : job.key
+                    let source = shownSource(job)
                     report.recordRecovered(url: source, reason: warning)
                     logger.warning("source decoded past damage", metadata: ["source": "\(shownURL(source))", "reason": "\(warning)"])
                 }
@@ -256,7 +256,7 @@ extension WarmPipeline {
                 ])
             case .failure(let failure):
                 let kept = job.previous != nil
-                let source = job.key.hasPrefix("sha256:") ? "inline photo \(job.key)" : job.key
+                let source = shownSource(job)
                 report.record(failure, url: source, keptCachedPhoto: kept)
                 logger.warning("source failed", metadata: [
                     "source": "\(shownURL(source))", "class": "\(failure.failureClass.rawValue)",
@@ -265,6 +265,11 @@ extension WarmPipeline {
             }
         }
         await coordinator.forget(committed)
+    }
+
+    /// A job's source as the report and the log name it: its URL, or "inline photo sha256:…".
+    private func shownSource(_ job: Job) -> String {
+        job.key.hasPrefix("sha256:") ? "inline photo \(job.key)" : job.key
     }
 
     /// What was done with a source, for the debug log.

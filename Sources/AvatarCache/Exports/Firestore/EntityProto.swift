@@ -265,6 +265,7 @@ struct ProtoWire {
 
     func bytesEqual(_ expected: [UInt8], at start: Int, length: Int) -> Bool {
         guard expected.count == length else { return false }
+        guard length > 0 else { return true }   // an empty array has no base address to compare
         return expected.withUnsafeBytes { memcmp($0.baseAddress!, base.baseAddress! + start, length) == 0 }
     }
 
