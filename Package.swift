@@ -14,6 +14,9 @@ let package = Package(
     products: [
         .executable(name: "avatar-cache", targets: ["avatar-cache"]),
         .library(name: "AvatarCache", targets: ["AvatarCache"]),
+        // What the apps and servers read: the index, the model, the lookup. No image, HTTP
+        // or YAML code (docs/embedding.md).
+        .library(name: "AvatarCacheLookup", targets: ["AvatarCacheLookup"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -43,9 +46,20 @@ let package = Package(
             name: "CBuildStamp",
             cSettings: [.define("AVATAR_CACHE_COMMIT", to: "\"\(buildCommit)\"")]
         ),
+        // The bottom layers (Model, Support, Monograms) and the index a lookup reads.
+        .target(
+            name: "AvatarCacheLookup",
+            dependencies: [
+                "CBuildStamp",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
+        ),
         .target(
             name: "AvatarCache",
             dependencies: [
+                "AvatarCacheLookup",
                 "CBuildStamp",
                 "CVips",
                 "CVipsShim",
@@ -80,6 +94,7 @@ let package = Package(
             name: "AvatarCacheTests",
             dependencies: [
                 "AvatarCache",
+                "AvatarCacheLookup",
                 "CTestZlib",
                 "avatar-cache",
                 "CVips",

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// Runs the built `avatar-cache` binary and checks stdout, stderr and the exit code.
 @Suite struct CLITests {

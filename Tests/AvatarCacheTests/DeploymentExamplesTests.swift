@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Yams
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// The deployment examples in deploy/ load as YAML and carry the keys that make a split
 /// run work: every shard index given to `--shard` with the right count, each shard its

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 @Suite struct ExportReaderTests {
     func read(_ text: String) throws -> (profiles: [Profile], bad: [BadRecord]) {

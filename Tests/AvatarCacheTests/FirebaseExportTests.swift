@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// Firestore and Firebase Auth exports as Firebase writes them (the real exports in
 /// Fixtures/firebase, their README says whose), corrupted copies of them, exports written

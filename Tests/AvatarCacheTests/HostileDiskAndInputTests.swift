@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// Kills, broken metadata, full and read-only disks: the previous cache always survives.
 @Suite(.serialized) struct HostileDiskTests {

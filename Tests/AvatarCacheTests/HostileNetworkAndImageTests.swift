@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// Hostile photo URLs and photo bytes, each through a whole run against a real server.
 @Suite struct HostileNetworkTests {

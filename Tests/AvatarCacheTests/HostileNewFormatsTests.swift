@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// Seeded fuzz of the formats this round added: inline TIFF (libtiff, reached only for
 /// photos an export carries), Firestore's LevelDB logs and entities, the Auth CSV, and

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// The index under a writer: lookups read while a warm-up writes, and a SIGKILL at any
 /// instant of a large run leaves an index that opens, verifies and answers.

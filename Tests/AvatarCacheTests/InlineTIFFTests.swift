@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// Issue 37, class 3: old Mac OS X Address Book exports carry their photos as TIFF
 /// (`PHOTO;BASE64:` with `MM\0*` bytes, no TYPE). Inline TIFF is decoded; a downloaded one

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// Exports as users really have them (issue 13): mistakes inside one export are reported
 /// and handled the same way by one run and by any split of it.

@@ -2,6 +2,7 @@ import CTestZlib
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 @Suite struct MonogramTests {
     let renderer = MonogramRenderer(tiers: [330, 900])

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// Incremental runs, retries, pipeline files, verify: what cron and CI rely on.
 @Suite struct IncrementalRunTests {

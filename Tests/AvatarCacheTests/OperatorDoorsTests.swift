@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// What operators met (issue "the doors still ajar"): a refusal by policy remembered past
 /// a change of policy, JSON logs with plain-text fatal errors, pipeline paths taken from

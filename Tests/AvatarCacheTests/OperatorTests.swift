@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 #if canImport(Glibc)
 import Glibc
 #endif

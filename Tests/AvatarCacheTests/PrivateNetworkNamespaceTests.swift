@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// `--allow-private-networks` end to end, through redirects from a loopback server, run
 /// in a private network namespace (`unshare -n`, only `lo` up, the server started inside):

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// Profiles through whole runs: the Monica token's confinement, colours that never
 /// change, lookup.

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 @Suite struct PrunerTests {
     func entry(_ hash: String, accessed: TimeInterval, files: [String: (String, Int64)]) -> CacheEntry {

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// A cache built in one place and mounted read-only in another (a pod, an app bundle)
 /// answers `lookup`, `stats` and `verify` as it does where it can be written, and changes

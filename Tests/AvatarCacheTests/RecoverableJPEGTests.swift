@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// Issue 37, class 4: a JPEG with damage libjpeg recovers from (stray bytes before a
 /// marker, a data segment cut short inside the file) is decoded as every browser shows

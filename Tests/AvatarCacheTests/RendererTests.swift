@@ -2,6 +2,7 @@ import CVipsShim
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 @Suite struct RendererTests {
     let renderer = AvatarRenderer(tiers: [330, 900], maxPixels: 50_000_000)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// The Monica, Jami and conversations readers, on the committed samples and on
 /// hand-made edge cases.

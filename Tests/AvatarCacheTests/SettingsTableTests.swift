@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 @testable import avatar_cache
 
 /// The table of settings (`Settings`) is the one definition of each: these walk it and

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// Scale-out: `--shard i/n` runs merged with `avatar-cache merge` give the cache one run
 /// gives. Real runs against a real HTTP server on 127.0.0.1, real indexes, real files.

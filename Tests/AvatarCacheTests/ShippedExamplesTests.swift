@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Yams
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// Every example the repository ships is run as written, with only the exports and the
 /// cache pointed at the samples served on loopback (and private networks allowed for

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// The hand-written pieces of the metadata store: timestamps and cache file names.
 struct StoreFormatTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// A cache written by the version before the index (Fixtures/v1-cache, made by 101568b)
 /// is taken over: imported once, nothing downloaded or decoded again, every profile

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// vCards as other address books write them (Fixtures/vcards, its README says who writes
 /// each form): quoted-printable, charsets, iOS line ends, several FN, initials from N.

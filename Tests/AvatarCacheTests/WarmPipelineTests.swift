@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheLookup
 
 /// End-to-end runs of the pipeline against a real HTTP server on 127.0.0.1.
 @Suite struct WarmPipelineTests {

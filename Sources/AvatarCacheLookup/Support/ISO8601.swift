@@ -5,7 +5,7 @@ import Foundation
 /// cache's metadata holds several per entry and profile, and ICU's formatter took half
 /// of a re-run's time. Anything the fast path does not recognise (unusual offsets,
 /// week dates) goes to ISO8601DateFormatter.
-enum ISO8601 {
+package enum ISO8601 {
     nonisolated(unsafe) private static let fractional: ISO8601DateFormatter = {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
@@ -14,14 +14,14 @@ enum ISO8601 {
     nonisolated(unsafe) private static let whole = ISO8601DateFormatter()
     private static let lock = NSLock()
 
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         var text = text
         if let date = text.withUTF8({ parseFast($0) }) { return date }
         return lock.withLock { fractional.date(from: text) ?? whole.date(from: text) }
     }
 
     /// Milliseconds (nearest), UTC, "Z": the form every file this tool writes uses.
-    static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(24)
         append(date, to: &bytes)
@@ -46,7 +46,7 @@ enum ISO8601 {
     }
 
     /// YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM), or nil.
-    static func parseFast(_ text: UnsafeBufferPointer<UInt8>) -> Date? {
+    package static func parseFast(_ text: UnsafeBufferPointer<UInt8>) -> Date? {
         var index = 0
         func number(_ width: Int) -> Int? {
             guard index + width <= text.count else { return nil }

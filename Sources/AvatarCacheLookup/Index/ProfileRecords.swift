@@ -3,7 +3,7 @@ import GRDB
 
 /// The `profile` table (`ProfileRecord`): per user id, what to draw (the sender of a
 /// notification banner).
-enum ProfileRecords {
+package enum ProfileRecords {
     static func profile(_ db: Database, id: String) throws -> ProfileRecord? {
         try ProfileRecord.fetchOne(db.cachedStatement(sql: "SELECT * FROM profile WHERE id = ?"), arguments: [id])
     }
@@ -18,7 +18,7 @@ enum ProfileRecords {
     /// A row whose fields did not change is not written. An upsert with conditions no
     /// record method has, run once per export record through `RawStatement`
     /// (`RunTables.RecordWriter`), its columns those of `ProfileRecord.Columns`.
-    static let saveSQL = """
+    package static let saveSQL = """
         INSERT INTO profile (id, displayName, initials, glyph, color, photoSource, updatedAt, readOrder) VALUES (?1, ?2, ?3, ?4, COALESCE(?5, ?6), ?7, ?8, ?9)
         ON CONFLICT(id) DO UPDATE SET
             displayName = excluded.displayName, initials = excluded.initials, glyph = excluded.glyph,
@@ -30,7 +30,7 @@ enum ProfileRecords {
         """
 
     /// Binds `saveSQL`'s arguments for `profile`, read at position `readOrder` of the run.
-    static func bindSave(_ statement: RawStatement, _ profile: Profile, at date: Date, readOrder: Int) {
+    package static func bindSave(_ statement: RawStatement, _ profile: Profile, at date: Date, readOrder: Int) {
         statement.bind(1, profile.id)
         statement.bind(2, profile.displayName)
         statement.bind(3, profile.glyph == nil ? profile.initials : "")
@@ -47,7 +47,7 @@ enum ProfileRecords {
         try profile.insert(db, onConflict: .replace)
     }
 
-    static func count(_ db: Database) throws -> Int {
+    package static func count(_ db: Database) throws -> Int {
         try ProfileRecord.fetchCount(db)
     }
 

@@ -150,9 +150,34 @@ public struct CacheEntry: Codable, Sendable, Equatable {
     public var lastModified: String?
     /// Tier in pixels ("330", "900") -> its file.
     public var files: [String: CacheFile]
+    /// What an app draws while the file loads (photos: made from the smallest tier's
+    /// pixels when the source is decoded; nil for a photo decoded by an earlier version
+    /// until it is decoded again).
+    public var placeholder: Placeholder?
+
+    package init(kind: AvatarKind, filename: String, lastAccess: Date, fileSize: Int64, contentSHA256: String,
+                 sourceBytes: Int?, sourceFormat: ImageFormat?, sourceWidth: Int?, sourceHeight: Int?,
+                 fetchedAt: Date, freshUntil: Date? = nil, etag: String?, lastModified: String?,
+                 files: [String: CacheFile], placeholder: Placeholder? = nil) {
+        self.kind = kind
+        self.filename = filename
+        self.lastAccess = lastAccess
+        self.fileSize = fileSize
+        self.contentSHA256 = contentSHA256
+        self.sourceBytes = sourceBytes
+        self.sourceFormat = sourceFormat
+        self.sourceWidth = sourceWidth
+        self.sourceHeight = sourceHeight
+        self.fetchedAt = fetchedAt
+        self.freshUntil = freshUntil
+        self.etag = etag
+        self.lastModified = lastModified
+        self.files = files
+        self.placeholder = placeholder
+    }
 
     /// The entry's files, each once (tiers may share a file).
-    var distinctFilenames: Set<String> { Set(files.values.map(\.filename)) }
+    package var distinctFilenames: Set<String> { Set(files.values.map(\.filename)) }
 }
 
 /// One cache file of an entry.
@@ -163,4 +188,26 @@ public struct CacheFile: Codable, Sendable, Equatable {
     public var fileSize: Int64
     /// SHA-256 of the file's bytes, checked by `verify`.
     public var sha256: String?
+
+    package init(filename: String, width: Int, height: Int, fileSize: Int64, sha256: String? = nil) {
+        self.filename = filename
+        self.width = width
+        self.height = height
+        self.fileSize = fileSize
+        self.sha256 = sha256
+    }
+}
+
+/// What an app draws while an avatar's file loads: a ThumbHash (photos; about 25 bytes,
+/// base64, keeping the picture's aspect and alpha) and the average colour of the picture
+/// as the tier shows it (alpha flattened on white), or a monogram's background colour.
+public struct Placeholder: Codable, Sendable, Hashable {
+    public var thumbHash: String?
+    /// "#RRGGBB".
+    public var color: String
+
+    public init(thumbHash: String? = nil, color: String) {
+        self.thumbHash = thumbHash
+        self.color = color
+    }
 }

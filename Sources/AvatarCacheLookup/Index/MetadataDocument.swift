@@ -59,7 +59,7 @@ public struct MetadataDocument: Codable, Sendable, Equatable {
     /// Writes the document from the index's entries (in key order, which is the order
     /// JSONEncoder's sorted keys give), entry by entry and in 1 MB pieces: memory stays
     /// flat however many entries there are.
-    static func write(from db: Database, to directory: CacheDirectory, at date: Date = Date()) throws {
+    package static func write(from db: Database, to directory: CacheDirectory, at date: Date = Date()) throws {
         var failure: Error?
         try directory.writeAtomically(to: CacheDirectory.metadataName) { write in withoutActuallyEscaping(write) { write in
             var writer = JSONBytesWriter(sink: write)

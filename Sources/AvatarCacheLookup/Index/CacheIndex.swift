@@ -287,7 +287,7 @@ public final class CacheIndex: Sendable {
 
     /// Runs `body` in one write transaction with another cache's index attached as
     /// `alias` (which the body only reads).
-    func writeAttaching<T>(_ other: CacheDirectory, as alias: String, _ body: (Database) throws -> T) throws -> T {
+    package func writeAttaching<T>(_ other: CacheDirectory, as alias: String, _ body: (Database) throws -> T) throws -> T {
         try refuseIfReadOnly()
         do {
             return try database.writeWithoutTransaction { db in
@@ -309,7 +309,7 @@ public final class CacheIndex: Sendable {
 
     /// Writes in the background, in order with every other write; `completion` hears of
     /// the outcome (on the writer's queue).
-    func writeLater(_ body: @escaping @Sendable (Database) throws -> Void, completion: @escaping @Sendable (Error?) -> Void) {
+    package func writeLater(_ body: @escaping @Sendable (Database) throws -> Void, completion: @escaping @Sendable (Error?) -> Void) {
         if isReadOnly { return completion(StoreError.readOnly(path: directory.root.path, action: "change it")) }
         database.asyncWrite(body) { [self] _, result in
             if case .failure(let error) = result {
@@ -334,8 +334,8 @@ public final class CacheIndex: Sendable {
 
 extension Date {
     /// How the index stores a date.
-    var indexValue: Double { timeIntervalSince1970 }
-    init(indexValue: Double) { self.init(timeIntervalSince1970: indexValue) }
+    package var indexValue: Double { timeIntervalSince1970 }
+    package init(indexValue: Double) { self.init(timeIntervalSince1970: indexValue) }
 }
 
 extension CacheIndex {

@@ -13,7 +13,7 @@ import Glibc
 public struct CacheDirectory: Sendable {
     public let root: URL
     public static let metadataName = "metadata.json"
-    static let temporaryPrefix = ".tmp-"
+    package static let temporaryPrefix = ".tmp-"
 
     /// `root.path`, kept: joining names with Foundation's URL costs microseconds a call,
     /// and a merge or a prune asks for hundreds of thousands of paths.
@@ -268,9 +268,9 @@ public struct CacheDirectory: Sendable {
         return removed
     }
 
-    static func errnoText() -> String { String(cString: strerror(errno)) }
+    package static func errnoText() -> String { String(cString: strerror(errno)) }
 
-    static func reason(_ error: Error) -> String {
+    package static func reason(_ error: Error) -> String {
         let nsError = error as NSError
         if let posix = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, posix.domain == NSPOSIXErrorDomain {
             return String(cString: strerror(Int32(posix.code)))

@@ -1,13 +1,15 @@
 import Foundation
 
 /// The first error of work done elsewhere.
-final class FirstError: @unchecked Sendable {
+package final class FirstError: @unchecked Sendable {
     private let lock = NSLock()
     private var error: Error?
 
-    var value: Error? { lock.withLock { error } }
+    package init() {}
 
-    func record(_ error: Error) {
+    package var value: Error? { lock.withLock { error } }
+
+    package func record(_ error: Error) {
         lock.withLock { self.error = self.error ?? error }
     }
 }

@@ -7,10 +7,10 @@ import GRDB
 // schema (`CacheIndex.migrator`) says.
 
 /// A row of `entry`: one source's (or monogram's) cached image, without its files.
-struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
-    static let databaseTableName = "entry"
+package struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
+    package static let databaseTableName = "entry"
 
-    enum Columns: String, ColumnExpression, CaseIterable {
+    package enum Columns: String, ColumnExpression, CaseIterable {
         case key
         case kind
         case contentSHA256
@@ -53,7 +53,7 @@ struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
         sourceHeight = entry.sourceHeight
     }
 
-    init(row: Row) {
+    package init(row: Row) {
         key = row[Columns.key]
         kind = AvatarKind(rawValue: row[Columns.kind]) ?? .photo
         contentSHA256 = row[Columns.contentSHA256]
@@ -68,7 +68,7 @@ struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
         sourceHeight = row[Columns.sourceHeight]
     }
 
-    func encode(to container: inout PersistenceContainer) {
+    package func encode(to container: inout PersistenceContainer) {
         container[Columns.key] = key
         container[Columns.kind] = kind.rawValue
         container[Columns.contentSHA256] = contentSHA256
@@ -99,10 +99,10 @@ struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
 }
 
 /// A row of `entryFile`: one tier's file of an entry (tiers may share a file).
-struct EntryFileRecord: FetchableRecord, PersistableRecord, Sendable {
-    static let databaseTableName = "entryFile"
+package struct EntryFileRecord: FetchableRecord, PersistableRecord, Sendable {
+    package static let databaseTableName = "entryFile"
 
-    enum Columns: String, ColumnExpression, CaseIterable {
+    package enum Columns: String, ColumnExpression, CaseIterable {
         case entryKey
         case tier
         case filename
@@ -132,7 +132,7 @@ struct EntryFileRecord: FetchableRecord, PersistableRecord, Sendable {
         sha256 = file.sha256
     }
 
-    init(row: Row) {
+    package init(row: Row) {
         entryKey = row[Columns.entryKey]
         tier = row[Columns.tier]
         filename = row[Columns.filename]
@@ -142,7 +142,7 @@ struct EntryFileRecord: FetchableRecord, PersistableRecord, Sendable {
         sha256 = row[Columns.sha256]
     }
 
-    func encode(to container: inout PersistenceContainer) {
+    package func encode(to container: inout PersistenceContainer) {
         container[Columns.entryKey] = entryKey
         container[Columns.tier] = tier
         container[Columns.filename] = filename
@@ -159,10 +159,10 @@ struct EntryFileRecord: FetchableRecord, PersistableRecord, Sendable {
 
 /// A row of `failure`: a source that failed lately, not asked for again before
 /// `retryAfter`.
-struct FailureRow: FetchableRecord, PersistableRecord, Sendable {
-    static let databaseTableName = "failure"
+package struct FailureRow: FetchableRecord, PersistableRecord, Sendable {
+    package static let databaseTableName = "failure"
 
-    enum Columns: String, ColumnExpression, CaseIterable {
+    package enum Columns: String, ColumnExpression, CaseIterable {
         case key
         case failureClass = "class"
         case reason
@@ -178,14 +178,14 @@ struct FailureRow: FetchableRecord, PersistableRecord, Sendable {
         self.failure = failure
     }
 
-    init(row: Row) {
+    package init(row: Row) {
         key = row[Columns.key]
         failure = FailureRecord(failureClass: FailureClass(rawValue: row[Columns.failureClass]) ?? .network,
                                 reason: row[Columns.reason], failedAt: Date(indexValue: row[Columns.failedAt]),
                                 retryAfter: Date(indexValue: row[Columns.retryAfter]))
     }
 
-    func encode(to container: inout PersistenceContainer) {
+    package func encode(to container: inout PersistenceContainer) {
         container[Columns.key] = key
         container[Columns.failureClass] = failure.failureClass.rawValue
         container[Columns.reason] = failure.reason
@@ -198,10 +198,10 @@ struct FailureRow: FetchableRecord, PersistableRecord, Sendable {
 /// files, else its monogram's, else nothing) is not stored: it is read from the entries
 /// when asked, so an eviction never leaves a profile pointing at a deleted file. The text
 /// colour and the monogram's key follow from the stored fields.
-struct ProfileRecord: FetchableRecord, PersistableRecord, Sendable, Equatable {
-    static let databaseTableName = "profile"
+package struct ProfileRecord: FetchableRecord, PersistableRecord, Sendable, Equatable {
+    package static let databaseTableName = "profile"
 
-    enum Columns: String, ColumnExpression, CaseIterable {
+    package enum Columns: String, ColumnExpression, CaseIterable {
         case id
         case displayName
         case initials
@@ -232,7 +232,7 @@ struct ProfileRecord: FetchableRecord, PersistableRecord, Sendable, Equatable {
         self.updatedAt = updatedAt
     }
 
-    init(row: Row) {
+    package init(row: Row) {
         id = row[Columns.id]
         displayName = row[Columns.displayName]
         initials = row[Columns.initials]
@@ -243,7 +243,7 @@ struct ProfileRecord: FetchableRecord, PersistableRecord, Sendable, Equatable {
     }
 
     /// `readOrder` is written only by a run (`ProfileRecords.saveSQL`) and kept by merge.
-    func encode(to container: inout PersistenceContainer) {
+    package func encode(to container: inout PersistenceContainer) {
         container[Columns.id] = id
         container[Columns.displayName] = displayName
         container[Columns.initials] = initials
@@ -255,12 +255,12 @@ struct ProfileRecord: FetchableRecord, PersistableRecord, Sendable, Equatable {
 
     var textColor: String { AvatarColor.textColor(on: color) }
 
-    var monogram: MonogramSpec {
+    package var monogram: MonogramSpec {
         MonogramSpec(initials: initials, glyph: glyph, background: color, foreground: textColor)
     }
 }
 
 extension CaseIterable where Self: ColumnExpression & RawRepresentable, RawValue == String {
     /// The columns as SQL lists them: `key, kind, …`.
-    static var list: String { allCases.map(\.rawValue).joined(separator: ", ") }
+    package static var list: String { allCases.map(\.rawValue).joined(separator: ", ") }
 }

@@ -1,8 +1,8 @@
 import Crypto
 
 /// Lowercase hex SHA-256: names cache files and keys inline photos.
-enum SHA256Hex {
-    static func of(_ bytes: [UInt8]) -> String {
+package enum SHA256Hex {
+    package static func of(_ bytes: [UInt8]) -> String {
         SHA256.hash(data: bytes).hexString
     }
 }
@@ -21,5 +21,5 @@ extension Sequence where Element == UInt8 {
 }
 
 extension Digest {
-    var hexString: String { Array(self).hexString }
+    package var hexString: String { Array(self).hexString }
 }

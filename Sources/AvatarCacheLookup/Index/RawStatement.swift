@@ -11,12 +11,12 @@ import GRDBSQLite
 /// 5.6 s: GRDB boxes every argument and every value read. Nowhere else: every other
 /// query of the store is GRDB's (records, cached statements).
 /// Use only inside a GRDB write, on that write's `Database`; nothing else is bypassed.
-struct RawStatement {
+package struct RawStatement {
     private let statement: Statement
     private var handle: OpaquePointer { statement.sqliteStatement }
     private let db: Database
 
-    init(_ db: Database, sql: String) throws {
+    package init(_ db: Database, sql: String) throws {
         self.db = db
         statement = try db.makeStatement(sql: sql)
     }
@@ -24,7 +24,7 @@ struct RawStatement {
     /// SQLite copies the bytes (SQLITE_TRANSIENT).
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-    func bind(_ index: Int32, _ text: String?) {
+    package func bind(_ index: Int32, _ text: String?) {
         guard var text else {
             sqlite3_bind_null(handle, index)
             return
@@ -38,11 +38,11 @@ struct RawStatement {
         }
     }
 
-    func bind(_ index: Int32, _ value: Int) { sqlite3_bind_int64(handle, index, sqlite3_int64(value)) }
+    package func bind(_ index: Int32, _ value: Int) { sqlite3_bind_int64(handle, index, sqlite3_int64(value)) }
 
     func bind(_ index: Int32, _ value: Double) { sqlite3_bind_double(handle, index, value) }
 
-    func bind(_ index: Int32, _ bytes: [UInt8]?) {
+    package func bind(_ index: Int32, _ bytes: [UInt8]?) {
         guard let bytes else {
             sqlite3_bind_null(handle, index)
             return
@@ -61,7 +61,7 @@ struct RawStatement {
 
     /// Runs the statement once; returns the rows it changed.
     @discardableResult
-    func execute() throws -> Int {
+    package func execute() throws -> Int {
         defer {
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
@@ -71,13 +71,13 @@ struct RawStatement {
     }
 
     /// The current row of a stepped statement.
-    struct Columns {
+    package struct Columns {
         let handle: OpaquePointer
 
-        func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
+        package func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
 
         /// The column's text as bytes, valid until the next step.
-        func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8> {
+        package func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8> {
             guard let text = sqlite3_column_text(handle, column) else { return UnsafeBufferPointer(start: nil, count: 0) }
             return UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column)))
         }
@@ -90,10 +90,10 @@ struct RawStatement {
     }
 
     /// Whether a walk through the rows goes on after one.
-    enum Walk { case next, stop }
+    package enum Walk { case next, stop }
 
     /// Steps through the rows until `body` says `.stop` or none is left.
-    func forEachRow(_ body: (Columns) throws -> Walk) throws {
+    package func forEachRow(_ body: (Columns) throws -> Walk) throws {
         defer { sqlite3_reset(handle) }
         while try step() == SQLITE_ROW {
             if try body(Columns(handle: handle)) == .stop { return }
@@ -101,7 +101,7 @@ struct RawStatement {
     }
 
     /// The first column of the first row, as an integer (0 when there is none).
-    func singleInt() throws -> Int {
+    package func singleInt() throws -> Int {
         defer {
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)

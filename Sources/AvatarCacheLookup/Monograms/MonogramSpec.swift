@@ -15,7 +15,7 @@ public struct MonogramSpec: Sendable, Hashable {
     }
 
     /// The text drawn: the initials, or a person or people glyph.
-    var text: String {
+    package var text: String {
         switch glyph {
         case .person?: return "\u{1F464}"   // 👤 BUST IN SILHOUETTE
         case .group?: return "\u{1F465}"    // 👥 BUSTS IN SILHOUETTE

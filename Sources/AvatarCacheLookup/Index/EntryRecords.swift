@@ -5,9 +5,9 @@ import GRDB
 /// cached images. The queries are named for the question they answer; each takes the
 /// database of a read or a write. The per-source ones (a run asks them once per source)
 /// run through cached statements, decoded by the records.
-enum EntryRecords {
+package enum EntryRecords {
     /// One entry with its files, or nil.
-    static func entry(_ db: Database, key: String) throws -> CacheEntry? {
+    package static func entry(_ db: Database, key: String) throws -> CacheEntry? {
         guard let record = try EntryRecord.fetchOne(db.cachedStatement(sql: "SELECT * FROM entry WHERE key = ?"), arguments: [key]) else {
             return nil
         }
@@ -20,7 +20,7 @@ enum EntryRecords {
 
     /// Every entry in key order, with its files, one at a time (memory flat): the file
     /// rows in entry order, each with its entry.
-    static func forEach(_ db: Database, _ body: (String, CacheEntry) throws -> Void) throws {
+    package static func forEach(_ db: Database, _ body: (String, CacheEntry) throws -> Void) throws {
         let request = EntryFileRecord
             .including(required: EntryFileRecord.entry)
             .order(EntryFileRecord.Columns.entryKey, EntryFileRecord.Columns.tier)
@@ -44,7 +44,7 @@ enum EntryRecords {
     /// version used that no entry uses any more (delete them once the cache's documents
     /// no longer name them).
     @discardableResult
-    static func save(_ db: Database, key: String, entry: CacheEntry) throws -> [CacheFile] {
+    package static func save(_ db: Database, key: String, entry: CacheEntry) throws -> [CacheFile] {
         let previous = try files(db, key: key)
         // Deleting the entry deletes its files' rows (ON DELETE CASCADE).
         try EntryRecord.deleteOne(db, key: key)
@@ -58,7 +58,7 @@ enum EntryRecords {
 
     /// Removes an entry; returns its files no other entry uses.
     @discardableResult
-    static func delete(_ db: Database, key: String) throws -> [CacheFile] {
+    package static func delete(_ db: Database, key: String) throws -> [CacheFile] {
         let previous = try files(db, key: key)
         try EntryRecord.deleteOne(db, key: key)
         return try unreferenced(db, previous.map(\.file))
@@ -74,11 +74,11 @@ enum EntryRecords {
         return result.sorted { $0.filename < $1.filename }
     }
 
-    static func isReferenced(_ db: Database, filename: String) throws -> Bool {
+    package static func isReferenced(_ db: Database, filename: String) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM entryFile WHERE filename = ? LIMIT 1"), arguments: [filename]) != nil
     }
 
-    static func isCached(_ db: Database, key: String) throws -> Bool {
+    package static func isCached(_ db: Database, key: String) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM entry WHERE key = ?"), arguments: [key]) != nil
     }
 
@@ -86,63 +86,63 @@ enum EntryRecords {
     /// A cached statement, not the query interface's `updateAll`, which builds its SQL
     /// anew each call: a re-run of 1,000,000 monogram profiles touches each distinct
     /// monogram, and its monogram plan took 0.63 s that way (one run), 0.51–0.57 s this way.
-    static func touch(_ db: Database, key: String, at date: Date) throws {
+    package static func touch(_ db: Database, key: String, at date: Date) throws {
         try db.cachedStatement(sql: "UPDATE entry SET lastAccess = ?1 WHERE key = ?2 AND lastAccess < ?1")
             .execute(arguments: [date.indexValue, key])
     }
 
     /// A few entries whose content is `contentSHA256` (any source), to reuse their files.
-    static func entries(_ db: Database, contentSHA256: String) throws -> [CacheEntry] {
+    package static func entries(_ db: Database, contentSHA256: String) throws -> [CacheEntry] {
         let records = try EntryRecord.filter(EntryRecord.Columns.contentSHA256 == contentSHA256).limit(4).fetchAll(db)
         return try records.map { $0.entry(files: try files(db, key: $0.key)) }
     }
 
     /// Bytes of the files the index references, each file once: what the budget counts.
-    static func cacheBytes(_ db: Database) throws -> Int64 {
+    package static func cacheBytes(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(db, sql: "SELECT bytes FROM cacheTotal WHERE id = 1") ?? 0
     }
 
     /// Sets the running total from the file rows (`verify --repair`).
-    static func recountCacheBytes(_ db: Database) throws {
+    package static func recountCacheBytes(_ db: Database) throws {
         try db.execute(sql: "UPDATE cacheTotal SET bytes = ? WHERE id = 1", arguments: [try cacheBytesCounted(db)])
     }
 
     /// The same, counted from the file rows (`verify` checks the running total against it).
-    static func cacheBytesCounted(_ db: Database) throws -> Int64 {
+    package static func cacheBytesCounted(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM (SELECT MAX(fileSize) AS size FROM entryFile GROUP BY filename)") ?? 0
     }
 
-    static func count(_ db: Database) throws -> Int {
+    package static func count(_ db: Database) throws -> Int {
         try EntryRecord.fetchCount(db)
     }
 
     /// Every file name the index references (bounded by the budget: the cache's files).
-    static func allFileNames(_ db: Database) throws -> Set<String> {
+    package static func allFileNames(_ db: Database) throws -> Set<String> {
         try EntryFileRecord.select(EntryFileRecord.Columns.filename, as: String.self).distinct().fetchSet(db)
     }
 }
 
 /// The `failure` table (`FailureRow`): sources that failed lately, not asked for again
 /// before `retryAfter`.
-enum FailureRecords {
-    static func failure(_ db: Database, key: String) throws -> FailureRecord? {
+package enum FailureRecords {
+    package static func failure(_ db: Database, key: String) throws -> FailureRecord? {
         try FailureRow.fetchOne(db.cachedStatement(sql: "SELECT * FROM failure WHERE key = ?"), arguments: [key])?.failure
     }
 
-    static func save(_ db: Database, key: String, failure: FailureRecord) throws {
+    package static func save(_ db: Database, key: String, failure: FailureRecord) throws {
         try FailureRow(key: key, failure: failure).insert(db, onConflict: .replace)
     }
 
-    static func clear(_ db: Database, key: String) throws {
+    package static func clear(_ db: Database, key: String) throws {
         try FailureRow.deleteOne(db, key: key)
     }
 
     /// Forgets failures whose retry time has come.
-    static func expire(_ db: Database, before date: Date) throws {
+    package static func expire(_ db: Database, before date: Date) throws {
         try FailureRow.filter(FailureRow.Columns.retryAfter <= date.indexValue).deleteAll(db)
     }
 
-    static func count(_ db: Database) throws -> Int {
+    package static func count(_ db: Database) throws -> Int {
         try FailureRow.fetchCount(db)
     }
 
