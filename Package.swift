@@ -12,7 +12,10 @@ let package = Package(
     name: "avatar-cache",
     platforms: [.macOS(.v13)],
     products: [
+        // What users run: answers `lookup` itself and hands every other command to the
+        // engine (Sources/avatar-cache/Front.swift).
         .executable(name: "avatar-cache", targets: ["avatar-cache"]),
+        .executable(name: "avatar-cache-engine", targets: ["avatar-cache-engine"]),
         .library(name: "AvatarCache", targets: ["AvatarCache"]),
         // What the apps and servers read: the index, the model, the lookup. No image, HTTP
         // or YAML code (docs/embedding.md).
@@ -75,10 +78,26 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
+        // `avatar-cache lookup`, shared by the front and the engine.
+        .target(
+            name: "AvatarCacheLookupCommand",
+            dependencies: [
+                "AvatarCacheLookup",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .executableTarget(
             name: "avatar-cache",
             dependencies: [
+                "AvatarCacheLookupCommand",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "avatar-cache-engine",
+            dependencies: [
                 "AvatarCache",
+                "AvatarCacheLookupCommand",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -97,6 +116,7 @@ let package = Package(
                 "AvatarCacheLookup",
                 "CTestZlib",
                 "avatar-cache",
+                "avatar-cache-engine",
                 "CVips",
                 "CVipsShim",
                 .product(name: "Logging", package: "swift-log"),

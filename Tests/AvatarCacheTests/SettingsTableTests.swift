@@ -3,7 +3,7 @@ import Foundation
 import Testing
 @testable import AvatarCache
 @testable import AvatarCacheLookup
-@testable import avatar_cache
+@testable import avatar_cache_engine
 
 /// The table of settings (`Settings`) is the one definition of each: these walk it and
 /// check that a flag and a pipeline key take the same text to the same value and refuse

@@ -1,3 +1,4 @@
+import Foundation
 import CVips
 import CVipsShim
 
@@ -11,6 +12,8 @@ public struct RenderedAvatar: Sendable {
     /// Damage the decoder recovered from (a JPEG's stray byte, a short data segment),
     /// as libjpeg words it; the picture is what a browser shows.
     public var warning: String?
+    /// The smallest tier's ThumbHash and average colour (`AvatarRenderer.placeholder`).
+    public var placeholder: Placeholder?
 }
 
 /// One encoded output: square, `side` pixels wide, at most the tier's size.
@@ -29,7 +32,7 @@ public struct RenderedTier: Sendable {
 /// shrink-on-load that still covers the biggest tier -> centre-crop square -> sRGB
 /// (embedded ICC profile, CMYK, grey, 16-bit) -> flatten alpha for JPEG -> into memory
 /// -> EXIF orientation -> resize per tier, largest first, each from the one before ->
-/// encode with metadata stripped.
+/// encode with metadata stripped -> the placeholder from the smallest tier's pixels.
 ///
 /// Synchronous and CPU-bound: call it on a `DecodeWorkerPool` thread, never on the
 /// cooperative pool.
@@ -219,10 +222,34 @@ public struct AvatarRenderer: Sendable {
                 // one: a lazy image would be resampled again for it.
                 if index + 1 < tiers.count && !current.isInMemory { current = try current.copiedToMemory() }
             }
+            // The smallest tier into memory too: its pixels make the placeholder.
+            if index + 1 == tiers.count && !current.isInMemory { current = try current.copiedToMemory() }
             outputs.append(RenderedTier(tier: tier, side: current.width, bytes: try encode(current)))
         }
         let upright = orientation >= 5 ? (height, width) : (width, height)
-        return RenderedAvatar(format: format, sourceWidth: upright.0, sourceHeight: upright.1, tiers: outputs.reversed(), warning: warning)
+        return RenderedAvatar(format: format, sourceWidth: upright.0, sourceHeight: upright.1, tiers: outputs.reversed(), warning: warning,
+                              placeholder: Self.placeholder(current))
+    }
+
+    /// The side of the picture a ThumbHash is made from: more pixels change the hash
+    /// little (its luminance has at most 7 × 7 terms) and cost per photo.
+    static let placeholderSide = 32
+
+    /// A ThumbHash of an in-memory 8-bit picture box-averaged to at most 32 × 32, and the
+    /// average colour of the whole picture on white (as a JPEG tier shows it); nil for a
+    /// picture the shim does not take (not 8-bit, 1 to 4 bands).
+    static func placeholder(_ image: VipsImageRef) -> Placeholder? {
+        let side = min(placeholderSide, image.width, image.height)
+        guard side > 0 else { return nil }
+        var rgba = [UInt8](repeating: 0, count: side * side * 4)
+        var average: (Double, Double, Double) = (0, 0, 0)
+        let status = withUnsafeMutablePointer(to: &average) {
+            $0.withMemoryRebound(to: Double.self, capacity: 3) { cvipsshim_placeholder_pixels(image.pointer, Int32(side), &rgba, $0) }
+        }
+        guard status == 0, let hash = ThumbHash.encode(width: side, height: side, rgba: rgba) else { return nil }
+        func byte(_ value: Double) -> Int { min(255, max(0, Int(value.rounded()))) }
+        let color = String(format: "#%02X%02X%02X", byte(average.0), byte(average.1), byte(average.2))
+        return Placeholder(thumbHash: Data(hash).base64EncodedString(), color: color)
     }
 
     /// The width of an encoded square image, read from its header (for files already in

@@ -12,6 +12,8 @@ struct RenderedFiles: Sendable {
     var renderedNow: Bool
     /// Damage the decoder recovered from (`RenderedAvatar.warning`).
     var warning: String?
+    /// What an app draws while the file loads (`CacheEntry.placeholder`).
+    var placeholder: Placeholder?
 
     init(format: ImageFormat?, sourceWidth: Int?, sourceHeight: Int?, files: [String: CacheFile], renderedNow: Bool) {
         self.format = format
@@ -28,6 +30,7 @@ struct RenderedFiles: Sendable {
 
     init(_ entry: CacheEntry) {
         self.init(format: entry.kind == .monogram ? nil : entry.sourceFormat, sourceWidth: entry.sourceWidth, sourceHeight: entry.sourceHeight, files: entry.files, renderedNow: false)
+        placeholder = entry.placeholder
     }
 }
 

@@ -19,13 +19,16 @@ struct RenderWriter: Sendable {
         let written = try await files.run { try write(avatar.tiers, contentSHA256: contentSHA256, format: renderer.outputFormat) }
         var rendered = RenderedFiles(format: avatar.format, sourceWidth: avatar.sourceWidth, sourceHeight: avatar.sourceHeight, files: written, renderedNow: true)
         rendered.warning = avatar.warning
+        rendered.placeholder = avatar.placeholder
         return rendered
     }
 
     func renderMonogram(_ spec: MonogramSpec, contentSHA256: String) async throws -> RenderedFiles {
         let tiers = try await draw { try monograms.render(spec) }
         let written = try await files.run { try write(tiers, contentSHA256: contentSHA256, format: monograms.outputFormat) }
-        return RenderedFiles(format: nil, sourceWidth: nil, sourceHeight: nil, files: written, renderedNow: true)
+        var rendered = RenderedFiles(format: nil, sourceWidth: nil, sourceHeight: nil, files: written, renderedNow: true)
+        rendered.placeholder = Placeholder(color: spec.background)
+        return rendered
     }
 
     /// `work` on a decode thread; an imaging error is the source's failure.

@@ -179,6 +179,9 @@ extension WarmPipeline {
             return .failure(failure)
         }
         let largest = configuration.tiers.first.map(String.init) ?? ""
+        // A monogram's placeholder is its colour, whoever drew its files.
+        var placeholder = rendered.placeholder
+        if case .monogram(let spec) = job.work { placeholder = Placeholder(color: spec.background) }
         var entry = CacheEntry(
             kind: job.work.isMonogram ? .monogram : .photo,
             filename: rendered.files[largest]?.filename ?? "",
@@ -188,7 +191,7 @@ extension WarmPipeline {
             sourceBytes: nil, sourceFormat: rendered.format,
             sourceWidth: rendered.sourceWidth, sourceHeight: rendered.sourceHeight,
             fetchedAt: Date(), etag: photo?.etag, lastModified: photo?.lastModified,
-            files: rendered.files
+            files: rendered.files, placeholder: placeholder
         )
         entry.freshUntil = freshUntil(entry.fetchedAt, serverLifetime: photo?.freshnessLifetime)
         switch job.work {

@@ -174,9 +174,12 @@ public final class CacheIndex: Sendable {
     /// The schema, one migration per version.
     static let evictionOrderMigration = "v4: monograms evicted before photos"
 
-    /// Migrations that only what writes the cache needs (an index a prune walks): a cache
-    /// this process can only read is read without them.
-    static let writersOnlyMigrations: Set<String> = [evictionOrderMigration]
+    static let placeholderMigration = "v5: placeholders"
+
+    /// Migrations that only what writes the cache needs (an index a prune walks, columns a
+    /// reader takes as empty when absent): a cache this process can only read is read
+    /// without them.
+    static let writersOnlyMigrations: Set<String> = [evictionOrderMigration, placeholderMigration]
 
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -268,6 +271,14 @@ public final class CacheIndex: Sendable {
             // The prune's order: monograms (`kind = 'photo'` is 0), then photos, each by
             // last access.
             try db.execute(sql: "CREATE INDEX entry_by_eviction ON entry(kind = 'photo', lastAccess, key)")
+        }
+        migrator.registerMigration(placeholderMigration) { db in
+            // A photo's ThumbHash (base64) and average colour ("#RRGGBB"), a monogram's
+            // colour; NULL for a photo decoded by an earlier version.
+            try db.execute(sql: """
+                ALTER TABLE entry ADD COLUMN placeholderHash TEXT;
+                ALTER TABLE entry ADD COLUMN placeholderColor TEXT;
+                """)
         }
         return migrator
     }

@@ -42,6 +42,9 @@ public final class CacheLookup: Sendable {
         /// The tier chosen, in pixels, and the file's actual side.
         public var tier: Int?
         public var side: Int?
+        /// What to draw while the file loads: a photo's ThumbHash and average colour
+        /// (nil for a photo decoded by an earlier version), or the monogram's colour.
+        public var placeholder: Placeholder?
     }
 
     public struct NotFound: Error, CustomStringConvertible {
@@ -76,6 +79,11 @@ public final class CacheLookup: Sendable {
                 shown = (url, entry)
             } else {
                 throw NotFound(what: "nothing asked")
+            }
+            if let entry = shown.entry, entry.kind == .photo {
+                answer.placeholder = entry.placeholder
+            } else if let color = answer.color {
+                answer.placeholder = Placeholder(color: color)
             }
             if let entry = shown.entry,
                let tier = Self.tier(forViewPoints: viewPoints, scale: scale, available: entry.files.keys.compactMap { Int($0) }),

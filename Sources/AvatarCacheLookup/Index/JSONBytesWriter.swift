@@ -135,6 +135,14 @@ extension JSONBytesWriter {
         key("kind", first: &first); string(entry.kind.rawValue)
         key("lastAccess", first: &first); date(entry.lastAccess)
         if let lastModified = entry.lastModified { key("lastModified", first: &first); string(lastModified) }
+        if let placeholder = entry.placeholder {
+            key("placeholder", first: &first)
+            var firstField = true
+            raw("{")
+            key("color", first: &firstField); string(placeholder.color)
+            if let hash = placeholder.thumbHash { key("thumbHash", first: &firstField); string(hash) }
+            raw("}")
+        }
         if let sourceBytes = entry.sourceBytes { key("sourceBytes", first: &first); int(sourceBytes) }
         if let sourceFormat = entry.sourceFormat { key("sourceFormat", first: &first); string(sourceFormat.rawValue) }
         if let sourceHeight = entry.sourceHeight { key("sourceHeight", first: &first); int(sourceHeight) }

@@ -27,11 +27,11 @@ enum LegacyMetadataImport {
             switch version.schemaVersion {
             case CacheMetadata.legacySchemaVersion?:
                 return try decoder.decode(CacheMetadata.self, from: data)
-            case MetadataDocument.schemaVersion?:
+            case MetadataDocument.schemaVersion?, MetadataDocument.previousSchemaVersion?:
                 let document = try decoder.decode(MetadataDocument.self, from: data)
                 return CacheMetadata(entries: document.entries)
             default:
-                throw StoreError.unreadableMetadata(path: url.path, reason: "schema version \(version.schemaVersion.map(String.init) ?? "missing"), this avatar-cache reads versions \(CacheMetadata.legacySchemaVersion) and \(MetadataDocument.schemaVersion)")
+                throw StoreError.unreadableMetadata(path: url.path, reason: "schema version \(version.schemaVersion.map(String.init) ?? "missing"), this avatar-cache reads versions \(CacheMetadata.legacySchemaVersion) to \(MetadataDocument.schemaVersion)")
             }
         } catch let error as DecodingError {
             throw StoreError.unreadableMetadata(path: url.path, reason: error.readable)

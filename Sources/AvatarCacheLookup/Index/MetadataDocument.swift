@@ -1,17 +1,20 @@
 import Foundation
 import GRDB
 
-/// `metadata.json` at the cache root, schema 2: the document for the apps that read
+/// `metadata.json` at the cache root, schema 3: the document for the apps that read
 /// the cache. Each source (photo URL, `sha256:<hex>` for a photo the export carried, or
 /// `monogram:v1:…`) -> its entry: `filename`, `lastAccess`, `fileSize` as the apps read them,
-/// plus validators, content SHA-256, dimensions and the file of every tier.
+/// plus validators, content SHA-256, dimensions, the file of every tier and the placeholder.
 ///
 /// Written from the index (the truth) whenever a run or a prune changed entries,
 /// atomically, entry by entry (memory stays flat however many there are). Profiles and
 /// failures live in the index only. The README documents both files.
 public struct MetadataDocument: Codable, Sendable, Equatable {
-    /// 1: everything, profiles and failures included (before the index); 2: entries only.
-    public static let schemaVersion = 2
+    /// 1: everything, profiles and failures included (before the index); 2: entries only;
+    /// 3: each entry's `placeholder` added (readers of 2 ignore it).
+    public static let schemaVersion = 3
+    /// The earlier document a cache may still have (taken over as it is).
+    static let previousSchemaVersion = 2
 
     public var schemaVersion: Int
     public var generator: String

@@ -23,6 +23,8 @@ package struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
         case sourceFormat
         case sourceWidth
         case sourceHeight
+        case placeholderHash
+        case placeholderColor
     }
 
     var key: String
@@ -37,6 +39,7 @@ package struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
     var sourceFormat: ImageFormat?
     var sourceWidth: Int?
     var sourceHeight: Int?
+    var placeholder: Placeholder?
 
     init(key: String, entry: CacheEntry) {
         self.key = key
@@ -51,6 +54,7 @@ package struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
         sourceFormat = entry.sourceFormat
         sourceWidth = entry.sourceWidth
         sourceHeight = entry.sourceHeight
+        placeholder = entry.placeholder
     }
 
     package init(row: Row) {
@@ -66,6 +70,8 @@ package struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
         sourceFormat = (row[Columns.sourceFormat] as String?).flatMap(ImageFormat.init(rawValue:))
         sourceWidth = row[Columns.sourceWidth]
         sourceHeight = row[Columns.sourceHeight]
+        // Absent from an index this process could not upgrade (read-only): no placeholder.
+        placeholder = (row[Columns.placeholderColor] as String?).map { Placeholder(thumbHash: row[Columns.placeholderHash], color: $0) }
     }
 
     package func encode(to container: inout PersistenceContainer) {
@@ -81,6 +87,8 @@ package struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
         container[Columns.sourceFormat] = sourceFormat?.rawValue
         container[Columns.sourceWidth] = sourceWidth
         container[Columns.sourceHeight] = sourceHeight
+        container[Columns.placeholderHash] = placeholder?.thumbHash
+        container[Columns.placeholderColor] = placeholder?.color
     }
 
     /// The entry as the cache's document has it, with its files by tier.
@@ -94,7 +102,7 @@ package struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
             fileSize: distinct.values.reduce(0, +), contentSHA256: contentSHA256,
             sourceBytes: sourceBytes, sourceFormat: sourceFormat, sourceWidth: sourceWidth, sourceHeight: sourceHeight,
             fetchedAt: fetchedAt, freshUntil: freshUntil, etag: etag, lastModified: lastModified,
-            files: byTier)
+            files: byTier, placeholder: placeholder)
     }
 }
 

@@ -151,6 +151,12 @@ int cvipsshim_monogram_png(VipsImage *mask, VipsImage *text, int x, int y,
                            int red, int green, int blue, int textRed, int textGreen, int textBlue,
                            int textChain, void **buf, size_t *len);
 
+// The pixels a placeholder is made from, in one pass over an in-memory 8-bit image of 1
+// to 4 bands (grey, grey + alpha, RGB, RGBA): `rgba` gets it box-averaged to side × side
+// straight RGBA (alpha-weighted, side ≤ the image's sides), `average` the mean R, G, B of
+// the whole picture composited on white (0…255). Returns 0, or -1 for another image.
+int cvipsshim_placeholder_pixels(VipsImage *image, int side, unsigned char *rgba, double average[3]);
+
 // Savers. Metadata (EXIF, XMP, ICC, comments) is always stripped; the caller frees
 // *buf with g_free.
 int cvipsshim_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality);

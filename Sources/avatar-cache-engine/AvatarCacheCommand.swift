@@ -1,5 +1,6 @@
 import ArgumentParser
 import AvatarCache
+import AvatarCacheLookupCommand
 import Foundation
 import Logging
 
@@ -79,7 +80,7 @@ enum ExitCodes {
         case is ConfigurationError, is ImagingError, is PipelineFile.Error, is PipelineFile.Errors: return usage
         case is ExportError: return unreadableExport
         case is CacheLockedError: return locked
-        case is CacheLookup.NotFound: return notInCache
+        case is CacheLookup.NotFound: return Lookup.exitCode(for: error)
         default: return cacheUnusable
         }
     }
@@ -114,12 +115,3 @@ struct PruneOptions: ParsableArguments {
         Pruner(budgetBytes: try Settings.budget.value(of: budget), trimRatio: try Settings.trimRatio.value(of: trimRatio))
     }
 }
-
-/// Prints a value as pretty, key-sorted JSON on stdout (`--json` outputs).
-func printJSON<T: Encodable>(_ value: T) throws {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    encoder.dateEncodingStrategy = .iso8601
-    print(String(decoding: try encoder.encode(value), as: UTF8.self))
-}
-

@@ -1,9 +1,14 @@
 import ArgumentParser
-import AvatarCache
+import AvatarCacheLookup
 import Foundation
 
-struct Lookup: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
+/// `avatar-cache lookup`: run by the `avatar-cache` front binary itself, which links only
+/// AvatarCacheLookup (every other command is handed to the engine), and listed by the
+/// engine's command for its help, man pages and completions.
+public struct Lookup: AsyncParsableCommand {
+    public init() {}
+
+    public static let configuration = CommandConfiguration(
         abstract: "Print the file to draw for a user or a photo URL, for a view of a given size.",
         discussion: """
             The tier is the smallest at least max(size × 2, 110) points × --scale, else the largest. \
@@ -27,20 +32,20 @@ struct Lookup: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Pixels per point the cache was warmed at.", valueName: "n"))
     var scale = 3
 
-    @Flag(help: "Print JSON: initials, color, textColor, file, kind (photo, monogram or none), tier.")
+    @Flag(help: "Print JSON: initials, color, textColor, file, kind (photo, monogram or none), tier, placeholder.")
     var json = false
 
     @Option(help: ArgumentHelp("Time the library's lookup: answer the same question this many more times in this process and print the median and slowest to stderr (scripts/bench-scale).", valueName: "n"))
     var repeatCount = 0
 
-    func validate() throws {
+    public func validate() throws {
         guard (user == nil) != (url == nil) else { throw ValidationError("give exactly one of --user and --url") }
         guard size > 0 else { throw ValidationError("--size must be more than 0") }
         guard (1...8).contains(scale) else { throw ValidationError("--scale must be between 1 and 8") }
         guard (0...1_000_000).contains(repeatCount) else { throw ValidationError("--repeat-count must be between 0 and 1000000") }
     }
 
-    func run() async throws {
+    public func run() async throws {
         let answer: CacheLookup.Answer
         do {
             let lookup = try CacheLookup(directory: CacheDirectory(root: URL(fileURLWithPath: cache)))
@@ -57,7 +62,7 @@ struct Lookup: AsyncParsableCommand {
                                                             repeatCount, times[times.count / 2], times[min(times.count - 1, times.count * 99 / 100)], times.last!).utf8))
             }
         } catch {
-            throw ExitCodes.fail(error)
+            throw Self.fail(error)
         }
         if json {
             try printJSON(answer)
@@ -67,4 +72,23 @@ struct Lookup: AsyncParsableCommand {
             print("no cached image: draw \(answer.initials ?? "??") in \(answer.textColor ?? "") on \(answer.color ?? "")")
         }
     }
+
+    /// The documented exit codes of a lookup: 66 when the user or URL is not in the cache,
+    /// 73 when the cache cannot be read; the error printed as the engine prints it.
+    static func fail(_ error: Error) -> ExitCode {
+        FileHandle.standardError.write(Data("avatar-cache: error: \(error)\n".utf8))
+        return exitCode(for: error)
+    }
+
+    public static func exitCode(for error: Error) -> ExitCode {
+        error is CacheLookup.NotFound ? ExitCode(66) : ExitCode(73)
+    }
+}
+
+/// Prints a value as pretty, key-sorted JSON on stdout (`--json` outputs).
+public func printJSON<T: Encodable>(_ value: T) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    encoder.dateEncodingStrategy = .iso8601
+    print(String(decoding: try encoder.encode(value), as: UTF8.self))
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AvatarCache
+import AvatarCacheLookupCommand
 import Foundation
 
 struct Verify: AsyncParsableCommand {

@@ -1,0 +1,40 @@
+// The pixels a placeholder is made from (include/CVipsShim.h).
+#include "CVipsShim.h"
+
+int cvipsshim_placeholder_pixels(VipsImage *image, int side, unsigned char *rgba, double average[3]) {
+    if (!cvipsshim_is_in_memory(image) || image->BandFmt != VIPS_FORMAT_UCHAR || image->Bands < 1 || image->Bands > 4) return -1;
+    const int width = image->Xsize, height = image->Ysize, bands = image->Bands;
+    if (side < 1 || side > width || side > height) return -1;
+    const int alpha = bands == 2 || bands == 4, grey = bands <= 2;
+    const size_t stride = VIPS_IMAGE_SIZEOF_LINE(image);
+    const unsigned char *data = (const unsigned char *) image->data;
+    // Box sums of premultiplied colour and of alpha, per output pixel; the whole
+    // picture's colour on white.
+    double total[3] = {0, 0, 0};
+    for (int oy = 0; oy < side; oy++) {
+        const int y0 = (int) ((long) oy * height / side), y1 = (int) ((long) (oy + 1) * height / side);
+        for (int ox = 0; ox < side; ox++) {
+            const int x0 = (int) ((long) ox * width / side), x1 = (int) ((long) (ox + 1) * width / side);
+            double sum[4] = {0, 0, 0, 0};
+            for (int y = y0; y < y1; y++) {
+                const unsigned char *p = data + (size_t) y * stride + (size_t) x0 * bands;
+                for (int x = x0; x < x1; x++, p += bands) {
+                    const double r = p[0], g = grey ? p[0] : p[1], b = grey ? p[0] : p[2];
+                    const double a = alpha ? p[bands - 1] : 255;
+                    sum[0] += r * a; sum[1] += g * a; sum[2] += b * a; sum[3] += a;
+                }
+            }
+            const double count = (double) (y1 - y0) * (x1 - x0);
+            unsigned char *out = rgba + ((size_t) oy * side + ox) * 4;
+            for (int c = 0; c < 3; c++) {
+                out[c] = sum[3] > 0 ? (unsigned char) (sum[c] / sum[3] + 0.5) : 0;
+                // On white: a·v + (255 − a)·255, per pixel, summed.
+                total[c] += sum[c] / 255 + (255 * count - sum[3]);
+            }
+            out[3] = (unsigned char) (sum[3] / count + 0.5);
+        }
+    }
+    const double pixels = (double) width * height;
+    for (int c = 0; c < 3; c++) average[c] = total[c] / pixels;
+    return 0;
+}

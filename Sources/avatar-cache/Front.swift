@@ -1,0 +1,54 @@
+import ArgumentParser
+import AvatarCacheLookupCommand
+import Foundation
+
+/// The `avatar-cache` users run. A lookup is answered here, in a process that loads no
+/// image, HTTP or YAML library (the apps' and notification services' path: a few
+/// milliseconds, where loading libvips and what it links takes most of 40); every other
+/// command is handed, by `execv` (same process id, same arguments), to the engine: the
+/// program with the whole pipeline, installed beside this one (`avatar-cache-engine` in
+/// the same directory, as a build leaves it, or `../libexec/avatar-cache/` from it, as the
+/// package and the tarball install it).
+@main
+struct Front {
+    static func main() async {
+        let arguments = CommandLine.arguments
+        if arguments.count > 1, arguments[1] == Lookup.configuration.commandName ?? "lookup" {
+            await FrontCommand.main(Array(arguments.dropFirst()))
+            return
+        }
+        Engine.handOver(arguments)
+    }
+}
+
+/// The root command as the engine names it, with the one subcommand run here (its help
+/// reads "avatar-cache lookup").
+struct FrontCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "avatar-cache", subcommands: [Lookup.self])
+}
+
+enum Engine {
+    static let name = "avatar-cache-engine"
+
+    /// Where the engine may be, nearest first, from this binary's own directory.
+    static func candidates() -> [String] {
+        let own = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                      ?? CommandLine.arguments[0]).deletingLastPathComponent()
+        return [own.appendingPathComponent(name).path,
+                own.appendingPathComponent("../libexec/avatar-cache/\(name)").standardizedFileURL.path]
+    }
+
+    /// Replaces this process with the engine, or exits 70 naming where it looked.
+    static func handOver(_ arguments: [String]) -> Never {
+        let places = candidates()
+        for path in places where FileManager.default.isExecutableFile(atPath: path) {
+            var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
+            argv.append(nil)
+            execv(path, argv)
+            FileHandle.standardError.write(Data("avatar-cache: error: cannot start \(path): \(String(cString: strerror(errno)))\n".utf8))
+            exit(70)
+        }
+        FileHandle.standardError.write(Data("avatar-cache: error: the engine that runs every command but lookup is missing: no \(places.joined(separator: " nor ")) (reinstall avatar-cache)\n".utf8))
+        exit(70)
+    }
+}
