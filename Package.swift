@@ -102,6 +102,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // docs/embedding.md's example: a server route's handler over AvatarCacheLookup alone.
+        .executableTarget(
+            name: "lookup-route",
+            dependencies: ["AvatarCacheLookup"],
+            path: "Examples/lookup-route"
+        ),
         // Test support: zlib's inflate, to check a PNG's stream whole (libpng only warns
         // about a bad checksum at its end).
         .target(
@@ -117,6 +123,7 @@ let package = Package(
                 "CTestZlib",
                 "avatar-cache",
                 "avatar-cache-engine",
+                "lookup-route",
                 "CVips",
                 "CVipsShim",
                 .product(name: "Logging", package: "swift-log"),

@@ -87,8 +87,12 @@ package struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
         container[Columns.sourceFormat] = sourceFormat?.rawValue
         container[Columns.sourceWidth] = sourceWidth
         container[Columns.sourceHeight] = sourceHeight
-        container[Columns.placeholderHash] = placeholder?.thumbHash
-        container[Columns.placeholderColor] = placeholder?.color
+        // Named only when there is one: the rows of an entry without (a cache taken over
+        // from its metadata.json) go into any schema since v1.
+        if let placeholder {
+            container[Columns.placeholderHash] = placeholder.thumbHash
+            container[Columns.placeholderColor] = placeholder.color
+        }
     }
 
     /// The entry as the cache's document has it, with its files by tier.
