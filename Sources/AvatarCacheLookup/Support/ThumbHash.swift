@@ -44,19 +44,29 @@ public enum ThumbHash {
             a[i] = alpha
         }
 
+        // The cosines every term needs, each computed once (the same expressions as the
+        // reference's, so the same values): [k][x] = cos(π / side · k · (x + ½)).
+        let terms = 7   // the most any channel has: luminance without alpha
+        func cosines(_ side: Int) -> [[Double]] {
+            (0..<terms).map { k in (0..<side).map { cos(Double.pi / Double(side) * Double(k) * (Double($0) + 0.5)) } }
+        }
+        let cosX = cosines(w), cosY = cosines(h)
+
         // DCT: the constant term, and the varying ones scaled to 0…1.
         func channel(_ values: [Double], _ nx: Int, _ ny: Int) -> (dc: Double, ac: [Double], scale: Double) {
             var dc = 0.0, ac: [Double] = [], scale = 0.0
-            var fx = [Double](repeating: 0, count: w)
             for cy in 0..<ny {
                 var cx = 0
                 while cx * ny < nx * (ny - cy) {
-                    for x in 0..<w { fx[x] = cos(Double.pi / Double(w) * Double(cx) * (Double(x) + 0.5)) }
                     // In the reference's order of operations, so the rounding is its own.
                     var f = 0.0
-                    for y in 0..<h {
-                        let fy = cos(Double.pi / Double(h) * Double(cy) * (Double(y) + 0.5))
-                        for x in 0..<w { f += values[x + y * w] * fx[x] * fy }
+                    values.withUnsafeBufferPointer { values in
+                        cosX[cx].withUnsafeBufferPointer { fx in
+                            for y in 0..<h {
+                                let fy = cosY[cy][y]
+                                for x in 0..<w { f += values[x + y * w] * fx[x] * fy }
+                            }
+                        }
                     }
                     f /= Double(count)
                     if cx > 0 || cy > 0 {
