@@ -106,7 +106,10 @@ public final class CacheIndex: Sendable {
         directory.syncDirectory()
     }
 
-    private static func openPool(_ path: String, role: Role = .maintenance) throws -> DatabasePool {
+    /// A pool (readers beside the writer) for a run or a prune; one connection for lookups,
+    /// which read a few rows and write an access time: opening a second connection was a
+    /// tenth of a lookup process's time. Either reads while another process writes (WAL).
+    private static func openPool(_ path: String, role: Role = .maintenance) throws -> any DatabaseWriter {
         var configuration = Configuration()
         configuration.label = "avatar-cache index"
         // A lookup waits for a warm-up's transaction rather than failing.
@@ -123,9 +126,11 @@ public final class CacheIndex: Sendable {
             }
         }
         do {
-            let pool = try DatabasePool(path: path, configuration: configuration)
-            try migrator.migrate(pool)
-            return pool
+            let database: any DatabaseWriter = role == .lookup
+                ? try DatabaseQueue(path: path, configuration: configuration)
+                : try DatabasePool(path: path, configuration: configuration)
+            try migrator.migrate(database)
+            return database
         } catch let error as DatabaseError {
             throw StoreError.index(path: path, reason: error.message ?? "\(error)")
         }
