@@ -284,6 +284,37 @@ import Testing
         #expect(try CLITests.run([cache, "absent"], executable: example).stdout.contains("\"status\" : 404"))
     }
 
+    /// A server keeps one lookup open for its life: once its accesses are written it holds no
+    /// lock, so a warm-up's write transaction starts at once.
+    @Test func aLookupKeptOpenHoldsNoLockBetweenLookups() async throws {
+        let server = try FixtureServer(routes: ["/p.jpg": .ok(bytes: try Fixtures.photo("chelsea.jpg"))])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("lookup-lock")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport([(id: "p", name: "Pat", url: server.url("/p.jpg"))], in: directory)
+        let cache = directory.appendingPathComponent("cache")
+        _ = try await WarmPipeline(configuration: Fixtures.configuration(exports: [export], cache: cache), logger: .test).run()
+        let lookup = try CacheLookup(directory: CacheDirectory(root: cache))
+        _ = try lookup.lookup(userID: "p", viewPoints: 55, scale: 3)
+        lookup.flush()
+        #expect(try Self.writesAtOnce(cache.appendingPathComponent(CacheIndex.fileName).path))
+        _ = try lookup.lookup(userID: "p", viewPoints: 55, scale: 3, recordAccess: false)
+        #expect(try Self.writesAtOnce(cache.appendingPathComponent(CacheIndex.fileName).path))
+        withExtendedLifetime(lookup) {}
+    }
+
+    /// Whether a write transaction on the index starts without waiting.
+    static func writesAtOnce(_ indexPath: String) throws -> Bool {
+        let queue = try DatabaseQueue(path: indexPath)
+        defer { try? queue.close() }
+        do {
+            try queue.inDatabase { try $0.execute(sql: "BEGIN IMMEDIATE; ROLLBACK") }
+            return true
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+            return false
+        }
+    }
+
     /// docs/embedding.md shows the example route's code as it is in the file that is built
     /// and tested (above).
     @Test func theEmbeddingGuideShowsTheExampleAsBuilt() throws {
@@ -298,7 +329,7 @@ import Testing
 
     /// The index as the version before wrote it: no placeholder columns, no v5 migration.
     static func downgrade(_ indexPath: String) throws {
-        let queue = try DatabaseQueue(path: indexPath)
+        let queue = try DatabaseQueue(path: indexPath, configuration: waiting)
         try queue.write { db in
             try db.execute(sql: "ALTER TABLE entry DROP COLUMN placeholderHash; ALTER TABLE entry DROP COLUMN placeholderColor")
             try db.execute(sql: "DELETE FROM grdb_migrations WHERE identifier = ?", arguments: [CacheIndex.placeholderMigration])
@@ -306,8 +337,16 @@ import Testing
         try queue.close()
     }
 
+    /// Waits for a lookup's access, written in the background, as avatar-cache's own
+    /// connections do.
+    static var waiting: Configuration {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        return configuration
+    }
+
     static func expire(_ indexPath: String, key: String) throws {
-        let queue = try DatabaseQueue(path: indexPath)
+        let queue = try DatabaseQueue(path: indexPath, configuration: waiting)
         try queue.write { try $0.execute(sql: "UPDATE entry SET freshUntil = 0 WHERE key = ?", arguments: [key]) }
         try queue.close()
     }
