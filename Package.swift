@@ -89,6 +89,7 @@ let package = Package(
         .executableTarget(
             name: "avatar-cache",
             dependencies: [
+                "AvatarCacheLookup",
                 "AvatarCacheLookupCommand",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -120,6 +121,7 @@ let package = Package(
             dependencies: [
                 "AvatarCache",
                 "AvatarCacheLookup",
+                "AvatarCacheLookupCommand",
                 "CTestZlib",
                 "avatar-cache",
                 "avatar-cache-engine",

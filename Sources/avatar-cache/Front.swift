@@ -1,4 +1,5 @@
 import ArgumentParser
+import AvatarCacheLookup
 import AvatarCacheLookupCommand
 import Foundation
 
@@ -14,6 +15,19 @@ struct Front {
     static func main() async {
         let arguments = CommandLine.arguments
         if arguments.count > 1, arguments[1] == Lookup.configuration.commandName ?? "lookup" {
+            // The forms services pass straight to the lookup; help and mistakes through
+            // swift-argument-parser, which words them as the engine does.
+            if let request = Lookup.Request.parseCommonForm(Array(arguments.dropFirst(2))) {
+                do {
+                    try request.run()
+                    exit(0)
+                } catch let code as ExitCode {
+                    exit(code.rawValue)
+                } catch {
+                    FileHandle.standardError.write(Data("avatar-cache: error: \(error)\n".utf8))
+                    exit(73)
+                }
+            }
             await FrontCommand.main(Array(arguments.dropFirst()))
             return
         }
@@ -24,7 +38,7 @@ struct Front {
 /// The root command as the engine names it, with the one subcommand run here (its help
 /// reads "avatar-cache lookup").
 struct FrontCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "avatar-cache", subcommands: [Lookup.self])
+    static let configuration = CommandConfiguration(commandName: "avatar-cache", version: AvatarCacheVersion.string, subcommands: [Lookup.self])
 }
 
 enum Engine {

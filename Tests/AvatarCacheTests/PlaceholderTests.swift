@@ -3,6 +3,7 @@ import GRDB
 import Testing
 @testable import AvatarCache
 @testable import AvatarCacheLookup
+import AvatarCacheLookupCommand
 
 /// Placeholders: ThumbHash held to its reference implementation, every photo of a warm
 /// given one whose colour is the tier's, monograms their colour, a cache of the version
@@ -259,12 +260,23 @@ import Testing
         let cache = directory.appendingPathComponent("cache").path
         let warm = try CLITests.run(["warm", export, "--cache", cache, "--allow-private-networks", "--log-level", "error"])
         #expect(warm.status == 0, "\(warm.stderr)")
-        for arguments in [["--user", "p", "--json"], ["--user", "m", "--json"], ["--url", server.url("/p.jpg"), "--json", "--size", "200"],
-                          ["--user", "p"], ["--user", "absent"]] {
-            let fromFront = try CLITests.run(["lookup", "--cache", cache] + arguments)
-            let fromEngine = try CLITests.run(["lookup", "--cache", cache] + arguments, executable: engine)
-            #expect(fromFront.status == fromEngine.status && fromFront.stdout == fromEngine.stdout && fromFront.stderr == fromEngine.stderr, "\(arguments)")
+        // The forms the front parses itself, and those it leaves to swift-argument-parser
+        // (help, mistakes, a repeated option): the engine's answers, byte for byte.
+        for arguments in [["--cache", cache, "--user", "p", "--json"], ["--cache", cache, "--user", "m", "--json"],
+                          ["--cache", cache, "--url", server.url("/p.jpg"), "--json", "--size", "200"],
+                          ["--json", "--user=p", "--cache=\(cache)", "--scale=2", "--size=15"],
+                          ["--cache", cache, "--user", "p"], ["--cache", cache, "--user", "absent"],
+                          ["--cache", cache, "--user", "p", "--scale", "9"], ["--cache", cache, "--user", "p", "--url", "x"],
+                          ["--cache", cache, "--user", "m", "--user", "p"], ["--cache", cache], ["--cache", cache, "--user", "p", "--size", "abc"],
+                          ["--cache", cache, "--user", "p", "--colour"], ["--help"], ["--cache", "/nonexistent", "--user", "p"]] {
+            let fromFront = try CLITests.run(["lookup"] + arguments)
+            let fromEngine = try CLITests.run(["lookup"] + arguments, executable: engine)
+            #expect(fromFront.status == fromEngine.status && fromFront.stdout == fromEngine.stdout && fromFront.stderr == fromEngine.stderr,
+                    "\(arguments): \(fromFront.status) \(fromFront.stdout) \(fromFront.stderr) against \(fromEngine.status) \(fromEngine.stdout) \(fromEngine.stderr)")
         }
+        #expect(Lookup.Request.parseCommonForm(["--cache", cache, "--user", "p"]) != nil)
+        #expect(Lookup.Request.parseCommonForm(["--cache", cache, "--user", "p", "--help"]) == nil)
+        #expect(Lookup.Request.parseCommonForm(["--cache", cache, "--user", "m", "--user", "p"]) == nil)
         #expect(try CLITests.run(["lookup", "--cache", cache, "--user", "absent"]).status == 66)
         let answer = try CLITests.run(["lookup", "--cache", cache, "--user", "p", "--json"]).stdout
         #expect(answer.contains("\"thumbHash\""), "\(answer)")

@@ -26,9 +26,8 @@ struct RenderWriter: Sendable {
     func renderMonogram(_ spec: MonogramSpec, contentSHA256: String) async throws -> RenderedFiles {
         let tiers = try await draw { try monograms.render(spec) }
         let written = try await files.run { try write(tiers, contentSHA256: contentSHA256, format: monograms.outputFormat) }
-        var rendered = RenderedFiles(format: nil, sourceWidth: nil, sourceHeight: nil, files: written, renderedNow: true)
-        rendered.placeholder = Placeholder(color: spec.background)
-        return rendered
+        // Its placeholder (its colour) is set where every monogram entry is made.
+        return RenderedFiles(format: nil, sourceWidth: nil, sourceHeight: nil, files: written, renderedNow: true)
     }
 
     /// `work` on a decode thread; an imaging error is the source's failure.
