@@ -27,10 +27,10 @@ public struct Lookup: AsyncParsableCommand {
     var url: String?
 
     @Option(help: ArgumentHelp("The view size in points.", valueName: "pt"))
-    var size: Double = 55
+    var size = Request.defaultSize
 
     @Option(help: ArgumentHelp("Pixels per point the cache was warmed at.", valueName: "n"))
-    var scale = 3
+    var scale = Request.defaultScale
 
     @Flag(help: "Print JSON: initials, color, textColor, file, kind (photo, monogram or none), tier, placeholder.")
     var json = false
@@ -52,11 +52,14 @@ public struct Lookup: AsyncParsableCommand {
 
     /// A lookup's arguments, parsed or not.
     public struct Request: Sendable {
+        static let defaultSize: Double = 55
+        static let defaultScale = 3
+
         var cache: String
         var user: String?
         var url: String?
-        var size: Double = 55
-        var scale = 3
+        var size = defaultSize
+        var scale = defaultScale
         var json = false
         var repeatCount = 0
 
@@ -150,8 +153,13 @@ public struct Lookup: AsyncParsableCommand {
     }
 
     public static func exitCode(for error: Error) -> ExitCode {
-        error is CacheLookup.NotFound ? ExitCode(66) : ExitCode(73)
+        error is CacheLookup.NotFound ? notInCache : cacheUnusable
     }
+
+    /// The user or URL is not in the cache.
+    public static let notInCache = ExitCode(66)
+    /// The cache cannot be read.
+    public static let cacheUnusable = ExitCode(73)
 }
 
 /// Prints a value as pretty, key-sorted JSON on stdout (`--json` outputs).

@@ -5,7 +5,7 @@ int cvipsshim_placeholder_pixels(VipsImage *image, int side, unsigned char *rgba
     if (!cvipsshim_is_in_memory(image) || image->BandFmt != VIPS_FORMAT_UCHAR || image->Bands < 1 || image->Bands > 4) return -1;
     const int width = image->Xsize, height = image->Ysize, bands = image->Bands;
     if (side < 1 || side > width || side > height) return -1;
-    const int alpha = bands == 2 || bands == 4, grey = bands <= 2;
+    const int alpha = bands == 2 || bands == 4;
     const size_t stride = VIPS_IMAGE_SIZEOF_LINE(image);
     const unsigned char *data = (const unsigned char *) image->data;
     if (!alpha) {
@@ -38,8 +38,9 @@ int cvipsshim_placeholder_pixels(VipsImage *image, int side, unsigned char *rgba
         for (int c = 0; c < 3; c++) average[c] = (double) total[c] / pixels;
         return 0;
     }
-    // Box sums of premultiplied colour and of alpha, per output pixel; the whole
-    // picture's colour on white.
+    // With alpha (grey + alpha, RGBA): box sums of premultiplied colour and of alpha, per
+    // output pixel; the whole picture's colour on white.
+    const int grey = bands == 2;
     double total[3] = {0, 0, 0};
     for (int oy = 0; oy < side; oy++) {
         const int y0 = (int) ((long) oy * height / side), y1 = (int) ((long) (oy + 1) * height / side);
@@ -50,7 +51,7 @@ int cvipsshim_placeholder_pixels(VipsImage *image, int side, unsigned char *rgba
                 const unsigned char *p = data + (size_t) y * stride + (size_t) x0 * bands;
                 for (int x = x0; x < x1; x++, p += bands) {
                     const double r = p[0], g = grey ? p[0] : p[1], b = grey ? p[0] : p[2];
-                    const double a = alpha ? p[bands - 1] : 255;
+                    const double a = p[bands - 1];
                     sum[0] += r * a; sum[1] += g * a; sum[2] += b * a; sum[3] += a;
                 }
             }

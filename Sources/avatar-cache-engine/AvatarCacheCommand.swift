@@ -52,8 +52,8 @@ enum ExitCodes {
     static let integrityFailure = ExitCode(4)
     static let usage = ExitCode(64)
     static let unreadableExport = ExitCode(65)
-    static let notInCache = ExitCode(66)
-    static let cacheUnusable = ExitCode(73)
+    static let notInCache = Lookup.notInCache
+    static let cacheUnusable = Lookup.cacheUnusable
     static let outputNotWritten = ExitCode(74)
     static let locked = ExitCode(75)
 
@@ -80,7 +80,7 @@ enum ExitCodes {
         case is ConfigurationError, is ImagingError, is PipelineFile.Error, is PipelineFile.Errors: return usage
         case is ExportError: return unreadableExport
         case is CacheLockedError: return locked
-        case is CacheLookup.NotFound: return Lookup.exitCode(for: error)
+        case is CacheLookup.NotFound: return notInCache
         default: return cacheUnusable
         }
     }

@@ -21,11 +21,9 @@ struct Front {
                 do {
                     try request.run()
                     exit(0)
-                } catch let code as ExitCode {
-                    exit(code.rawValue)
                 } catch {
-                    FileHandle.standardError.write(Data("avatar-cache: error: \(error)\n".utf8))
-                    exit(73)
+                    // As swift-argument-parser ends the engine's lookup: an exit code as it is.
+                    FrontCommand.exit(withError: error)
                 }
             }
             await FrontCommand.main(Array(arguments.dropFirst()))

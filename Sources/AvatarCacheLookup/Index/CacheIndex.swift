@@ -63,7 +63,7 @@ public final class CacheIndex: Sendable {
             try build(directory) { db in
                 if let legacy { try LegacyMetadataImport.importing(legacy, into: db) }
             }
-            let index = try CacheIndex(database: openPool(directory.root.appendingPathComponent(fileName).path, role: role), directory: directory)
+            let index = try CacheIndex(database: openWriter(directory.root.appendingPathComponent(fileName).path, role: role), directory: directory)
             // The apps' document in this version's schema from the start.
             if legacy != nil { try index.read { try MetadataDocument.write(from: $0, to: directory) } }
             return index
@@ -72,7 +72,7 @@ public final class CacheIndex: Sendable {
         if !directory.isWritable(fileName) {
             return CacheIndex(database: try openReadOnly(path), directory: directory, readOnly: true)
         }
-        return try CacheIndex(database: openPool(path, role: role), directory: directory)
+        return try CacheIndex(database: openWriter(path, role: role), directory: directory)
     }
 
     /// Opens the index of an existing cache for reading (lookup, stats) without the lock;
@@ -92,7 +92,7 @@ public final class CacheIndex: Sendable {
         let temporary = "\(CacheDirectory.temporaryPrefix)index-\(UUID().uuidString).sqlite"
         let path = directory.root.appendingPathComponent(temporary).path
         do {
-            let pool = try openPool(path)
+            let pool = try openWriter(path)
             try pool.write(fill)
             try pool.close()
         } catch {
@@ -109,7 +109,7 @@ public final class CacheIndex: Sendable {
     /// A pool (readers beside the writer) for a run or a prune; one connection for lookups,
     /// which read a few rows and write an access time: opening a second connection was a
     /// tenth of a lookup process's time. Either reads while another process writes (WAL).
-    private static func openPool(_ path: String, role: Role = .maintenance) throws -> any DatabaseWriter {
+    private static func openWriter(_ path: String, role: Role = .maintenance) throws -> any DatabaseWriter {
         var configuration = Configuration()
         configuration.label = "avatar-cache index"
         // A lookup waits for a warm-up's transaction rather than failing.
@@ -176,7 +176,6 @@ public final class CacheIndex: Sendable {
         return "file:" + (path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path) + "?immutable=1"
     }
 
-    /// The schema, one migration per version.
     static let evictionOrderMigration = "v4: monograms evicted before photos"
 
     static let placeholderMigration = "v5: placeholders"
@@ -186,6 +185,7 @@ public final class CacheIndex: Sendable {
     /// without them.
     static let writersOnlyMigrations: Set<String> = [evictionOrderMigration, placeholderMigration]
 
+    /// The schema, one migration per version.
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: entries, files, profiles, failures") { db in

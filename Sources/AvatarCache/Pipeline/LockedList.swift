@@ -1,15 +1,13 @@
 import Foundation
 
 /// Items collected elsewhere (the index's writer), taken on the reading thread.
-package final class LockedList<Element>: @unchecked Sendable {
+final class LockedList<Element>: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [Element] = []
 
-    package init() {}
+    func append(_ item: Element) { lock.withLock { items.append(item) } }
 
-    package func append(_ item: Element) { lock.withLock { items.append(item) } }
-
-    package func takeAll() -> [Element] {
+    func takeAll() -> [Element] {
         lock.withLock {
             defer { items.removeAll() }
             return items
