@@ -12,7 +12,8 @@ struct AvatarCacheCommand: AsyncParsableCommand {
         discussion: """
             Exit codes: 0 success (per-source failures are in the report); 3 more sources failed \
             than --max-failure-rate allows; 4 verify found problems; 64 bad usage or configuration; \
-            65 an export cannot be read; 66 lookup: not in the cache; 73 the cache cannot be read or \
+            65 an export cannot be read; 66 lookup: not in the cache; 70 avatar-cache cannot find or start \
+            its engine (an incomplete installation); 73 the cache cannot be read or \
             written; 74 the run is done and the cache saved, but a report, metrics or step-summary \
             file could not be written; 75 the cache is locked by another run; 130/143 stopped by SIGINT/SIGTERM \
             (what was done is saved).
