@@ -111,11 +111,6 @@ import AvatarCacheLookupCommand
         return (sum.0 / count, sum.1 / count, sum.2 / count)
     }
 
-    static func rgb(_ hex: String) -> (Double, Double, Double) {
-        let value = Int(hex.dropFirst(), radix: 16)!
-        return (Double(value >> 16), Double((value >> 8) & 255), Double(value & 255))
-    }
-
     @Test func everyPhotoOfAWarmHasAPlaceholderWhoseColourIsTheTiers() async throws {
         let names = ["chelsea.jpg", "chelsea-96.jpg", "coffee-cmyk.jpg", "coffee-rotated.jpg", "camera.png", "chelsea-disc.png",
                      "chelsea-disc.webp", "motorcycle.webp", "coins.gif", "hubble.jpg", "logo.png"]
@@ -160,7 +155,7 @@ import AvatarCacheLookupCommand
                     }
                 }
                 let tier = Self.meanOnWhite(rgba)
-                #expect(Self.deltaE(tier, Self.rgb(placeholder.color)) < 1.5, "\(entry.filename): \(placeholder.color) for \(tier)")
+                #expect(Self.deltaE(tier, MonogramRenderer.rgb(placeholder.color)) < 1.5, "\(entry.filename): \(placeholder.color) for \(tier)")
                 let decoded = try #require(ThumbHash.decode([UInt8](hash)))
                 let drawn = Self.meanOnWhite(decoded.rgba)
                 #expect(Self.deltaE(tier, drawn) < 5, "\(entry.filename): the ThumbHash draws \(drawn), the tier is \(tier)")
