@@ -364,6 +364,23 @@ import Testing
         }
     }
 
+    @Test func nestedCardsAreEachAContactTheOuterAfterTheInner() throws {
+        // Android's importer (its test card v21_nest.vcf): a 2.1 card may hold cards (AGENT).
+        let nested = try read("android-vcard/v21_nest.vcf")
+        #expect(nested.profiles.map(\.displayName) == ["nest1", "nest2", "parent"] && nested.bad.isEmpty, "\(nested)")
+        #expect(nested.profiles.map(\.id) == ["v21_nest#2", "v21_nest#3", "v21_nest#1"])
+        // Nesting is bounded: a file of BEGINs with no END holds at most `maxNesting` open
+        // cards; each one pushed out is reported as unfinished, nothing is held for long.
+        let deep = String(repeating: "BEGIN:VCARD\nFN:Open\n", count: 1_000) + "BEGIN:VCARD\nFN:Last\nEND:VCARD\n"
+        var cards: [VCard] = []
+        try VCardParser(maxCardBytes: 1 << 20).cards(from: VCardBytes(bytes: Array(deep.utf8))) { cards.append($0) }
+        #expect(cards.count == 1_001 && cards.filter { $0.problem == VCardParser.unfinished }.count == 1_000)
+        #expect(cards.first { $0.problem == nil }?.formattedName == "Last")
+        // Android writes a nickname as its own property when there is no other name.
+        let nickname = try read("android-vcard/v21_im.vcf")
+        #expect(nickname.profiles.first?.displayName == "Nick", "\(nickname)")
+    }
+
     @Test func gammusPhoneCardsWithAJPEGThatHasAByteAfterItsEnd() throws {
         // Gammu's test cards (gammu/gammu tests/vcards, GPL-2.0): a phone's read-out whose
         // JPEG has a stray byte after its end-of-image marker.
@@ -377,5 +394,47 @@ import Testing
         #expect(avatar.tiers.count == 2)
         #expect(avatar.warning?.contains("premature end of data segment") == true, "\(String(describing: avatar.warning))")
         #expect(byID["photo"]?.photo != nil && byID["gammu#1"]?.displayName == "Nikdo-ME")
+    }
+}
+
+/// Every real file of the address-book libraries' test corpora (Fixtures/vcards/*/, their
+/// README names each writer and where the files come from), read as a contacts app shows
+/// them: the table `real-world.tsv` is each card's name, initials and picture, each photo
+/// decoded by libvips.
+@Suite struct RealWorldVCardTests {
+    static let folders = ["android-vcard", "eds", "ez-vcard", "gammu", "kcontacts", "khard", "qtpim", "sabre-vobject", "vobject"]
+
+    @Test func realWorldCards() throws {
+        let root = Fixtures.repositoryRoot.appendingPathComponent("Tests/AvatarCacheTests/Fixtures/vcards")
+        let renderer = try AvatarRenderer(tiers: [110], maxPixels: 50_000_000)
+        var rows: [String] = []
+        var files = Set<String>()
+        for folder in Self.folders {
+            let read = try Fixtures.read(JamiReader(path: root.appendingPathComponent(folder).path))
+            for profile in read.profiles {
+                var shows = profile.glyph.map { "glyph \($0)" } ?? "monogram"
+                switch profile.photo {
+                case .url: shows = "url"
+                case .inline(let photo):
+                    do {
+                        let avatar = try renderer.render(photo.bytes, inline: true)
+                        shows = avatar.warning == nil ? "photo" : "photo, warning"
+                    } catch { shows = "not decoded: \(error)" }
+                case nil: break
+                }
+                let file = URL(fileURLWithPath: profile.origin?.file ?? "?").lastPathComponent
+                rows.append("\(folder)/\(file)\t\(profile.id)\t\(profile.displayName)\t\(profile.initials)\t\(shows)")
+            }
+            for bad in read.bad {
+                rows.append("\(folder)/\(URL(fileURLWithPath: bad.file).lastPathComponent)\t#\(bad.index)\t\t\treported: \(bad.reason)")
+            }
+            for file in try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(folder).path) { files.insert("\(folder)/\(file)") }
+        }
+        let table = try String(contentsOf: root.appendingPathComponent("real-world.tsv"), encoding: .utf8)
+        let expected = table.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
+        #expect(rows.sorted() == expected.sorted(), "\(Set(rows).symmetricDifference(expected).sorted().joined(separator: "\n"))")
+        // Every file of the folders is in the table: none was skipped unread.
+        #expect(Set(expected.map { String($0.prefix { $0 != "\t" }) }) == files)
+        #expect(files.count >= 150 && Set(files.map { $0.prefix { $0 != "/" } }).count == Self.folders.count)
     }
 }

@@ -60,16 +60,16 @@ public struct JamiReader: ExportReader {
             }
             if var held = first {
                 first = nil
-                held.fallbackID = "\(stem)#1"
-                try emit(held, index: 1, file: file, body)
+                held.fallbackID = "\(stem)#\(held.ordinal)"
+                try emit(held, index: held.ordinal, file: file, body)
             }
             var card = card
-            card.fallbackID = "\(stem)#\(count)"
-            try emit(card, index: count, file: file, body)
+            card.fallbackID = "\(stem)#\(card.ordinal)"
+            try emit(card, index: card.ordinal, file: file, body)
         }
         if var only = first {
             only.fallbackID = stem
-            try emit(only, index: 1, file: file, body)
+            try emit(only, index: only.ordinal, file: file, body)
         }
         if count == 0 {
             try body(.bad(BadRecord(file: file, index: 1, line: 1, reason: "no BEGIN:VCARD in the file")))

@@ -10,6 +10,10 @@ struct VCard: Equatable {
     }
 
     var line: Int
+    /// The place of its `BEGIN:VCARD` among the file's (nested cards counted).
+    var ordinal = 1
+    /// Another card began inside this one (vCard 2.1 nesting, or a lost `END:VCARD`).
+    var hasNestedCard = false
     var uid: String?
     var formattedName: String?
     /// The `FN` chosen was marked preferred.

@@ -16,13 +16,22 @@ struct VCardParser {
         self.maxCardBytes = min(maxCardBytes, 1 << 50)
     }
 
+    /// How deep cards may nest (vCard 2.1's `AGENT`, Android's importer): a `BEGIN:VCARD`
+    /// deeper than this ends the innermost open card as unfinished instead.
+    static let maxNesting = 4
+
     /// Reads `source` (chunks of the file as UTF-8, `VCardBytes`) and calls `body` with
-    /// each card in order: at its `END:VCARD`, at the next `BEGIN:VCARD` (reported as
-    /// unfinished) or at the end of the input (reported as truncated).
+    /// each card at its `END:VCARD`. A `BEGIN:VCARD` inside an open card starts a nested
+    /// card (as vCard 2.1 allows and Android's importer reads it): the nested one is handed
+    /// on at its end, the outer one at its own, after it. Cards still open at the end of
+    /// the input are reported: as unfinished when another card began inside them (a card
+    /// whose `END:VCARD` was lost), else as truncated. Each card's `ordinal` is the place
+    /// of its `BEGIN:VCARD` in the file.
     func cards(from source: VCardBytes, _ body: (VCard) throws -> Void) throws {
         var lines = PhysicalLines(source: source, maxLineBytes: maxCardBytes)
-        var current: VCard?
-        var currentBytes = 0
+        // The open cards, innermost last, with the bytes each has had.
+        var open: [(card: VCard, bytes: Int)] = []
+        var begun = 0
         // One logical line (folded lines joined), cut at `maxCardBytes` + 1 bytes.
         var logical: [UInt8]?
         var logicalStart = 0
@@ -37,21 +46,22 @@ struct VCardParser {
         func finish(_ line: [UInt8], _ start: Int) throws {
             let (name, parameters, value) = Self.split(line)
             if name == "BEGIN", Self.keyword(value) == "VCARD" {
-                if var open = current {
-                    open.problem = "no END:VCARD before the next BEGIN:VCARD"
-                    try body(open)
+                if open.count == Self.maxNesting {
+                    var unfinished = open.removeLast().card
+                    unfinished.problem = unfinished.problem ?? Self.unfinished
+                    try body(unfinished)
                 }
-                current = VCard(line: start)
-                currentBytes = 0
+                if !open.isEmpty { open[open.count - 1].card.hasNestedCard = true }
+                begun += 1
+                open.append((VCard(line: start, ordinal: begun), 0))
                 return
             }
-            guard var card = current else { return }
-            currentBytes += line.count
-            if currentBytes > maxCardBytes, card.problem == nil {
+            guard var (card, bytes) = open.popLast() else { return }
+            bytes += line.count
+            if bytes > maxCardBytes, card.problem == nil {
                 card.problem = "vCard is larger than \(maxCardBytes) bytes"
             }
             if name == "END", Self.keyword(value) == "VCARD" {
-                current = nil
                 try body(card)
                 return
             }
@@ -59,7 +69,7 @@ struct VCardParser {
             if card.problem == nil {
                 read(name, parameters, value, into: &card)
             }
-            current = card
+            open.append((card, bytes))
         }
 
         while let line = try lines.next() {
@@ -87,11 +97,13 @@ struct VCardParser {
             inQuotedPrintable = Self.contains(line[..<(line.firstIndex(of: UInt8(ascii: ":")) ?? line.endIndex)], "QUOTED-PRINTABLE")
         }
         if let finished = logical { try finish(finished, logicalStart) }
-        if var open = current {
-            open.problem = "the file ends before END:VCARD (truncated?)"
-            try body(open)
+        while var (card, _) = open.popLast() {
+            card.problem = card.problem ?? (card.hasNestedCard ? Self.unfinished : "the file ends before END:VCARD (truncated?)")
+            try body(card)
         }
     }
+
+    static let unfinished = "no END:VCARD before the next BEGIN:VCARD"
 
     /// One property of a card: the ones we show, kept; the rest, skipped unread.
     private func read(_ name: String, _ parameters: [String], _ value: ArraySlice<UInt8>, into card: inout VCard) {
@@ -132,6 +144,13 @@ struct VCardParser {
             case "group": card.isGroup = true
             case "org", "organization": card.isCompany = true
             default: break
+            }
+        case "X-ANDROID-CUSTOM":
+            // Android's own export of a nickname: `vnd.android.cursor.item/nickname;Nick;…`.
+            let type = "vnd.android.cursor.item/nickname;"
+            if card.nickname == nil, Self.text(value.prefix(type.utf8.count)) == type {
+                let fields = Self.splitUnescaped(decode(value, parameters, property: name, problems: &card.textProblems))
+                if fields.count > 1, !fields[1].isEmpty { card.nickname = fields[1] }
             }
         case "X-JAMI-GROUP":
             card.isGroup = true
