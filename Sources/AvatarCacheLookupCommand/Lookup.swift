@@ -76,7 +76,8 @@ public struct Lookup: AsyncParsableCommand {
         /// (`--name value`, `--name=value`, `--json`; each once, no value starting with
         /// "-"), valid as `validate` has them; nil for anything else (help, a mistake, a
         /// repeated option), which swift-argument-parser then parses and answers. Skipping
-        /// its reflection over the command's properties saves about 2 ms a lookup process.
+        /// its reflection over the command's properties is a measurable share of a lookup
+        /// process (docs/performance-notes.md, "The lookup process").
         public static func parseCommonForm(_ arguments: [String]) -> Request? {
             var values: [String: String] = [:]
             var json = false

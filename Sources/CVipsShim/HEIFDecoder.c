@@ -247,8 +247,7 @@ int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixel
     struct heif_error error;
     if (!context) { vips_error("heif", "out of memory"); return -1; }
     // One image per thread is the pipeline's model: libheif's own threads (one per grid
-    // tile) would only hand work back and forth on cores that are already busy (0, 1
-    // and 4 measured the same on the benchmark's HEICs, within noise).
+    // tile) would only hand work back and forth on cores that are already busy.
     heif_context_set_max_decoding_threads(context, 0);
     // Within one picture, the HEVC decoder's threads decode rows of coding blocks in
     // parallel (wavefronts), so a large HEIC uses more than one core; libavcodec where

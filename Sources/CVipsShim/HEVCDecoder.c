@@ -10,10 +10,9 @@
 // above libheif's own, and does what libheif's libde265 plugin does — NAL units in, the
 // first decoded picture's planes copied out.
 //
-// The decoder: FFmpeg's (libavcodec), when libavcodec.so.59 can be opened, else libde265.
-// On the benchmark's HEICs libavcodec takes 0.19 s of CPU for a 12 MP picture where
-// libde265 takes 0.30 s, and 14 ms against 27 ms for 1.2 MP (libheif 1.17 and later ship
-// an FFmpeg plugin for the same reason). HEVC decoding is exact: both give the same
+// The decoder: FFmpeg's (libavcodec), when libavcodec.so.59 can be opened, else libde265;
+// libavcodec is the faster (docs/performance-notes.md, "HEIC through FFmpeg's HEVC
+// decoder"; libheif 1.17 and later ship an FFmpeg plugin for the same reason). HEVC decoding is exact: both give the same
 // pixels, which the tests check. libavcodec is opened on first use (dlopen), not linked:
 // a process that decodes no HEIC (a lookup) loads none of the 38 libraries it brings,
 // and where it is missing (the .deb depends on it; a binary from the tarball may lack

@@ -52,9 +52,9 @@ static uint64_t cvipsshim_idct_positions(int scaledSize) {
 // Whether keeping a component compactly saves anything: a component whose transform
 // reads all 64 coefficients (8/8, and chroma decoded at twice luma's scale) stays in
 // libjpeg's own array, where packing would only cost CPU. One that reads 49 (4x4, 7x7)
-// saves little (106 bytes a block instead of 128) but is kept compactly: in corpus b a
-// 6 MP 4:2:0 photo at 4/8 then fits beside a 12 MP HEIC in the decode budget (the mix:
-// 18.5-20.5 s, against 20.7-21.7 s with such components left to libjpeg).
+// saves little (106 bytes a block instead of 128) but is kept compactly: a 6 MP 4:2:0
+// photo at 4/8 then fits beside a 12 MP HEIC in the decode budget (measured:
+// docs/performance-notes.md, "Two large decodes at once").
 static int cvipsshim_worth_compacting(uint64_t kept) {
     return __builtin_popcountll(kept) < 64;
 }

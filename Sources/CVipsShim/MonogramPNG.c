@@ -13,13 +13,8 @@
 // the text are the same in every monogram of a size: they are deflated once per size and
 // band, at zlib's level 9, kept for the process, and spliced around the text's band,
 // which is deflated for each monogram with the rows above it as its dictionary (deflate
-// reaches back 32 KB, and a decoder has those rows by then). On the 2,376 monograms of a
-// 3,000-profile store corpus (scripts/benchmark/store_corpus.py; `/usr/bin/time
-// avatar-cache warm`, user CPU of the whole run, pair average): the whole picture at zlib
-// 6, as before, 6.6-6.9 s, 11.7 KB; bands, the text's at level 9 looking 32 matches deep
-// 4.4 s, 10.4 KB; 128 deep 5.1-5.6 s, 9.9 KB; 256 deep (kept) 6.4-6.7 s, 9.8 KB; 512 deep 8.4 s,
-// 9.4 KB. The floor of deflate is not far below: on 60 of them, the whole picture at
-// libdeflate's level 12 (an optimal parse) is 8.8 KB, at 245 ms a pair. The disc's alpha
+// reaches back 32 KB, and a decoder has those rows by then). How deep zlib looks was
+// chosen by measurement (docs/performance-notes.md, "Monogram PNG bands"). The disc's alpha
 // is exact (the mask has no other values); the glyphs' 12 levels are within 12 levels of
 // 255 of Pango's.
 //

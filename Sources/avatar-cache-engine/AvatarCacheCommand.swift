@@ -46,7 +46,7 @@ struct AvatarCacheCommand: AsyncParsableCommand {
     }
 }
 
-/// The documented exit codes (README, "Exit codes").
+/// The documented exit codes (docs/guide.md, "Exit codes").
 enum ExitCodes {
     static let success = ExitCode(0)
     static let failureRateExceeded = ExitCode(3)

@@ -172,21 +172,24 @@ import Glibc
         #expect(HTTPFetcher.classify(Worded(description: "timed out")).failureClass == .network)
     }
 
-    @Test func theReadmeNamesEverySubcommandFlagAndExitCode() throws {
-        // The commands and flags as swift-argument-parser knows them, against the README.
-        let readme = try String(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+    @Test func theDocsNameEverySubcommandFlagAndExitCode() throws {
+        // The commands and flags as swift-argument-parser knows them, against the pages
+        // where they are documented: a section per command in docs/commands.md, the exit
+        // codes' table in docs/guide.md.
+        let commands = try Fixtures.page("docs/commands.md"), guide = try Fixtures.page("docs/guide.md")
+        let readme = commands + guide
         let dump = try CLITests.run(["--experimental-dump-help"])
         let root = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
         let subcommands = try #require((root["command"] as? [String: Any])?["subcommands"] as? [[String: Any]])
         var checked = 0
         for subcommand in subcommands {
             guard let name = subcommand["commandName"] as? String, name != "help" else { continue }
-            #expect(readme.contains("### `avatar-cache \(name)"), "the README has a section for \(name)")
+            #expect(commands.contains("\n## `avatar-cache \(name)"), "docs/commands.md has a section for \(name)")
             for argument in subcommand["arguments"] as? [[String: Any]] ?? [] {
                 for flag in argument["names"] as? [[String: Any]] ?? [] where flag["kind"] as? String == "long" {
                     guard let long = flag["name"] as? String, !["help", "version"].contains(long) else { continue }
                     // The flag itself, not a longer one it begins (--max-ttl-hours in --max-ttl-hours-x).
-                    #expect(readme.range(of: "--\(long)(?![a-z-])", options: .regularExpression) != nil, "the README names --\(long) of \(name)")
+                    #expect(readme.range(of: "--\(long)(?![a-z-])", options: .regularExpression) != nil, "the docs name --\(long) of \(name)")
                     checked += 1
                 }
             }
@@ -194,7 +197,7 @@ import Glibc
         #expect(checked > 60)
         // Every exit code the tool uses has a row in the table.
         for code in [0, 3, 4, 64, 65, 66, 70, 73, 74, 75] {
-            #expect(readme.contains("| \(code) |"), "exit code \(code) is documented")
+            #expect(guide.contains("| \(code) |"), "exit code \(code) is in docs/guide.md")
         }
     }
 

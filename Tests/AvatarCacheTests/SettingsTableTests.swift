@@ -122,11 +122,11 @@ import Testing
 }
 
 extension SettingsTableTests {
-    /// The README's table of `warm`'s flags has a row for every setting, and where a
+    /// docs/commands.md's table of `warm`'s flags has a row for every setting, and where a
     /// setting's default is a value, the row shows that value.
-    @Test func theReadmeListsEveryFlagWithTheTablesDefault() throws {
-        let readme = try String(contentsOf: Fixtures.repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(readme.components(separatedBy: "### `avatar-cache warm ").dropFirst().first)
+    @Test func theCommandsPageListsEveryFlagWithTheTablesDefault() throws {
+        let page = try Fixtures.page("docs/commands.md")
+        let section = try #require(page.components(separatedBy: "## `avatar-cache warm ").dropFirst().first)
         var rows: [String: String] = [:]
         for line in section.split(separator: "\n").prefix(while: { !$0.hasPrefix("#") }) where line.hasPrefix("| `--") {
             let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -134,10 +134,10 @@ extension SettingsTableTests {
             rows[String(flag.replacingOccurrences(of: "`", with: "").dropFirst(2))] = cells[1].replacingOccurrences(of: "`", with: "")
         }
         for setting in Settings.all {
-            let shown = try #require(rows[setting.flag], "README has no row for --\(setting.flag)")
+            let shown = try #require(rows[setting.flag], "docs/commands.md has no row for --\(setting.flag)")
             guard let words = setting.defaultText, let written = (setting as? any DefaultWritten)?.writtenDefault,
                   words == written.joined(separator: " and ") else { continue }
-            #expect(shown == written.joined(separator: ", "), "--\(setting.flag): README says \(shown), the table \(written)")
+            #expect(shown == written.joined(separator: ", "), "--\(setting.flag): docs/commands.md says \(shown), the table \(written)")
         }
     }
 }

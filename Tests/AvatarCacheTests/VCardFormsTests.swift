@@ -147,7 +147,7 @@ import Testing
         #expect(result.profiles.count == 4, "\(result.profiles.map(\.id))")
         let single = try ExportFormat.detect(path: folder.appendingPathComponent("a.vcard").path)
         #expect(single == .jami)
-        HostileLedger.record("inputs", "vCards from other address books, round three", tried: "Nextcloud's escaped data URI, ENCODING=b with a data URI, Mac Address Book UTF-16 with and without a byte-order mark, BEGIN:VCARD with a trailing blank, X-ABShowAs:COMPANY and KIND:org, NICKNAME only, two N, CJK N with and without FN, .vcard files", count: 13,
+        HostileLedger.record("inputs", "vCards from other address books: data URIs, UTF-16, company cards", tried: "Nextcloud's escaped data URI, ENCODING=b with a data URI, Mac Address Book UTF-16 with and without a byte-order mark, BEGIN:VCARD with a trailing blank, X-ABShowAs:COMPANY and KIND:org, NICKNAME only, two N, CJK N with and without FN, .vcard files", count: 13,
                              outcome: "photos decoded, cards read, names and initials as the card shows them")
     }
 

@@ -82,7 +82,8 @@ public struct WarmConfiguration: Sendable {
     /// Memory the bodies being downloaded or waiting for their decode may hold together
     /// (by their `Content-Length` while downloading); over it no download starts.
     public var maxDownloadMemory: Int64 = Settings.maxDownloadMemory.defaultValue
-    /// Allow hosts on loopback, private and link-local networks.
+    /// Allow hosts on loopback and private networks (RFC 1918, unique-local, CGNAT); never
+    /// link-local, unspecified, multicast or reserved addresses (`NetworkPolicy`).
     public var allowPrivateNetworks: Bool = Settings.allowPrivateNetworks.defaultValue
     /// Hosts (`host` or `host:port`) allowed whatever they resolve to.
     public var allowedHosts: [String] = Settings.allowHosts.defaultValue

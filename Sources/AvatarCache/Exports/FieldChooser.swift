@@ -1,7 +1,7 @@
 /// Chooses where the people and conversations are when the field map does not say: the
 /// collection from the common names, and each field from the common names by how many
 /// of the first documents (`sampleSize`) have it, NexusAI's names first on a tie. Names
-/// seen across 24 real Firebase exports of 20 apps (README, "Firebase").
+/// seen across 24 real Firebase exports of 20 apps (docs/inputs.md, "Firebase and other apps' names").
 enum FieldChooser {
     static let sampleSize = 200
 

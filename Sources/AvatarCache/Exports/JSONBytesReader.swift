@@ -1,10 +1,9 @@
 import Foundation
 
-/// A pull reader over raw JSON bytes, for the fast path of the export readers (a plain
-/// users-export record read without JSONDecoder). Small on purpose: no tree, no Any,
-/// one pass.
-/// Reads JSON from bytes, one value at a time. Every reading method returns nil (or
-/// false) at anything it does not expect; the caller then gives up on the fast path.
+/// A pull reader over raw JSON bytes, one value at a time, for the fast path of the export
+/// readers (a plain users-export record read without JSONDecoder). Small on purpose: no
+/// tree, no Any, one pass. Every reading method returns nil (or false) at anything it
+/// does not expect; the caller then gives up on the fast path.
 struct JSONBytesReader {
     private let base: UnsafePointer<UInt8>
     private let end: Int

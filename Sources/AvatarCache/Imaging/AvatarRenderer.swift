@@ -105,17 +105,12 @@ public struct AvatarRenderer: Sendable {
             if exact >= 0 { return Int64(exact) }
         }
         // libheif holds the decoded YCbCr planes and its tiles' decoder buffers, and, for
-        // the whole image, the RGB it converts them to: a 12 MP HEIC raised a process's peak
-        // RSS by 94 MB that way (`/usr/bin/time`, one photo, against a run with none), by
-        // 69 MB when only the centre square is converted, at half size (`halfSquare`).
-        // Through libavcodec (HEVCDecoder.c), one 12 MP HEIC alone raised the peak by 58
-        // MB (its frame in pages of its own, its other state freed before the copy); the
-        // estimate stays where libde265's is, which the mix's peak needs (5 bytes a pixel
-        // with a budget of 84 MB: 209-229 MB on corpus b, against 200-213 at 6 and 92).
+        // the whole image, the RGB it converts them to; only the centre square at half
+        // size (`halfSquare`) holds less. 8 and 6 bytes a pixel are measured figures
+        // (docs/performance-notes.md, "Decode-memory estimates").
         if format == .heif { return Int64(header.width) * Int64(header.height) * (halfSquare ? 6 : 8) }
         // libvips' WebP loader holds the whole picture as RGBA twice (its frame and its
-        // output: 7.68 MB each for 1600 x 1200 in `heaptrack` of corpus b), and the
-        // square is copied once more.
+        // output), and the square is copied once more.
         if format == .webp {
             let side = Int64(min(header.width, header.height))
             return Int64(header.width) * Int64(header.height) * 4 * 2 + side * side * 4
@@ -125,16 +120,14 @@ public struct AvatarRenderer: Sendable {
 
     /// The HEVC decoder's threads for one HEIC (libheif's own decoder starts one): they let
     /// a large HEIC's wavefronts decode on every core, which a 12 MP HEIC needs when the
-    /// decode budget keeps the other decode thread from starting a second one. Measured
-    /// with libde265, the per-format HEIC set on 2 cores: 10.8 s with one, 8.35-8.4 s with
-    /// two, 7.8 s with four (a wavefront waits on the row above, so more threads than
-    /// cores fill the gaps); libavcodec alone, 12 MP: 0.19 s with one, 0.10-0.11 s with two
-    /// or four.
+    /// decode budget keeps the other decode thread from starting a second one. More
+    /// threads than cores fill the gaps where a wavefront waits on the row above
+    /// (docs/performance-notes.md, "HEVC threads").
     static let hevcThreads: Int32 = 4
 
     /// The HEVC decoder behind HEIC: FFmpeg's (libavcodec) where the system has it, else
-    /// libde265 (HEVCDecoder.c). Both give the same pixels; libavcodec takes 0.19 s of CPU
-    /// for a 12 MP picture where libde265 takes 0.30 s.
+    /// libde265 (HEVCDecoder.c). Both give the same pixels; libavcodec is the faster
+    /// (docs/performance-notes.md, "HEIC through FFmpeg's HEVC decoder").
     static let hevcDecoder = CVIPSSHIM_HEVC_LIBAVCODEC
 
     private func decode(_ bytes: UnsafeRawBufferPointer, format: ImageFormat, header: VipsImageRef, tolerant: Bool) throws -> RenderedAvatar {
@@ -147,7 +140,7 @@ public struct AvatarRenderer: Sendable {
             image = square
         } else if format == .heif {
             // libheif straight into memory on this thread, its rotation and mirroring
-            // applied: 11 % less CPU than heifload on the benchmark's HEICs.
+            // applied (cheaper than heifload: docs/performance-notes.md, "What was done").
             // With the centre crop, a large one's centre square comes at half size straight
             // from its YCbCr planes (no full-size RGB image) when that is still at least
             // the largest tier.
@@ -369,9 +362,8 @@ public struct AvatarRenderer: Sendable {
 
     /// Lanczos-3 both ways with libvips' vertical reducer: vertically, turned a quarter,
     /// vertically again, turned back. reducev is vectorised (orc); reduceh in libvips
-    /// 8.14 is scalar C and was most of a phone photo's resampling time: 12 % less CPU
-    /// for the benchmark's baseline phone JPEGs, the same pictures within 0.8 levels on
-    /// average. Each step is rendered on this thread into memory (a few MB).
+    /// 8.14 is scalar C (docs/performance-notes.md, "What was done", has the saving).
+    /// Each step is rendered on this thread into memory (a few MB).
     static func resizeByTransposing(_ image: VipsImageRef, to side: Int) throws -> VipsImageRef {
         let shrink = Double(image.width) / Double(side)
         var current = try image.apply("reducev") { cvipsshim_reducev_lanczos3($0, $1, shrink) }.copiedToMemory()

@@ -46,7 +46,8 @@ public enum Vips {
     /// Caps glibc's malloc arenas for the whole process (call first thing in `main`).
     /// With libvips on several threads, per-thread arenas fragment and RSS keeps
     /// growing. One arena: every thread's freed decode buffers are there for the next
-    /// decode, on any thread (with two, corpus b's peak was 231 MB against 210 with one).
+    /// decode, on any thread (two arenas raised the peak: docs/performance-notes.md,
+    /// "System time: freed memory re-used").
     public static func limitMallocArenas(_ arenas: Int = 1) {
         _ = cvipsshim_set_malloc_arena_max(Int32(arenas))
     }
@@ -55,12 +56,11 @@ public enum Vips {
     /// the system: allocations are mapped only from `mapFrom` up (fixing the threshold
     /// also stops glibc moving it), and up to `keep` bytes free at the top of the heap
     /// stay. Decode buffers (a progressive JPEG's coefficient planes, 12-24 MB each, a
-    /// HEIC's planes, decoded squares) come and go with every photo: mapped fresh from
-    /// 4 MB up, as before, each one was zeroed by the kernel page by page, 2.3 million
-    /// page faults on corpus b, most of its 5-6 s of system time; re-used from the heap,
-    /// 1.4-2.9 s (README "What is left", *System time*). The heap then stays at its
-    /// high-water mark, which is why the decode-memory budget went from 100 to 80 MB (92
-    /// since progressive JPEGs keep their coefficients compactly).
+    /// HEIC's planes, decoded squares) come and go with every photo: mapped fresh, each
+    /// would be zeroed by the kernel page by page, which was most of a run's system time;
+    /// re-used from the heap, they cost none of it. The heap then stays at its high-water
+    /// mark, which the decode-memory budget (`--max-decode-memory`) allows for. Measured:
+    /// docs/performance-notes.md, "System time: freed memory re-used".
     public static func reuseFreedMemory(mapFrom: Int = 128 << 20, keep: Int = 64 << 20) {
         _ = cvipsshim_set_mmap_threshold(Int32(mapFrom))
         _ = cvipsshim_set_trim_threshold(Int32(keep))

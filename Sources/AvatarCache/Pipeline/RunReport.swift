@@ -1,7 +1,7 @@
 import Foundation
 
 /// What a run did: the `--report` JSON and the closing summary. Field names are part
-/// of the documented interface (README, "Report").
+/// of the documented interface (docs/guide.md, "Report").
 public struct RunReport: Codable, Sendable {
     public struct Failure: Codable, Sendable {
         public var url: String

@@ -1,21 +1,9 @@
 import Foundation
 import Logging
 
-/// A warm-up run, start to end:
-///
-///     lock cache -> open the index (import an older cache) -> sweep leftovers
-///       -> read exports (stream; bad records reported) into the index in batches:
-///          profiles, and this run's profiles and distinct sources in priority order
-///          (most recently active conversations first)
-///       -> plan photos page by page from the index (cached within the TTL, or inline
-///          and already cached: no work)
-///       -> photo jobs, bounded: fetch (or take the inline bytes) -> hash
-///          -> render once per distinct content (decode pool) -> write files atomically
-///          -> commit results to the index in batches
-///       -> monogram jobs for this run's profiles left without a photo (one per distinct
-///          initials + colours)
-///       -> prune (LRU to budget × trim ratio, one transaction)
-///       -> write metadata.json from the index -> delete unreferenced files -> report
+/// A warm-up run, start to end: lock, open the index, read the exports into it, plan and
+/// process the photos, draw the monograms, prune, write `metadata.json`, report. The flow
+/// is described once, stage by stage, in docs/architecture.md ("The flow of a run").
 ///
 /// Memory stays flat in the number of profiles: records, plans and results pass through
 /// the index a batch at a time. Each job catches its own error: one bad source never

@@ -41,12 +41,6 @@ public final class CacheIndex: Sendable {
         (directory.fileSize(fileName) ?? 0) > 0
     }
 
-    /// Opens the index of `directory`. When there is none yet: with a `metadata.json` of
-    /// schema 1 (written by avatar-cache before the index), its entries, profiles,
-    /// colours, failures and validators are imported; otherwise an empty index is created
-    /// when `create`, else `StoreError.notACache`. Creating or importing needs the cache
-    /// lock; the index is built under a temporary name and renamed, so a kill leaves
-    /// either no index or a complete one.
     /// How a process uses the index: a run or a prune (each commit durable before files
     /// are deleted; a large page cache), or lookups (an access time need not survive a
     /// power cut; a lookup touches a few pages).
@@ -54,6 +48,12 @@ public final class CacheIndex: Sendable {
         case maintenance, lookup
     }
 
+    /// Opens the index of `directory`. When there is none yet: with a `metadata.json` of
+    /// schema 1 (written by avatar-cache before the index), its entries, profiles,
+    /// colours, failures and validators are imported; otherwise an empty index is created
+    /// when `create`, else `StoreError.notACache`. Creating or importing needs the cache
+    /// lock; the index is built under a temporary name and renamed, so a kill leaves
+    /// either no index or a complete one.
     public static func open(_ directory: CacheDirectory, create: Bool, role: Role = .maintenance) throws -> CacheIndex {
         if !exists(in: directory) {
             let legacy = try LegacyMetadataImport.read(directory)

@@ -1,12 +1,10 @@
 import Foundation
 
-/// Writes `metadata.json`'s entries by hand, in exactly the form JSONEncoder gives them
-/// (compact, keys sorted by their UTF-8 bytes, slashes unescaped, dates as
-/// `ISO8601.format`): the tests hold the two byte for byte equal. Measured on a
-/// 72,000-entry document, JSONEncoder took 25 µs an entry, half of an evicting prune's
-/// 3.9 s; this writer about 2 µs.
-/// Appends JSON to a byte buffer: strings escaped as JSONEncoder escapes them with
-/// `.withoutEscapingSlashes` (so its output and ours are byte for byte the same).
+/// Appends JSON to a byte buffer, in exactly the form JSONEncoder gives it (compact, keys
+/// sorted by their UTF-8 bytes, strings escaped as with `.withoutEscapingSlashes`, dates
+/// as `ISO8601.format`): `metadata.json`'s entries are written with it, and the tests hold
+/// the two byte for byte equal. By hand because JSONEncoder was half of an evicting
+/// prune (docs/performance-notes.md, "JSONBytesWriter").
 struct JSONBytesWriter {
     var bytes: [UInt8] = []
     /// Where full buffers go (see `flushIfFull`); nil keeps everything in `bytes`.

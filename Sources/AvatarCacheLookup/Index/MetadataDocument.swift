@@ -8,7 +8,7 @@ import GRDB
 ///
 /// Written from the index (the truth) whenever a run or a prune changed entries,
 /// atomically, entry by entry (memory stays flat however many there are). Profiles and
-/// failures live in the index only. The README documents both files.
+/// failures live in the index only. docs/cache-format.md documents both files.
 public struct MetadataDocument: Codable, Sendable, Equatable {
     /// 1: everything, profiles and failures included (before the index); 2: entries only;
     /// 3: each entry's `placeholder` added (readers of 2 ignore it).

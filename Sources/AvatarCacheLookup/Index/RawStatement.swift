@@ -3,13 +3,10 @@ import GRDBSQLite
 
 /// A prepared statement bound and stepped through SQLite's C API, for the two paths a
 /// run takes once per export record (`RunTables`: the record writer's statements and the
-/// monogram plan's walk of the run's profiles; a million of each at a million profiles).
-/// Measured on the 1,000,000-profile re-run (`BENCH_PARTS=store scripts/bench-scale`,
-/// then the same `warm` twice more per build): this type's API over GRDB's own binding
-/// (`Statement.execute(arguments:)`, `Row` cursors) took the read stage from 2.1 s to
-/// 4.7 s and the monogram plan from 0.51 s to 0.73 s, the whole re-run from 2.8 s to
-/// 5.6 s: GRDB boxes every argument and every value read. Nowhere else: every other
-/// query of the store is GRDB's (records, cached statements).
+/// monogram plan's walk of the run's profiles; a million of each at a million profiles),
+/// where GRDB's boxing of every argument and value read doubled the re-run
+/// (docs/performance-notes.md, "RawStatement"). Nowhere else: every other query of the
+/// store is GRDB's (records, cached statements).
 /// Use only inside a GRDB write, on that write's `Database`; nothing else is bypassed.
 package struct RawStatement {
     private let statement: Statement

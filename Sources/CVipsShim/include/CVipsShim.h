@@ -55,8 +55,7 @@ long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target);
 
 // The primary image of a HEIC/HEIF file decoded by libheif into a new 8-bit RGB(A)
 // memory image on the calling thread, its transformations applied and its ICC profile
-// attached (HEIFDecoder.c): 40.0 s of CPU for the benchmark's 120 HEICs against 45.1 s
-// through heifload. Fails (-1, vips_error set) on a damaged file; returns 2 when the
+// attached (HEIFDecoder.c). Fails (-1, vips_error set) on a damaged file; returns 2 when the
 // coded size (the larger of the ispe box and the shown size: a crop can hide a huge
 // coded image), set in *codedWidth and *codedHeight, is over `maxPixels`.
 // When the image is 8-bit 4:2:0 without alpha and half its centre square is
@@ -109,7 +108,7 @@ int cvipsshim_icc_transform_srgb(VipsImage *in, VipsImage **out);
 
 // The image's embedded ICC profile to 8-bit sRGB in one lcms transform on the calling
 // thread, into a new memory image (ICCTransform.c). icc_transform goes through Lab
-// floats, two transforms a pixel: 100 ms for one 1.3 MP CMYK photo. The transform is
+// floats, two transforms a pixel, which is slow. The transform is
 // made once per profile (an 8-bit device link lcms optimises) and kept. 8-bit CMYK,
 // RGB, RGBA and grey; returns 1 for anything else, or a profile lcms refuses for these
 // pixels (use icc_transform).
@@ -136,7 +135,7 @@ int cvipsshim_composite_over(VipsImage *base, VipsImage *overlay, VipsImage **ou
 // A monogram in one pass on the calling thread (RenderOnCallingThread.c): the colour with the disc
 // `mask`'s alpha (or an opaque square when `opaque`), the RGBA `text` over it at x, y,
 // into a new 8-bit sRGB memory image (RGBA, or RGB when opaque). composite2 does the
-// same in float through libvips' thread pool: most of a monogram's 25 ms. Returns 1
+// same in float through libvips' thread pool, which was most of a monogram's time. Returns 1
 // when the inputs are not 8-bit one-band and four-band images.
 int cvipsshim_monogram_compose(VipsImage *mask, VipsImage *text, int x, int y,
                                int red, int green, int blue, int opaque, VipsImage **out);

@@ -57,6 +57,11 @@ enum Fixtures {
     }
 
     /// Everything a reader yields: its profiles and its bad records, in order.
+    /// A documentation page of the repository (README.md, docs/…), as text.
+    static func page(_ path: String) throws -> String {
+        try String(contentsOf: repositoryRoot.appendingPathComponent(path), encoding: .utf8)
+    }
+
     static func read(_ reader: ExportReader) throws -> (profiles: [Profile], bad: [BadRecord]) {
         var profiles: [Profile] = [], bad: [BadRecord] = []
         try reader.read { item in
