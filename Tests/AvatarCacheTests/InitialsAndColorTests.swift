@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct InitialsTests {
     @Test(arguments: [
-        // The PRD's examples.
+        // The apps' design examples.
         ("John Doe", "JD"), ("Alice", "AL"), ("Bob Smith Jr.", "BS"), ("J", "JJ"), ("", "??"), ("Bob", "BO"),
         // White space: leading, trailing, repeated, tabs, no-break space, blank.
         ("  Maria   da  Silva  ", "MD"), ("\tann\nlee ", "AL"), ("Zoë\u{00A0}Ångström", "ZÅ"), ("   ", "??"),
@@ -74,7 +74,7 @@ import Testing
             let text = AvatarColor.textColor(on: color)
             #expect(AvatarColor.contrast(text, color) >= 4.5, "\(text) on \(color)")
         }
-        // White falls short on several PRD colours (the brief's point).
+        // White falls short on several of the palette's colours.
         let whiteFails = AvatarColor.palette.filter { AvatarColor.contrast(AvatarColor.white, $0) < 4.5 }
         #expect(whiteFails.count >= 4)
     }

@@ -108,7 +108,7 @@ import Testing
         #expect(Set(order).count == order.count, "each participant once")
         // u1000 is in c1 and c5: ranked by c5, the more recent.
         #expect(order.firstIndex(of: "u1000")! < order.firstIndex(of: "u1004")!)
-        // c7's last message comes from someone who is not a participant (PRD FR-3).
+        // c7's last message comes from someone who is not a participant.
         #expect(result.bad.count == 1 && result.bad[0].reason.contains("\"u9999\" is not in participantIds"))
     }
 

@@ -139,7 +139,7 @@ struct IndexAndDocumentTests {
             got.lastAccess = entry.lastAccess
             got.fetchedAt = entry.fetchedAt
             got.freshUntil = entry.freshUntil
-            // The PRD's filename and fileSize follow from the files: the largest tier, each file once.
+            // The apps' original filename and fileSize follow from the files: the largest tier, each file once.
             var expected = entry
             expected.filename = entry.files["900"]!.filename
             expected.fileSize = Int64(Set(entry.files.values.map(\.filename)).count == 1 ? entry.files["900"]!.fileSize : entry.files.values.reduce(0) { $0 + $1.fileSize })
