@@ -17,7 +17,13 @@ progressive, two of those 4:4:4, one CMYK, two EXIF-rotated), 25 % PNG with alph
 WebP, HEIC at 1 and 12 MP, GIF; one profile in eight has no photo. Tune on one corpus,
 confirm on the other.
 
-usage: corpus.py WORKDIR N BASE_URL [b]
+A third corpus, "c" (`corpus.py WORKDIR N BASE_URL c`), is account photos as Google,
+Gravatar and apps that resize on upload serve them: square JPEGs of 96-200 px (96 px the
+most common, as Google's `=s96-c`), 4:2:0, sRGB, baseline with one in four progressive and
+one in five carrying a little EXIF, from the photos of both other corpora; one profile in
+ten has a larger upload (1-3 MP) instead, one in twenty no photo.
+
+usage: corpus.py WORKDIR N BASE_URL [b|c]
 """
 import glob, json, os, struct, subprocess, sys, zipfile
 
@@ -225,15 +231,65 @@ def build_bases_b():
     return sorted(os.path.basename(m) for m in made)
 
 
-names = build_bases() if corpus == "a" else build_bases_b()
+def exif_small(path):
+    """A little EXIF, as cameras and phone apps leave it: orientation 1, a make and a model."""
+    data = open(path, "rb").read()
+    make, model = b"Google\x00", b"Pixel 7\x00"
+    entries, extra = [], b""
+    offset = 8 + 2 + 3 * 12 + 4
+    for tag, value in ((0x010F, make), (0x0110, model)):
+        entries.append(struct.pack(">HHII", tag, 2, len(value), offset + len(extra)))
+        extra += value
+    entries.append(struct.pack(">HHIHH", 0x0112, 3, 1, 1, 0))
+    tiff = b"MM\x00\x2a" + struct.pack(">I", 8) + struct.pack(">H", 3) + b"".join(entries) + struct.pack(">I", 0) + extra
+    app1 = b"Exif\x00\x00" + tiff
+    open(path, "wb").write(data[:2] + b"\xff\xe1" + struct.pack(">H", len(app1) + 2) + app1 + data[2:])
+
+
+def build_bases_c():
+    marker = os.path.join(bases, ".done")
+    if os.path.exists(marker):
+        return sorted(f for f in os.listdir(bases) if not f.startswith("."))
+    sources = source_photos() + source_photos_b()
+    made = []
+    sizes = [96, 96, 96, 96, 120, 128, 144, 160, 192, 200]
+    for i in range(40):
+        src, size = sources[(i * 7) % len(sources)], sizes[i % len(sizes)]
+        out = os.path.join(bases, f"account-{i:02d}-{size}.jpg")
+        options = "[Q=85,strip,interlace]" if i % 4 == 3 else "[Q=85,strip]"
+        subprocess.run(["vipsthumbnail", src, "--size", f"{size}x{size}", "--smartcrop", "centre", "--export-profile", "srgb",
+                        "-o", out + options], check=True)
+        if i % 5 == 2:
+            exif_small(out)
+        made.append(out)
+    # Uploads kept larger: 1-3 MP, as an app that does not resize on upload serves them.
+    for i, (w, h) in enumerate([(1024, 1024), (1280, 960), (1600, 1200), (2048, 1536)]):
+        src = sources[(i * 5 + 3) % len(sources)]
+        out = os.path.join(bases, f"upload-{i:02d}.jpg")
+        tmp = os.path.join(work, "upload.v")
+        width = int(subprocess.run(["vipsheader", "-f", "width", src], capture_output=True, text=True, check=True).stdout)
+        height = int(subprocess.run(["vipsheader", "-f", "height", src], capture_output=True, text=True, check=True).stdout)
+        vips("resize", src, tmp, str(w / width), "--vscale", str(h / height))
+        vips("copy", tmp, out + "[Q=90,strip]")
+        made.append(out)
+    open(marker, "w").write("ok\n")
+    return sorted(os.path.basename(m) for m in made)
+
+
+names = build_bases() if corpus == "a" else build_bases_b() if corpus == "b" else build_bases_c()
 originals = {n: open(os.path.join(bases, n), "rb").read() for n in names}
 users, with_photo = [], 0
 first = ["Ann", "Bo", "Chen", "Dara", "Émile", "Farah", "Gus", "Hana", "Ivo", "Jun", "Kofi", "Lía", "Mina", "Noor"]
 last = ["Lee", "Okafor", "Silva", "Nguyen", "Kowalski", "Haddad", "Tanaka", "Müller", "Rossi", "Kim"]
 for i in range(count):
     user = {"id": f"user-{i:06d}", "displayName": f"{first[i % 14]} {last[(i // 3) % 10]}", "email": f"user{i}@example.com"}
-    if (i % 6 != 5) if corpus == "a" else (i % 8 != 7):
-        name = names[with_photo % len(names)]
+    has_photo = (i % 6 != 5) if corpus == "a" else (i % 8 != 7) if corpus == "b" else (i % 20 != 18)
+    if has_photo:
+        if corpus == "c":
+            kind = [n for n in names if n.startswith("upload" if i % 10 == 9 else "account")]
+            name = kind[(i // 10 if i % 10 == 9 else with_photo) % len(kind)]
+        else:
+            name = names[with_photo % len(names)]
         ext = name.rsplit(".", 1)[1]
         file = f"p{i:06d}.{ext}"
         path = os.path.join(photos, file)

@@ -10,7 +10,7 @@ struct RenderWriter: Sendable {
     let directory: CacheDirectory
     /// Decodes, one image a thread (with the decode memory gate).
     let decoders: DecodeWorkerPool
-    /// Writes the files (temporary file, fsync, rename).
+    /// Writes the files (temporary file, rename; made durable a batch at a time by `flush`).
     let files: DecodeWorkerPool
 
     /// `inline`: the export carried the bytes (an address book may carry TIFF).
@@ -41,6 +41,13 @@ struct RenderWriter: Sendable {
         }
     }
 
+    /// Makes the files written so far durable, with the renames that named them (one
+    /// `syncfs`, on a file thread): called before the index commit that references them,
+    /// so the index never names a file a power cut could lose.
+    func flush() async throws {
+        try await files.run { try directory.syncFilesystem() }
+    }
+
     /// Writes each tier; takes tiers smallest first.
     private func write(_ tiers: [RenderedTier], contentSHA256: String, format: OutputFormat) throws -> [String: CacheFile] {
         var files: [String: CacheFile] = [:]
@@ -53,7 +60,7 @@ struct RenderWriter: Sendable {
                 continue
             }
             let name = CacheDirectory.fileName(contentSHA256: contentSHA256, tier: tier.tier, format: format)
-            try directory.writeAtomically(tier.bytes, to: name)
+            try directory.writeAtomically(tier.bytes, to: name, durable: false)
             let file = CacheFile(filename: name, width: tier.side, height: tier.side, fileSize: Int64(tier.bytes.count),
                                  sha256: SHA256Hex.of(tier.bytes))
             files[String(tier.tier)] = file

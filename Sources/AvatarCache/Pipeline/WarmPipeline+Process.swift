@@ -89,12 +89,12 @@ extension WarmPipeline {
                 switch event {
                 case .commitDue:
                     clockRunning = false
-                    try await commit(&finished, state: state, coordinator: coordinator, report: &report)
+                    try await commit(&finished, state: state, coordinator: coordinator, writer: writer, report: &report)
                 case let .finished(job, result):
                     running -= 1
                     finished.append((job, result))
                     if finished.count >= Self.mergeBatch {
-                        try await commit(&finished, state: state, coordinator: coordinator, report: &report)
+                        try await commit(&finished, state: state, coordinator: coordinator, writer: writer, report: &report)
                     }
                     done += 1
                     onProgress?(RunProgress(done: done + settled(), total: max(total, done + settled()), stage: stage))
@@ -105,7 +105,7 @@ extension WarmPipeline {
                 startClock()
             }
         }
-        try await commit(&finished, state: state, coordinator: coordinator, report: &report)
+        try await commit(&finished, state: state, coordinator: coordinator, writer: writer, report: &report)
     }
 
     /// One job: get the bytes, then render (or reuse) the files. Failures of the source
@@ -207,12 +207,16 @@ extension WarmPipeline {
     /// are deleted at the end of the run), failures recorded, the report counted.
     private func commit(
         _ finished: inout [(Job, Result<Outcome, SourceFailure>)], state: RunState,
-        coordinator: RenderCoordinator, report: inout RunReport
+        coordinator: RenderCoordinator, writer: RenderWriter, report: inout RunReport
     ) async throws {
         guard !finished.isEmpty else { return }
         let batch = finished
         finished.removeAll(keepingCapacity: true)
         let started = state.started
+        // The batch's new files reach the disk, with their names, before the index names them.
+        if batch.contains(where: { if case .success(let outcome) = $0.1 { outcome.rendered.renderedNow } else { false } }) {
+            try await writer.flush()
+        }
         let replaced = try state.index.write { db -> [String] in
             var replaced: [String] = []
             for (job, result) in batch {

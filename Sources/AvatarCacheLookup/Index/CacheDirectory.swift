@@ -106,15 +106,17 @@ public struct CacheDirectory: Sendable {
         return sawDash && tierDigits > 0
     }
 
-    /// Writes `bytes` to `name` atomically (mode 0644).
-    public func writeAtomically(_ bytes: UnsafeRawBufferPointer, to name: String) throws {
-        try writeAtomically(to: name) { write in write(bytes) }
+    /// Writes `bytes` to `name` atomically (mode 0644). `durable` false leaves the flush
+    /// to the caller: a batch of files is made durable at once by `syncFilesystem()`,
+    /// before anything that names them is committed.
+    public func writeAtomically(_ bytes: UnsafeRawBufferPointer, to name: String, durable: Bool = true) throws {
+        try writeAtomically(to: name, durable: durable) { write in write(bytes) }
     }
 
     /// Writes what `produce` hands its `write` function, piece by piece, to `name`
-    /// atomically (temporary file, fsync, rename). `write` returns false once a write has
-    /// failed; `produce` returns false to abandon the file.
-    public func writeAtomically(to name: String, _ produce: (_ write: (UnsafeRawBufferPointer) -> Bool) -> Bool) throws {
+    /// atomically (temporary file, fsync unless not `durable`, rename). `write` returns
+    /// false once a write has failed; `produce` returns false to abandon the file.
+    public func writeAtomically(to name: String, durable: Bool = true, _ produce: (_ write: (UnsafeRawBufferPointer) -> Bool) -> Bool) throws {
         precondition(!name.contains("/"), "cache names never contain a path separator")
         let temporary = path("\(Self.temporaryPrefix)\(UUID().uuidString)")
         let final = path(name)
@@ -140,7 +142,7 @@ public struct CacheDirectory: Sendable {
             return true
         }
         if failure == nil, !produced { failure = "the contents could not be produced" }
-        if failure == nil, fsync(fd) != 0 { failure = Self.errnoText() }
+        if failure == nil, durable, fsync(fd) != 0 { failure = Self.errnoText() }
         close(fd)
         if let failure { throw StoreError.io(path: final, reason: failure) }
         guard rename(temporary, final) == 0 else {
@@ -149,9 +151,29 @@ public struct CacheDirectory: Sendable {
         ok = true
     }
 
-    public func writeAtomically(_ bytes: [UInt8], to name: String) throws {
-        try bytes.withUnsafeBytes { try writeAtomically($0, to: name) }
+    public func writeAtomically(_ bytes: [UInt8], to name: String, durable: Bool = true) throws {
+        try bytes.withUnsafeBytes { try writeAtomically($0, to: name, durable: durable) }
     }
+
+    /// Makes every file written without `durable`, and the renames that named them,
+    /// reach the disk together: one `syncfs` of the cache's filesystem (one journal
+    /// commit) instead of an `fsync` a file and a directory sync.
+    public func syncFilesystem() throws {
+        let fd = open(root.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw StoreError.io(path: root.path, reason: Self.errnoText()) }
+        defer { close(fd) }
+        if let syncfs = Self.syncfs {
+            guard syncfs(fd) == 0 else { throw StoreError.io(path: root.path, reason: Self.errnoText()) }
+        } else {
+            sync()
+        }
+    }
+
+    /// glibc's `syncfs`, which Swift's Glibc module does not declare (it is a GNU extension).
+    private static let syncfs: (@convention(c) (Int32) -> Int32)? = {
+        guard let symbol = dlsym(nil, "syncfs") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
+    }()
 
     /// Makes renames durable: fsync on the directory.
     public func syncDirectory() {
