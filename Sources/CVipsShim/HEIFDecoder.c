@@ -128,15 +128,17 @@ static int cvipsshim_heif_plain_primary(const uint8_t *file, size_t length) {
 // The centre square at half size, straight from the decoded YCbCr 4:2:0 planes: each
 // 2x2 block of luma averaged and converted with its one chroma sample (libheif's own
 // conversion repeats that sample over the block: the same colours), into an RGB image a
-// quarter of the full square's size. Returns 3 (nothing done) when the image is not 8-bit
+// quarter of the full square's size. The blocks start on even pixels (chroma's), so the
+// image is the blocks the exact square touches and `square` gets where that square lies
+// in it (x, y, side, in half pixels). Returns 3 (nothing done) when the image is not 8-bit
 // 4:2:0 without alpha, its matrix is not one of the usual ones, or half its square would
 // be smaller than `minSide`.
 static int cvipsshim_heif_half_square(const uint8_t *file, size_t length, struct heif_image_handle *handle, int minSide,
-                                      int ownPlugin, VipsImage **out) {
+                                      int ownPlugin, double square[3], VipsImage **out) {
     if (minSide <= 0 || heif_image_handle_has_alpha_channel(handle) ||
         heif_image_handle_get_luma_bits_per_pixel(handle) != 8 || heif_image_handle_get_chroma_bits_per_pixel(handle) != 8) return 3;
     int w = heif_image_handle_get_width(handle), h = heif_image_handle_get_height(handle);
-    int side = (w < h ? w : h) & ~1;
+    int side = w < h ? w : h;
     if (side / 2 < minSide) return 3;
     struct heif_image *decoded = NULL;
     struct heif_error error;
@@ -210,16 +212,26 @@ static int cvipsshim_heif_half_square(const uint8_t *file, size_t length, struct
     int gCb = (int) (2 * kb * (1 - kb) / kg * chromaScale * 65536 + 0.5);
     int gCr = (int) (2 * kr * (1 - kr) / kg * chromaScale * 65536 + 0.5);
     int bCb = (int) (2 * (1 - kb) * chromaScale * 65536 + 0.5);
-    int n = side / 2;
-    int left = ((w - side) / 2) & ~1, top = ((h - side) / 2) & ~1;
-    unsigned char *rgb = g_try_malloc((size_t) n * n * 3);
+    // The exact square (its left and top rounded down, as a crop of the whole picture has
+    // them) in half pixels, and the whole 2x2 blocks it touches.
+    int exactLeft = (w - side) / 2, exactTop = (h - side) / 2;
+    int blockLeft = exactLeft / 2, blockTop = exactTop / 2;
+    int blockRight = (exactLeft + side + 1) / 2, blockBottom = (exactTop + side + 1) / 2;
+    if (blockRight > w / 2) blockRight = w / 2;
+    if (blockBottom > h / 2) blockBottom = h / 2;
+    int nw = blockRight - blockLeft, nh = blockBottom - blockTop;
+    square[0] = exactLeft / 2.0 - blockLeft;
+    square[1] = exactTop / 2.0 - blockTop;
+    square[2] = side / 2.0;
+    int left = 2 * blockLeft, top = 2 * blockTop;
+    unsigned char *rgb = g_try_malloc((size_t) nw * nh * 3);
     if (!rgb) { heif_image_release(decoded); vips_error("heif", "out of memory"); return -1; }
-    for (int j = 0; j < n; j++) {
+    for (int j = 0; j < nh; j++) {
         const uint8_t *y0 = luma + (size_t) (top + 2 * j) * yStride + left, *y1 = y0 + yStride;
         const uint8_t *cbRow = cb + (size_t) (top / 2 + j) * cbStride + left / 2;
         const uint8_t *crRow = cr + (size_t) (top / 2 + j) * crStride + left / 2;
-        unsigned char *target = rgb + (size_t) j * n * 3;
-        for (int i = 0; i < n; i++) {
+        unsigned char *target = rgb + (size_t) j * nw * 3;
+        for (int i = 0; i < nw; i++) {
             // The block's luma, in 1/4ths, less the offset.
             int y4 = y0[2 * i] + y0[2 * i + 1] + y1[2 * i] + y1[2 * i + 1] - 4 * lumaOffset;
             long long yv = (long long) y4 * yk / 4;   // in 1/65536ths
@@ -232,7 +244,7 @@ static int cvipsshim_heif_half_square(const uint8_t *file, size_t length, struct
         }
     }
     heif_image_release(decoded);
-    VipsImage *image = cvipsshim_image_owning(rgb, (size_t) n * n * 3, n, n, 3, VIPS_FORMAT_UCHAR);
+    VipsImage *image = cvipsshim_image_owning(rgb, (size_t) nw * nh * 3, nw, nh, 3, VIPS_FORMAT_UCHAR);
     if (!image) return -1;
     *out = image;
     return 0;
@@ -240,7 +252,10 @@ static int cvipsshim_heif_half_square(const uint8_t *file, size_t length, struct
 
 int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixels, int halfSquareFrom, int hevcDecoder,
                                  int hevcThreads, VipsImage **out, int *codedWidth, int *codedHeight, int *shownWidth,
-                                 int *shownHeight) {
+                                 int *shownHeight, double square[3]) {
+    double unused[3];
+    if (!square) square = unused;
+    square[0] = square[1] = square[2] = 0;
     struct heif_context *context = heif_context_alloc();
     struct heif_image_handle *handle = NULL;
     struct heif_image *decoded = NULL;
@@ -273,7 +288,7 @@ int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixel
     if (shownWidth) *shownWidth = heif_image_handle_get_width(handle);
     if (shownHeight) *shownHeight = heif_image_handle_get_height(handle);
     VipsImage *image;
-    int half = cvipsshim_heif_half_square(buf, len, handle, halfSquareFrom, ownPlugin, &image);
+    int half = cvipsshim_heif_half_square(buf, len, handle, halfSquareFrom, ownPlugin, square, &image);
     if (half == 0) goto attach_profile;
     if (half < 0) goto cleanup;
     int alpha = heif_image_handle_has_alpha_channel(handle);

@@ -4,6 +4,7 @@
 #include "CVipsShim.h"
 #include "ShimInternal.h"
 #include <jerror.h>
+#include <math.h>
 #include <string.h>
 
 static void cvipsshim_jpeg_error_exit(j_common_ptr info) {
@@ -51,20 +52,21 @@ static int cvipsshim_jpeg_centre_takes(j_decompress_ptr info) {
 }
 
 static int cvipsshim_jpeg_decode_centre_with(const void *buf, size_t len, int target, int compact, char *warning, size_t warning_size,
-                                             VipsImage **out);
+                                             double square[3], VipsImage **out);
 
-int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, int compact, VipsImage **out) {
-    return cvipsshim_jpeg_decode_centre_with(buf, len, target, compact, NULL, 0, out);
+int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, int compact, double square[3], VipsImage **out) {
+    return cvipsshim_jpeg_decode_centre_with(buf, len, target, compact, NULL, 0, square, out);
 }
 
-int cvipsshim_jpeg_decode_centre_tolerant(const void *buf, size_t len, int target, char *warning, size_t warning_size, VipsImage **out) {
-    return cvipsshim_jpeg_decode_centre_with(buf, len, target, 1, warning, warning_size, out);
+int cvipsshim_jpeg_decode_centre_tolerant(const void *buf, size_t len, int target, char *warning, size_t warning_size,
+                                          double square[3], VipsImage **out) {
+    return cvipsshim_jpeg_decode_centre_with(buf, len, target, 1, warning, warning_size, square, out);
 }
 
 // `warning` NULL: any warning fails the decode; else warnings libjpeg recovers from are
 // tolerated (the first one's message copied there), all but a premature end of the data.
 static int cvipsshim_jpeg_decode_centre_with(const void *buf, size_t len, int target, int compact, char *warning, size_t warning_size,
-                                             VipsImage **out) {
+                                             double square[3], VipsImage **out) {
     struct jpeg_decompress_struct info = { 0 };   // client_data survives jpeg_create_decompress
     struct cvipsshim_jpeg_error error;
     unsigned char *volatile pixels = NULL;
@@ -93,16 +95,30 @@ static int cvipsshim_jpeg_decode_centre_with(const void *buf, size_t len, int ta
     if (compact) cvipsshim_jpeg_compact_coefficients(&info);
     jpeg_start_decompress(&info);
     unsigned int width = info.output_width, height = info.output_height;
-    unsigned int side = width < height ? width : height;
-    JDIMENSION left = (width - side) / 2, columns = side;
-    if (width > side) jpeg_crop_scanline(&info, &left, &columns);   // widens to iMCU bounds
-    unsigned int wantedLeft = (width - side) / 2 - left;
-    unsigned int top = (height - side) / 2;
-    if (top > 0) jpeg_skip_scanlines(&info, top);
-    size_t stride = (size_t) info.output_width * bands, line = (size_t) side * bands;
-    pixels = g_malloc(line * side);
+    // The exact square in decoded pixels: a block of 8 source pixels is scale_num
+    // decoded ones, so source x is decoded x * scale_num / 8.
+    double scale = info.scale_num / 8.0;
+    double exactLeft = ((info.image_width - shortSide) / 2) * scale, exactTop = ((info.image_height - shortSide) / 2) * scale;
+    double exactSide = shortSide * scale;
+    // The decoded rows and columns it touches.
+    unsigned int regionLeft = (unsigned int) floor(exactLeft), regionTop = (unsigned int) floor(exactTop);
+    unsigned int regionRight = (unsigned int) ceil(exactLeft + exactSide), regionBottom = (unsigned int) ceil(exactTop + exactSide);
+    if (regionRight > width) regionRight = width;
+    if (regionBottom > height) regionBottom = height;
+    unsigned int regionWidth = regionRight - regionLeft, regionHeight = regionBottom - regionTop;
+    if (square) {
+        square[0] = exactLeft - regionLeft;
+        square[1] = exactTop - regionTop;
+        square[2] = exactSide;
+    }
+    JDIMENSION left = regionLeft, columns = regionWidth;
+    if (width > regionWidth) jpeg_crop_scanline(&info, &left, &columns);   // widens to iMCU bounds
+    unsigned int wantedLeft = regionLeft - left;
+    if (regionTop > 0) jpeg_skip_scanlines(&info, regionTop);
+    size_t stride = (size_t) info.output_width * bands, line = (size_t) regionWidth * bands;
+    pixels = g_malloc(line * regionHeight);
     unsigned char *row = g_malloc(stride);
-    for (unsigned int y = 0; y < side; y++) {
+    for (unsigned int y = 0; y < regionHeight; y++) {
         JSAMPROW rows[1] = { row };
         if (jpeg_read_scanlines(&info, rows, 1) != 1) break;
         unsigned char *target = pixels + (size_t) y * line;
@@ -120,7 +136,7 @@ static int cvipsshim_jpeg_decode_centre_with(const void *buf, size_t len, int ta
     }
     if (warnings > 0 && warning_size > 0) g_strlcpy(warning, error.message[0] ? error.message : "corrupt JPEG data", warning_size);
     // The image takes the pixels over and frees them when it closes: no second copy.
-    VipsImage *image = cvipsshim_image_owning(pixels, line * side, side, side, bands, VIPS_FORMAT_UCHAR);
+    VipsImage *image = cvipsshim_image_owning(pixels, line * regionHeight, regionWidth, regionHeight, bands, VIPS_FORMAT_UCHAR);
     if (!image) return -1;
     image->Type = cmyk ? VIPS_INTERPRETATION_CMYK : VIPS_INTERPRETATION_sRGB;
     *out = image;
@@ -154,5 +170,6 @@ long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target) 
         coefficients = cvipsshim_jpeg_compact_bytes(&info, cvipsshim_jpeg_centre_takes(&info));
     }
     jpeg_destroy_decompress(&info);
-    return coefficients + scaled * scaled * bands;
+    // The rows and columns the exact square touches: one more of each at most.
+    return coefficients + (scaled + 1) * (scaled + 1) * bands;
 }

@@ -124,7 +124,7 @@ import Testing
         let image = try bytes.withUnsafeBytes { raw in
             try VipsImageRef.make("heif") {
                 cvipsshim_heif_decode_square(raw.baseAddress, raw.count, 1 << 30, halfFrom, decoder, threads,
-                                             $0, &coded.0, &coded.1, &shown.0, &shown.1)
+                                             $0, &coded.0, &coded.1, &shown.0, &shown.1, nil)
             }
         }
         return (try Pixels(image), shown.0, shown.1)
@@ -222,8 +222,19 @@ import Testing
         #expect(full.width == 451 && full.height == 300 && fullWidth == 451 && fullHeight == 300)
         #expect(try decode(halfFrom: 151).0.width == 451, "half the square (150) is under 151: the whole image")
         let (half, shownWidth, shownHeight) = try decode(halfFrom: 150)
-        #expect(half.width == 150 && half.height == 150 && half.bands == 3 && shownWidth == 451 && shownHeight == 300)
-        // The reference: libheif's RGB, the same square (from an even column), 2x2 means.
+        // The exact square starts at column 75, between two blocks: the blocks it touches
+        // (from column 74, 151 of them) come back, for the exact resample to take it.
+        #expect(half.width == 151 && half.height == 150 && half.bands == 3 && shownWidth == 451 && shownHeight == 300)
+        var square: [Double] = [0, 0, 0]
+        var coded: (Int32, Int32) = (0, 0), shown: (Int32, Int32) = (0, 0)
+        _ = try heic.withUnsafeBytes { raw in
+            try VipsImageRef.make("heif") {
+                cvipsshim_heif_decode_square(raw.baseAddress, raw.count, 1 << 30, 150, CVIPSSHIM_HEVC_LIBHEIF, 1,
+                                             $0, &coded.0, &coded.1, &shown.0, &shown.1, &square)
+            }
+        }
+        #expect(square == [0.5, 0, 150], "\(square)")
+        // The reference: libheif's RGB, the same blocks (from an even column), 2x2 means.
         var expected = Pixels(width: 150, height: 150, bands: 3, data: [UInt8](repeating: 0, count: 150 * 150 * 3))
         let left = ((451 - 300) / 2) & ~1
         var largest = 0
@@ -237,12 +248,12 @@ import Testing
                 }
             }
         }
-        let difference = half.meanDifference(expected)
+        let difference = half.meanDifference(expected, width: 150)
         #expect(difference < 0.75 && largest <= 4, "\(difference) levels apart on average, \(largest) at most")
         // A wrong matrix or range would be far off: the comparison can tell.
         var swapped = expected
         for index in stride(from: 0, to: swapped.data.count, by: 3) { swapped.data.swapAt(index, index + 2) }
-        #expect(half.meanDifference(swapped) > difference * 4)
+        #expect(half.meanDifference(swapped, width: 150) > difference * 4)
     }
 
     /// A progressive JPEG decoded with its coefficients kept compactly gives exactly the
@@ -263,7 +274,7 @@ import Testing
             let target = (shortSide * scale + 7) / 8   // the smallest target that needs this scale
             func decode(compact: Int32) throws -> Pixels {
                 var out: UnsafeMutablePointer<VipsImage>?
-                let status = bytes.withUnsafeBytes { cvipsshim_jpeg_decode_centre($0.baseAddress, $0.count, Int32(target), compact, &out) }
+                let status = bytes.withUnsafeBytes { cvipsshim_jpeg_decode_centre($0.baseAddress, $0.count, Int32(target), compact, nil, &out) }
                 guard status == 0, let out else { throw ImagingError.library(Vips.takeErrorMessage()) }
                 return try Pixels(VipsImageRef(out))
             }
@@ -275,7 +286,10 @@ import Testing
             // of a block: below 8/8 (at 8/8 every component's reads all of them).
             #expect((packed > 0) == (scale < 8), "\(name) at \(scale)/8: \(packed) rows packed")
             #expect(cvipsshim_jpeg_compact_rows_packed() - packedBefore == packed, "libjpeg's own arrays went through the store")
-            #expect(compact.width == whole.width && compact.height == whole.height && compact.width == (shortSide * scale + 7) / 8)
+            // The decoded pixels the exact square touches: its side, rounded up, or one more.
+            let side = (shortSide * scale + 7) / 8
+            #expect(compact.width == whole.width && compact.height == whole.height
+                    && (side...side + 1).contains(compact.width) && (side...side + 1).contains(compact.height))
             let firstDifference = compact.data.count != whole.data.count ? 0 : compact.data.indices.first { compact.data[$0] != whole.data[$0] }
             #expect(firstDifference == nil, "\(name) at \(scale)/8: pixels differ from byte \(firstDifference ?? 0)")
         }
@@ -540,7 +554,7 @@ private final class Events: @unchecked Sendable {
         }
         let blocks = Int64(interlaced.width / 8) * Int64(interlaced.height / 8) * 3
         let window = Int64(interlaced.width / 8) * 5 * 128 * 3
-        let square = Int64(150 * 150 * 3)
+        let square = Int64(151 * 151 * 3)   // the decoded pixels the exact square touches: one more of each at most
         let need = progressive.withUnsafeBytes { AvatarRenderer.decodeMemory($0, header: interlaced, format: .jpeg, target: 150) }
         #expect(need == blocks * 26 + window + square)
         #expect(need < blocks * 128 / 2)   // under half of libjpeg's whole-image arrays

@@ -147,11 +147,18 @@ public struct AvatarRenderer: Sendable {
             var codedWidth: Int32 = 0, codedHeight: Int32 = 0, shownWidth: Int32 = 0, shownHeight: Int32 = 0
             var status: Int32 = 0
             let halfSquareFrom = crop == .centre ? Int32(largestTier) : 0
+            var square: [Double] = [0, 0, 0]
             do {
                 image = try VipsImageRef.make("heif") { out in
                     status = cvipsshim_heif_decode_square(bytes.baseAddress, bytes.count, Int64(maxPixels), halfSquareFrom,
-                                                          Self.hevcDecoder, Self.hevcThreads, out, &codedWidth, &codedHeight, &shownWidth, &shownHeight)
+                                                          Self.hevcDecoder, Self.hevcThreads, out, &codedWidth, &codedHeight, &shownWidth, &shownHeight,
+                                                          &square)
                     return status
+                }
+                // The half square's blocks start on even pixels: resampled straight to the
+                // largest tier from the exact square, centred as a crop of the whole picture.
+                if square[2] > 0 {
+                    image = try Self.resampleExactly(image, x: square[0], y: square[1], side: square[2], to: largestTier)
                 }
             } catch ImagingError.library where status == 2 {
                 throw ImagingError.tooManyPixels(width: Int(codedWidth), height: Int(codedHeight), limit: maxPixels)
@@ -272,13 +279,21 @@ public struct AvatarRenderer: Sendable {
                                   warning: inout String?) throws -> VipsImageRef? {
         var out: UnsafeMutablePointer<VipsImage>?
         var message = [CChar](repeating: 0, count: 200)
+        var square: [Double] = [0, 0, 0]
         let status = tolerant
-            ? cvipsshim_jpeg_decode_centre_tolerant(bytes.baseAddress, bytes.count, Int32(target), &message, message.count, &out)
-            : cvipsshim_jpeg_decode_centre(bytes.baseAddress, bytes.count, Int32(target), 1, &out)
+            ? cvipsshim_jpeg_decode_centre_tolerant(bytes.baseAddress, bytes.count, Int32(target), &message, message.count, &square, &out)
+            : cvipsshim_jpeg_decode_centre(bytes.baseAddress, bytes.count, Int32(target), 1, &square, &out)
         if status == 0, message[0] != 0 { warning = String(cString: message) }
         if status == 1 { return nil }
         guard status == 0, let out else { throw ImagingError.invalidImage(Vips.takeErrorMessage()) }
-        let image = VipsImageRef(out)
+        var image = VipsImageRef(out)
+        // At a reduced scale the exact square lies between decoded pixels: resampled
+        // straight to the largest tier from exactly that square, so its centre is the
+        // whole picture's (a crop to whole pixels would move it by up to half a pixel).
+        let (x, y, side) = (square[0], square[1], square[2])
+        if x != x.rounded() || y != y.rounded() || side != side.rounded() || image.width != image.height {
+            image = try Self.resampleExactly(image, x: x, y: y, side: side, to: target)
+        }
         var data: UnsafeRawPointer?
         var length = 0
         if header.hasICCProfile, vips_image_get_blob(header.pointer, "icc-profile-data", &data, &length) == 0, let data {
@@ -286,6 +301,19 @@ public struct AvatarRenderer: Sendable {
         }
         if header.orientation > 1 { vips_image_set_int(image.pointer, "orientation", Int32(header.orientation)) }
         return image
+    }
+
+    /// The square at `x`, `y` of `side` (fractional, in the image's pixels) resampled to
+    /// `target` × `target` with Lanczos-3: rows, a quarter turn, rows again, turned back.
+    static func resampleExactly(_ image: VipsImageRef, x: Double, y: Double, side: Double, to target: Int) throws -> VipsImageRef {
+        do {
+            var current = try image.apply("reducev_exact") { cvipsshim_reducev_exact($0, $1, y, side, Int32(target)) }
+            current = try current.apply("rot") { cvipsshim_rot($0, $1, VIPS_ANGLE_D90) }.copiedToMemory()
+            current = try current.apply("reducev_exact") { cvipsshim_reducev_exact($0, $1, x, side, Int32(target)) }
+            return try current.apply("rot") { cvipsshim_rot($0, $1, VIPS_ANGLE_D270) }.copiedToMemory()
+        } catch ImagingError.library(let message) {
+            throw ImagingError.invalidImage(message)
+        }
     }
 
     /// The largest power-of-two shrink (JPEG DCT scaling, WebP scaled decode) whose

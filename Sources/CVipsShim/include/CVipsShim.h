@@ -32,17 +32,30 @@ int cvipsshim_heifload_buffer(const void *buf, size_t len, VipsImage **out);
 // size when the image is smaller), straight into a new 8-bit RGB image (CMYK for
 // CMYK and YCCK JPEGs, Adobe inversion undone). libvips' jpegload only scales by 1/2,
 // 1/4 and 1/8 and decodes every column and row.
+// At a reduced scale the exact square (the full image's centre square, its left and top
+// rounded down as a crop of the whole picture has them) falls between decoded pixels:
+// the image is then the rows and columns it touches, and `square` (when not NULL) gets
+// where the exact square lies in it, x, y and side, in decoded pixels (at 8/8: 0, 0 and
+// the image's side), for cvipsshim_reducev_exact to resample exactly that.
 // Returns 0 with *out set; 1 when this path does not apply (unusual component
 // counts: use jpegload); -1 on corrupt or truncated data (vips_error set).
 // `compact` non-zero: a progressive JPEG's coefficients are kept compactly while its
 // scans are read (only those the scaled inverse DCT reads as values, a bit for each
 // other one: 15 MB instead of 72 for 12 MP at 4:4:4 and 3/8), same pixels; 0 leaves
 // libjpeg's own whole-image arrays (the tests compare the two).
-int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, int compact, VipsImage **out);
+int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, int compact, double square[3], VipsImage **out);
 // The same (compact), tolerating the warnings libjpeg recovers from, except a premature
 // end of the data (a truncated file): the first one's message is copied to `warning`
 // (at most `warning_size` bytes, terminated), which stays as it was when there is none.
-int cvipsshim_jpeg_decode_centre_tolerant(const void *buf, size_t len, int target, char *warning, size_t warning_size, VipsImage **out);
+int cvipsshim_jpeg_decode_centre_tolerant(const void *buf, size_t len, int target, char *warning, size_t warning_size,
+                                          double square[3], VipsImage **out);
+
+// `height` rows resampled (Lanczos-3, the kernel widened by the shrink) from the rows
+// `start` to `start + span` of an 8-bit memory image, both fractional: output row y is
+// centred on input row start + (y + 0.5) * span / height - 0.5. Taps outside the span's
+// rows repeat its edge rows. With a quarter turn before and after, the same for columns
+// (ExactResample.c).
+int cvipsshim_reducev_exact(VipsImage *in, VipsImage **out, double start, double span, int height);
 
 // Block rows the compact store has packed on the calling thread so far (for tests).
 long long cvipsshim_jpeg_compact_rows_packed(void);
@@ -62,7 +75,11 @@ long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target);
 // at least `halfSquareFrom` pixels (0: never), only that square at half size, converted
 // from the YCbCr planes 2x2 block by 2x2 block; for a plain picture (no grid, rotation,
 // mirror or crop) through our decoder, the decoder's own planes, with no full-size RGB
-// image (36 MB for 12 MP: libheif 1.15 makes one on the way to any YCbCr it returns). *shownWidth and *shownHeight get the upright size of
+// image (36 MB for 12 MP: libheif 1.15 makes one on the way to any YCbCr it returns).
+// The blocks start on even pixels, so the image is then the blocks the exact square
+// touches, and `square` (when not NULL) gets where that square lies in it (x, y, side, in
+// half pixels; all 0 when the whole image was decoded), for cvipsshim_reducev_exact.
+// *shownWidth and *shownHeight get the upright size of
 // the whole image either way. `hevcDecoder`, one of the three below (HEVCDecoder.c).
 #define CVIPSSHIM_HEVC_LIBHEIF 0      // libheif's own: libde265 on one thread
 #define CVIPSSHIM_HEVC_LIBDE265 1     // ours: libde265 on `hevcThreads` threads
@@ -70,7 +87,7 @@ long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target);
                                       // system has libavcodec.so.59, else libde265
 int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixels, int halfSquareFrom, int hevcDecoder,
                                  int hevcThreads, VipsImage **out, int *codedWidth, int *codedHeight, int *shownWidth,
-                                 int *shownHeight);
+                                 int *shownHeight, double square[3]);
 
 // Pictures our HEVC decoder plugin has decoded for the calling thread so far, and those
 // of them libavcodec decoded (for tests).

@@ -51,9 +51,11 @@ struct Pixels {
         return Array(data[start..<start + bands])
     }
 
-    /// Mean absolute difference per sample against another image of the same size.
-    func meanDifference(_ other: Pixels, transform: (Int, Int) -> (Int, Int) = { ($0, $1) }) -> Double {
-        precondition(width == other.width && height == other.height && bands == other.bands)
+    /// Mean absolute difference per sample against another image of the same size (or,
+    /// with `width`, over the first `width` columns of both).
+    func meanDifference(_ other: Pixels, width columns: Int? = nil, transform: (Int, Int) -> (Int, Int) = { ($0, $1) }) -> Double {
+        let width = columns ?? self.width
+        precondition((columns != nil || self.width == other.width) && height == other.height && bands == other.bands)
         var total = 0
         for y in 0..<height {
             for x in 0..<width {

@@ -1,0 +1,76 @@
+// Lanczos-3 resampling of rows with a fractional start (declared in include/CVipsShim.h).
+#include "CVipsShim.h"
+#include "ShimInternal.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double cvipsshim_lanczos3(double x) {
+    if (x == 0) return 1;
+    if (x <= -3 || x >= 3) return 0;
+    double px = M_PI * x;
+    return 3 * sin(px) * sin(px / 3) / (px * px);
+}
+
+int cvipsshim_reducev_exact(VipsImage *in, VipsImage **out, double start, double span, int height) {
+    if (in->BandFmt != VIPS_FORMAT_UCHAR || height < 1 || span <= 0 || vips_image_wio_input(in)) {
+        vips_error("reducev_exact", "an 8-bit image in memory and a positive span are needed");
+        return -1;
+    }
+    int rows = in->Ysize;
+    size_t line = VIPS_IMAGE_SIZEOF_LINE(in);
+    // Taps stay inside the rows the span touches (the square's own edge is repeated, as
+    // a resize of the cropped square repeats it).
+    int first = (int) floor(start), last = (int) ceil(start + span) - 1;
+    if (first < 0) first = 0;
+    if (last > rows - 1) last = rows - 1;
+    if (last < first) {
+        vips_error("reducev_exact", "the span is outside the image");
+        return -1;
+    }
+    double scale = span / height, stretch = scale > 1 ? scale : 1, support = 3 * stretch;
+    int taps = (int) ceil(2 * support) + 1;
+    unsigned char *pixels = g_try_malloc(line * (size_t) height);
+    float *sum = g_try_malloc(sizeof(float) * line);
+    float *weights = g_try_malloc(sizeof(float) * (size_t) taps);
+    int *index = g_try_malloc(sizeof(int) * (size_t) taps);
+    if (!pixels || !sum || !weights || !index) {
+        g_free(pixels); g_free(sum); g_free(weights); g_free(index);
+        vips_error("reducev_exact", "out of memory");
+        return -1;
+    }
+    for (int y = 0; y < height; y++) {
+        // The centre of output row y in input rows (pixel centres at +0.5).
+        double centre = start + (y + 0.5) * scale - 0.5;
+        int from = (int) floor(centre - support) + 1;
+        double total = 0;
+        int count = 0;
+        for (int k = 0; k < taps; k++) {
+            int row = from + k;
+            double weight = cvipsshim_lanczos3((row - centre) / stretch);
+            if (weight == 0) continue;
+            weights[count] = (float) weight;
+            index[count] = row < first ? first : row > last ? last : row;
+            total += weight;
+            count++;
+        }
+        for (int k = 0; k < count; k++) weights[k] = (float) (weights[k] / total);
+        memset(sum, 0, sizeof(float) * line);
+        for (int k = 0; k < count; k++) {
+            const unsigned char *source = VIPS_IMAGE_ADDR(in, 0, index[k]);
+            float weight = weights[k];
+            for (size_t x = 0; x < line; x++) sum[x] += weight * source[x];
+        }
+        unsigned char *target = pixels + (size_t) y * line;
+        for (size_t x = 0; x < line; x++) {
+            float value = sum[x] + 0.5f;
+            target[x] = value <= 0 ? 0 : value >= 255 ? 255 : (unsigned char) value;
+        }
+    }
+    g_free(sum); g_free(weights); g_free(index);
+    VipsImage *image = cvipsshim_image_owning(pixels, line * (size_t) height, in->Xsize, height, in->Bands, VIPS_FORMAT_UCHAR);
+    if (!image) return -1;
+    image->Type = in->Type;
+    *out = image;
+    return 0;
+}
