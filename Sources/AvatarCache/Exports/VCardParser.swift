@@ -16,9 +16,10 @@ struct VCardParser {
         self.maxCardBytes = min(maxCardBytes, 1 << 50)
     }
 
-    /// How deep cards may nest (vCard 2.1's `AGENT`, Android's importer): a `BEGIN:VCARD`
-    /// deeper than this ends the innermost open card as unfinished instead.
-    static let maxNesting = 4
+    /// How deep cards may nest (vCard 2.1's `AGENT`: a card holding one level of cards, as
+    /// Android's importer reads it): a `BEGIN:VCARD` deeper than this ends the innermost
+    /// open card as unfinished instead, so a file holds at most two cards' bytes at once.
+    static let maxNesting = 2
 
     /// Reads `source` (chunks of the file as UTF-8, `VCardBytes`) and calls `body` with
     /// each card at its `END:VCARD`. A `BEGIN:VCARD` inside an open card starts a nested
