@@ -58,11 +58,15 @@ def source_photos():
     return [os.path.join(data, n) for n in names]
 
 
-def exif_orientation_6(path):
+def insert_exif(path, tiff):
+    """The JPEG at `path` with an EXIF APP1 segment holding `tiff` right after its SOI."""
     data = open(path, "rb").read()
-    tiff = b"MM\x00\x2a" + struct.pack(">I", 8) + struct.pack(">H", 1) + struct.pack(">HHIHH", 0x0112, 3, 1, 6, 0) + struct.pack(">I", 0)
     app1 = b"Exif\x00\x00" + tiff
     open(path, "wb").write(data[:2] + b"\xff\xe1" + struct.pack(">H", len(app1) + 2) + app1 + data[2:])
+
+
+def exif_orientation_6(path):
+    insert_exif(path, b"MM\x00\x2a" + struct.pack(">I", 8) + struct.pack(">H", 1) + struct.pack(">HHIHH", 0x0112, 3, 1, 6, 0) + struct.pack(">I", 0))
 
 
 def build_bases():
@@ -233,7 +237,6 @@ def build_bases_b():
 
 def exif_small(path):
     """A little EXIF, as cameras and phone apps leave it: orientation 1, a make and a model."""
-    data = open(path, "rb").read()
     make, model = b"Google\x00", b"Pixel 7\x00"
     entries, extra = [], b""
     offset = 8 + 2 + 3 * 12 + 4
@@ -241,9 +244,7 @@ def exif_small(path):
         entries.append(struct.pack(">HHII", tag, 2, len(value), offset + len(extra)))
         extra += value
     entries.append(struct.pack(">HHIHH", 0x0112, 3, 1, 1, 0))
-    tiff = b"MM\x00\x2a" + struct.pack(">I", 8) + struct.pack(">H", 3) + b"".join(entries) + struct.pack(">I", 0) + extra
-    app1 = b"Exif\x00\x00" + tiff
-    open(path, "wb").write(data[:2] + b"\xff\xe1" + struct.pack(">H", len(app1) + 2) + app1 + data[2:])
+    insert_exif(path, b"MM\x00\x2a" + struct.pack(">I", 8) + struct.pack(">H", 3) + b"".join(entries) + struct.pack(">I", 0) + extra)
 
 
 def build_bases_c():
