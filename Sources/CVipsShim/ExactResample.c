@@ -84,9 +84,8 @@ int cvipsshim_reducev_exact(VipsImage *in, VipsImage **out, double start, double
         }
     }
     g_free(sum); g_free(weights); g_free(index);
-    VipsImage *image = cvipsshim_image_owning(pixels, line * (size_t) height, in->Xsize, height, in->Bands, VIPS_FORMAT_UCHAR);
+    VipsImage *image = cvipsshim_image_owning_like(pixels, line * (size_t) height, in->Xsize, height, in);
     if (!image) return -1;
-    image->Type = in->Type;
     *out = image;
     return 0;
 }

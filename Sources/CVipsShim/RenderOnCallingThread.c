@@ -29,6 +29,19 @@ VipsImage *cvipsshim_image_owning(void *pixels, size_t size, int width, int heig
     return image;
 }
 
+VipsImage *cvipsshim_image_owning_like(void *pixels, size_t size, int width, int height, VipsImage *like) {
+    VipsImage *image = cvipsshim_image_owning(pixels, size, width, height, like->Bands, like->BandFmt);
+    if (!image) return NULL;
+    image->Type = like->Type;
+    image->Xres = like->Xres;
+    image->Yres = like->Yres;
+    const void *profile = NULL;
+    size_t length = 0;
+    if (vips_image_get_typeof(like, VIPS_META_ICC_NAME) && !vips_image_get_blob(like, VIPS_META_ICC_NAME, &profile, &length) && profile)
+        vips_image_set_blob_copy(image, VIPS_META_ICC_NAME, profile, length);
+    return image;
+}
+
 int cvipsshim_render_here(VipsImage *in, VipsImage **out) {
     size_t line = VIPS_IMAGE_SIZEOF_LINE(in), size = line * (size_t) in->Ysize;
     unsigned char *pixels = g_try_malloc(size ? size : 1);
@@ -49,15 +62,8 @@ int cvipsshim_render_here(VipsImage *in, VipsImage **out) {
             memcpy(pixels + (size_t) (y + row) * line, VIPS_REGION_ADDR(region, 0, y + row), line);
     }
     g_object_unref(region);
-    VipsImage *image = cvipsshim_image_owning(pixels, size, in->Xsize, in->Ysize, in->Bands, in->BandFmt);
+    VipsImage *image = cvipsshim_image_owning_like(pixels, size, in->Xsize, in->Ysize, in);
     if (!image) return -1;
-    image->Type = in->Type;
-    image->Xres = in->Xres;
-    image->Yres = in->Yres;
-    const void *profile = NULL;
-    size_t length = 0;
-    if (vips_image_get_typeof(in, VIPS_META_ICC_NAME) && !vips_image_get_blob(in, VIPS_META_ICC_NAME, &profile, &length) && profile)
-        vips_image_set_blob_copy(image, VIPS_META_ICC_NAME, profile, length);
     *out = image;
     return 0;
 }

@@ -11,6 +11,11 @@
 // g_free'd when the image closes, and also when the image cannot be made (NULL then).
 VipsImage *cvipsshim_image_owning(void *pixels, size_t size, int width, int height, int bands, VipsBandFormat format);
 
+// The same with `like`'s bands, format, interpretation, resolution and ICC profile: what a
+// step that makes new pixels from `like` must keep (a profile lost is colours converted
+// as if they were sRGB).
+VipsImage *cvipsshim_image_owning_like(void *pixels, size_t size, int width, int height, VipsImage *like);
+
 // libjpeg's error manager for the shim: error_exit formats the message and jumps back
 // to `jump`; warnings (corrupt data, premature end) are counted, the first one's
 // message kept, for the decoder to treat as failure.

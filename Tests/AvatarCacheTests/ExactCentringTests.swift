@@ -74,6 +74,30 @@ import CVipsShim
         #expect(abs(x - middle) < 0.1 && abs(y - middle) < 0.1, "\(name): centre at \(x), \(y), not \(middle)")
     }
 
+    /// The resample makes new pixels; the picture's profile goes with them (a HEIC's half
+    /// square carries its ICC profile, and a profile lost is colours converted as sRGB).
+    @Test func theExactSquareKeepsTheProfile() throws {
+        try Vips.initialise()
+        let profile: [UInt8] = Array("a profile's bytes".utf8)
+        let pixels = [UInt8](repeating: 128, count: 301 * 300 * 3)
+        let image = try pixels.withUnsafeBytes { raw -> VipsImageRef in
+            guard let made = vips_image_new_from_memory_copy(raw.baseAddress, raw.count, 301, 300, 3, VIPS_FORMAT_UCHAR) else {
+                throw ImagingError.library(Vips.takeErrorMessage())
+            }
+            return VipsImageRef(made)
+        }
+        profile.withUnsafeBytes { _ = vips_image_set_blob_copy(image.pointer, "icc-profile-data", $0.baseAddress, $0.count) }
+        let square = try AvatarRenderer.exactSquare(of: image, at: [0.5, 0, 300], to: 150)
+        #expect(square.width == 150 && square.height == 150 && square.hasICCProfile)
+        var data: UnsafeRawPointer?
+        var length = 0
+        #expect(vips_image_get_blob(square.pointer, "icc-profile-data", &data, &length) == 0)
+        #expect(data.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } == profile)
+        // The image that already is the exact square comes back as it is.
+        let whole = try AvatarRenderer.exactSquare(of: square, at: [0, 0, 150], to: 150)
+        #expect(whole.pointer == square.pointer)
+    }
+
     @Test func aPhotosTierLooksLikeTheFullDecodeCroppedExactly() throws {
         // A detailed photo at a size whose square starts between decoded pixels at 4/8.
         try Vips.initialise()

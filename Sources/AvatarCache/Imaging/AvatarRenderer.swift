@@ -155,11 +155,8 @@ public struct AvatarRenderer: Sendable {
                                                           &square)
                     return status
                 }
-                // The half square's blocks start on even pixels: resampled straight to the
-                // largest tier from the exact square, centred as a crop of the whole picture.
-                if square[2] > 0 {
-                    image = try Self.resampleExactly(image, x: square[0], y: square[1], side: square[2], to: largestTier)
-                }
+                // The half square's blocks start on even pixels.
+                if square[2] > 0 { image = try Self.exactSquare(of: image, at: square, to: largestTier) }
             } catch ImagingError.library where status == 2 {
                 throw ImagingError.tooManyPixels(width: Int(codedWidth), height: Int(codedHeight), limit: maxPixels)
             } catch ImagingError.library(let message) {
@@ -286,14 +283,7 @@ public struct AvatarRenderer: Sendable {
         if status == 0, message[0] != 0 { warning = String(cString: message) }
         if status == 1 { return nil }
         guard status == 0, let out else { throw ImagingError.invalidImage(Vips.takeErrorMessage()) }
-        var image = VipsImageRef(out)
-        // At a reduced scale the exact square lies between decoded pixels: resampled
-        // straight to the largest tier from exactly that square, so its centre is the
-        // whole picture's (a crop to whole pixels would move it by up to half a pixel).
-        let (x, y, side) = (square[0], square[1], square[2])
-        if x != x.rounded() || y != y.rounded() || side != side.rounded() || image.width != image.height {
-            image = try Self.resampleExactly(image, x: x, y: y, side: side, to: target)
-        }
+        let image = try Self.exactSquare(of: VipsImageRef(out), at: square, to: target)
         var data: UnsafeRawPointer?
         var length = 0
         if header.hasICCProfile, vips_image_get_blob(header.pointer, "icc-profile-data", &data, &length) == 0, let data {
@@ -303,17 +293,30 @@ public struct AvatarRenderer: Sendable {
         return image
     }
 
-    /// The square at `x`, `y` of `side` (fractional, in the image's pixels) resampled to
-    /// `target` × `target` with Lanczos-3: rows, a quarter turn, rows again, turned back.
-    static func resampleExactly(_ image: VipsImageRef, x: Double, y: Double, side: Double, to target: Int) throws -> VipsImageRef {
+    /// A fast decode at a reduced scale (JPEG N/8, HEIC's half size) gives the pixels the
+    /// exact centre square touches and where it lies in them (`square`: x, y, side, in
+    /// those pixels). When it lies between pixels, the largest tier is resampled from
+    /// exactly that square, so its centre is the whole picture's (a crop to whole pixels
+    /// would move it by up to half a pixel); when it is the image itself, the image.
+    static func exactSquare(of image: VipsImageRef, at square: [Double], to target: Int) throws -> VipsImageRef {
+        let (x, y, side) = (square[0], square[1], square[2])
+        guard x != 0 || y != 0 || side != Double(image.width) || side != Double(image.height) else { return image }
         do {
-            var current = try image.apply("reducev_exact") { cvipsshim_reducev_exact($0, $1, y, side, Int32(target)) }
-            current = try current.apply("rot") { cvipsshim_rot($0, $1, VIPS_ANGLE_D90) }.copiedToMemory()
-            current = try current.apply("reducev_exact") { cvipsshim_reducev_exact($0, $1, x, side, Int32(target)) }
-            return try current.apply("rot") { cvipsshim_rot($0, $1, VIPS_ANGLE_D270) }.copiedToMemory()
+            return try transposing(image) { rows, vertical in
+                try rows.apply("reducev_exact") { cvipsshim_reducev_exact($0, $1, vertical ? y : x, side, Int32(target)) }
+            }
         } catch ImagingError.library(let message) {
             throw ImagingError.invalidImage(message)
         }
+    }
+
+    /// `resample` on the rows (`vertical` true), then, with a quarter turn before and after,
+    /// on the columns: libvips' vertical reducers are vectorised, its horizontal one is not.
+    static func transposing(_ image: VipsImageRef, _ resample: (VipsImageRef, _ vertical: Bool) throws -> VipsImageRef) throws -> VipsImageRef {
+        var current = try resample(image, true)
+        current = try current.apply("rot") { cvipsshim_rot($0, $1, VIPS_ANGLE_D90) }.copiedToMemory()
+        current = try resample(current, false)
+        return try current.apply("rot") { cvipsshim_rot($0, $1, VIPS_ANGLE_D270) }
     }
 
     /// The largest power-of-two shrink (JPEG DCT scaling, WebP scaled decode) whose
@@ -394,10 +397,9 @@ public struct AvatarRenderer: Sendable {
     /// Each step is rendered on this thread into memory (a few MB).
     static func resizeByTransposing(_ image: VipsImageRef, to side: Int) throws -> VipsImageRef {
         let shrink = Double(image.width) / Double(side)
-        var current = try image.apply("reducev") { cvipsshim_reducev_lanczos3($0, $1, shrink) }.copiedToMemory()
-        current = try current.apply("rot") { cvipsshim_rot($0, $1, VIPS_ANGLE_D90) }.copiedToMemory()
-        current = try current.apply("reducev") { cvipsshim_reducev_lanczos3($0, $1, shrink) }.copiedToMemory()
-        return try current.apply("rot") { cvipsshim_rot($0, $1, VIPS_ANGLE_D270) }
+        return try transposing(image) { rows, _ in
+            try rows.apply("reducev") { cvipsshim_reducev_lanczos3($0, $1, shrink) }.copiedToMemory()
+        }
     }
 
     private func encode(_ image: VipsImageRef) throws -> [UInt8] {

@@ -53,8 +53,8 @@ int cvipsshim_jpeg_decode_centre_tolerant(const void *buf, size_t len, int targe
 // `height` rows resampled (Lanczos-3, the kernel widened by the shrink) from the rows
 // `start` to `start + span` of an 8-bit memory image, both fractional: output row y is
 // centred on input row start + (y + 0.5) * span / height - 0.5. Taps outside the span's
-// rows repeat its edge rows. With a quarter turn before and after, the same for columns
-// (ExactResample.c).
+// rows repeat its edge rows. The image keeps the input's interpretation and ICC profile.
+// With a quarter turn before and after, the same for columns (ExactResample.c).
 int cvipsshim_reducev_exact(VipsImage *in, VipsImage **out, double start, double span, int height);
 
 // Block rows the compact store has packed on the calling thread so far (for tests).
