@@ -174,6 +174,9 @@ public final class WarmPipeline: Sendable {
         }
         stageDone("read")
         state.recovered = recoverOrphans(orphans, directory: directory)
+        // A killed run's files were renamed into place without a flush of their own: made
+        // durable before a commit of this run can name them, as this run's own are.
+        if !state.recovered.isEmpty { try directory.syncFilesystem() }
         // One HTTP client, decode pool and writer for both stages, made when a job needs them.
         var workers: Workers?
         do {
