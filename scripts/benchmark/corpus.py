@@ -69,10 +69,17 @@ def exif_orientation_6(path):
     insert_exif(path, b"MM\x00\x2a" + struct.pack(">I", 8) + struct.pack(">H", 1) + struct.pack(">HHIHH", 0x0112, 3, 1, 6, 0) + struct.pack(">I", 0))
 
 
+marker = os.path.join(bases, ".done")
+
+
+def made_bases():
+    """The base images of a corpus built before (its marker is written last)."""
+    return sorted(f for f in os.listdir(bases) if not f.startswith("."))
+
+
 def build_bases():
-    marker = os.path.join(bases, ".done")
     if os.path.exists(marker):
-        return sorted(f for f in os.listdir(bases) if not f.startswith("."))
+        return made_bases()
     sources = source_photos()
     made = []
     # 24 small JPEGs, 96-400 px.
@@ -161,9 +168,8 @@ def source_photos_b():
 
 
 def build_bases_b():
-    marker = os.path.join(bases, ".done")
     if os.path.exists(marker):
-        return sorted(f for f in os.listdir(bases) if not f.startswith("."))
+        return made_bases()
     sources = source_photos_b()
     made = []
 
@@ -248,9 +254,8 @@ def exif_small(path):
 
 
 def build_bases_c():
-    marker = os.path.join(bases, ".done")
     if os.path.exists(marker):
-        return sorted(f for f in os.listdir(bases) if not f.startswith("."))
+        return made_bases()
     sources = source_photos() + source_photos_b()
     made = []
     sizes = [96, 96, 96, 96, 120, 128, 144, 160, 192, 200]
