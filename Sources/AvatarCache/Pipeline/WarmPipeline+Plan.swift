@@ -30,11 +30,15 @@ extension WarmPipeline {
             let started = state.started
             let jobs = try state.index.write { db -> [Job] in
                 let sources = try RunTables.sources(db, after: lastRank, limit: 256)
-                if sources.isEmpty { exhausted = true }
+                guard let last = sources.last else {
+                    exhausted = true
+                    return []
+                }
+                let (entries, failures) = try RunTables.entriesAndFailures(db, ranks: lastRank, through: last.rank)
                 var jobs: [Job] = []
                 for source in sources {
                     lastRank = source.rank
-                    let previous = try EntryRecords.entry(db, key: source.key)
+                    let previous = entries[source.key]
                     let complete = previous.map { pipeline.isComplete($0, state: state) } ?? false
                     if let previous, complete {
                         let inline: Bool
@@ -50,7 +54,7 @@ extension WarmPipeline {
                             continue
                         }
                     }
-                    if !complete, let failure = try FailureRecords.failure(db, key: source.key), !failure.failureClass.isDecidedLocally,
+                    if !complete, let failure = failures[source.key], !failure.failureClass.isDecidedLocally,
                        started < min(failure.retryAfter, failure.failedAt.addingTimeInterval(pipeline.configuration.retryWait(after: failure.failureClass))) {
                         // Failed recently: not asked for again before its retry time, as this
                         // run counts it (`--failure-ttl-hours 0` asks again at once).

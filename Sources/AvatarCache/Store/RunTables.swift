@@ -133,6 +133,15 @@ enum RunTables {
                             arguments: [rank, limit])
     }
 
+    /// The entries of the sources ranked after `first` up to `last`, and their failures,
+    /// by key: what the plan needs of a page of sources, in three queries.
+    static func entriesAndFailures(_ db: Database, ranks first: Int, through last: Int)
+        throws -> (entries: [String: CacheEntry], failures: [String: FailureRecord]) {
+        let keys = "SELECT key FROM temp.run_source WHERE rank > ? AND rank <= ?"
+        return (try EntryRecords.entries(db, keysSQL: keys, arguments: [first, last]),
+                try FailureRecords.failures(db, keysSQL: keys, arguments: [first, last]))
+    }
+
     static func counts(_ db: Database) throws -> (profiles: Int, sources: Int) {
         (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM temp.run_profile") ?? 0,
          try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM temp.run_source") ?? 0)

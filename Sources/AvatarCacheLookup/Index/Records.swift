@@ -58,20 +58,50 @@ package struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
     }
 
     package init(row: Row) {
-        key = row[Columns.key]
-        kind = AvatarKind(rawValue: row[Columns.kind]) ?? .photo
-        contentSHA256 = row[Columns.contentSHA256]
-        lastAccess = Date(indexValue: row[Columns.lastAccess])
-        fetchedAt = Date(indexValue: row[Columns.fetchedAt])
-        freshUntil = (row[Columns.freshUntil] as Double?).map(Date.init(indexValue:))
-        etag = row[Columns.etag]
-        lastModified = row[Columns.lastModified]
-        sourceBytes = row[Columns.sourceBytes]
-        sourceFormat = (row[Columns.sourceFormat] as String?).flatMap(ImageFormat.init(rawValue:))
-        sourceWidth = row[Columns.sourceWidth]
-        sourceHeight = row[Columns.sourceHeight]
+        self.init(row: row, at: Positions(columnNames: row.columnNames))
+    }
+
+    /// Where each column is in a statement's rows (nil: not selected), found once per
+    /// statement. GRDB finds a column by name on every read, hashing a lower-cased copy
+    /// of the name: most of the time a re-run spent reading entries.
+    struct Positions {
+        let key, kind, contentSHA256, lastAccess, fetchedAt, freshUntil, etag, lastModified,
+            sourceBytes, sourceFormat, sourceWidth, sourceHeight, placeholderHash, placeholderColor: Int?
+
+        init(columnNames: some Collection<String>) {
+            let position = ColumnPositions(columnNames)
+            key = position[Columns.key]
+            kind = position[Columns.kind]
+            contentSHA256 = position[Columns.contentSHA256]
+            lastAccess = position[Columns.lastAccess]
+            fetchedAt = position[Columns.fetchedAt]
+            freshUntil = position[Columns.freshUntil]
+            etag = position[Columns.etag]
+            lastModified = position[Columns.lastModified]
+            sourceBytes = position[Columns.sourceBytes]
+            sourceFormat = position[Columns.sourceFormat]
+            sourceWidth = position[Columns.sourceWidth]
+            sourceHeight = position[Columns.sourceHeight]
+            placeholderHash = position[Columns.placeholderHash]
+            placeholderColor = position[Columns.placeholderColor]
+        }
+    }
+
+    init(row: Row, at p: Positions) {
+        key = row.string(p.key) ?? ""
+        kind = row.string(p.kind).flatMap(AvatarKind.init(rawValue:)) ?? .photo
+        contentSHA256 = row.string(p.contentSHA256) ?? ""
+        lastAccess = Date(indexValue: row.double(p.lastAccess) ?? 0)
+        fetchedAt = Date(indexValue: row.double(p.fetchedAt) ?? 0)
+        freshUntil = row.double(p.freshUntil).map(Date.init(indexValue:))
+        etag = row.string(p.etag)
+        lastModified = row.string(p.lastModified)
+        sourceBytes = row.int(p.sourceBytes)
+        sourceFormat = row.string(p.sourceFormat).flatMap(ImageFormat.init(rawValue:))
+        sourceWidth = row.int(p.sourceWidth)
+        sourceHeight = row.int(p.sourceHeight)
         // Absent from an index this process could not upgrade (read-only): no placeholder.
-        placeholder = (row[Columns.placeholderColor] as String?).map { Placeholder(thumbHash: row[Columns.placeholderHash], color: $0) }
+        placeholder = row.string(p.placeholderColor).map { Placeholder(thumbHash: row.string(p.placeholderHash), color: $0) }
     }
 
     package func encode(to container: inout PersistenceContainer) {
@@ -124,8 +154,6 @@ package struct EntryFileRecord: FetchableRecord, PersistableRecord, Sendable {
         case sha256
     }
 
-    static let entry = belongsTo(EntryRecord.self)
-
     var entryKey: String
     var tier: Int
     var filename: String
@@ -145,13 +173,34 @@ package struct EntryFileRecord: FetchableRecord, PersistableRecord, Sendable {
     }
 
     package init(row: Row) {
-        entryKey = row[Columns.entryKey]
-        tier = row[Columns.tier]
-        filename = row[Columns.filename]
-        width = row[Columns.width]
-        height = row[Columns.height]
-        fileSize = row[Columns.fileSize]
-        sha256 = row[Columns.sha256]
+        self.init(row: row, at: Positions(columnNames: row.columnNames))
+    }
+
+    /// Where each column is in a statement's rows, found once per statement (as
+    /// `EntryRecord.Positions`).
+    struct Positions {
+        let entryKey, tier, filename, width, height, fileSize, sha256: Int?
+
+        init(columnNames: some Collection<String>) {
+            let position = ColumnPositions(columnNames)
+            entryKey = position[Columns.entryKey]
+            tier = position[Columns.tier]
+            filename = position[Columns.filename]
+            width = position[Columns.width]
+            height = position[Columns.height]
+            fileSize = position[Columns.fileSize]
+            sha256 = position[Columns.sha256]
+        }
+    }
+
+    init(row: Row, at p: Positions) {
+        entryKey = row.string(p.entryKey) ?? ""
+        tier = row.int(p.tier) ?? 0
+        filename = row.string(p.filename) ?? ""
+        width = row.int(p.width) ?? 0
+        height = row.int(p.height) ?? 0
+        fileSize = Int64(row.int(p.fileSize) ?? 0)
+        sha256 = row.string(p.sha256)
     }
 
     package func encode(to container: inout PersistenceContainer) {
@@ -275,4 +324,27 @@ package struct ProfileRecord: FetchableRecord, PersistableRecord, Sendable, Equa
 extension CaseIterable where Self: ColumnExpression & RawRepresentable, RawValue == String {
     /// The columns as SQL lists them: `key, kind, …`.
     package static var list: String { allCases.map(\.rawValue).joined(separator: ", ") }
+}
+
+/// The position of each column name in a statement's rows, the first of a name, as
+/// SQLite compares names (ignoring ASCII case).
+struct ColumnPositions {
+    private var byName: [String: Int] = [:]
+
+    init(_ names: some Collection<String>) {
+        for (index, name) in names.enumerated() where byName[name.lowercased()] == nil {
+            byName[name.lowercased()] = index
+        }
+    }
+
+    subscript(column: some ColumnExpression & RawRepresentable<String>) -> Int? {
+        byName[column.rawValue.lowercased()]
+    }
+}
+
+extension Row {
+    /// The value at `position` (none when the statement has no such column, or it is NULL).
+    func string(_ position: Int?) -> String? { position.flatMap { self[$0] } }
+    func double(_ position: Int?) -> Double? { position.flatMap { self[$0] } }
+    func int(_ position: Int?) -> Int? { position.flatMap { self[$0] } }
 }
