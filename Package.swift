@@ -8,9 +8,12 @@ import Foundation
 let buildCommit = (ProcessInfo.processInfo.environment["AVATAR_CACHE_COMMIT"] ?? "")
     .filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == ".") }
 
+// AVATAR_CACHE_FAST_PATHS=off builds the shim without its fast paths (each then hands
+// the work to the plain libvips path): scripts/test runs the image tests once so.
+let fastPaths = ProcessInfo.processInfo.environment["AVATAR_CACHE_FAST_PATHS"] != "off"
+
 let package = Package(
     name: "avatar-cache",
-    platforms: [.macOS(.v13)],
     products: [
         // What users run: answers `lookup` itself and hands every other command to the
         // engine (Sources/avatar-cache/Front.swift).
@@ -42,6 +45,7 @@ let package = Package(
         .target(
             name: "CVipsShim",
             dependencies: ["CVips"],
+            cSettings: fastPaths ? [] : [.define("CVIPSSHIM_NO_FAST_PATHS")],
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("lcms2"), .linkedLibrary("heif"), .linkedLibrary("de265"), .linkedLibrary("z")]
         ),
         // The commit this binary was built from (one define, one C file).
@@ -116,6 +120,11 @@ let package = Package(
             path: "Tests/CTestZlib",
             linkerSettings: [.linkedLibrary("z")]
         ),
+        // Test support: the counters inside the shim's fast paths (which path ran).
+        .target(
+            name: "CVipsShimTesting",
+            path: "Tests/CVipsShimTesting"
+        ),
         .testTarget(
             name: "AvatarCacheTests",
             dependencies: [
@@ -128,6 +137,7 @@ let package = Package(
                 "lookup-route",
                 "CVips",
                 "CVipsShim",
+                "CVipsShimTesting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

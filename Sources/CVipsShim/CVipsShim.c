@@ -1,7 +1,9 @@
 // See include/CVipsShim.h: each function exists only because the libvips call it
 // wraps is variadic.
 #include "CVipsShim.h"
+#if defined(__GLIBC__)
 #include <malloc.h>
+#endif
 #include <string.h>
 
 static int cvipsshim_jpegload(const void *buf, size_t len, int shrink, VipsFailOn fail_on, VipsImage **out) {
@@ -12,22 +14,22 @@ static int cvipsshim_jpegload(const void *buf, size_t len, int shrink, VipsFailO
         NULL);
 }
 
-int cvipsshim_jpegload_buffer(const void *buf, size_t len, int shrink, VipsImage **out) {
+cvipsshim_status cvipsshim_jpegload_buffer(const void *buf, size_t len, int shrink, VipsImage **out) {
     return cvipsshim_jpegload(buf, len, shrink, VIPS_FAIL_ON_TRUNCATED, out);
 }
 
-int cvipsshim_jpegload_buffer_tolerant(const void *buf, size_t len, int shrink, VipsImage **out) {
+cvipsshim_status cvipsshim_jpegload_buffer_tolerant(const void *buf, size_t len, int shrink, VipsImage **out) {
     return cvipsshim_jpegload(buf, len, shrink, VIPS_FAIL_ON_NONE, out);
 }
 
-int cvipsshim_pngload_buffer(const void *buf, size_t len, VipsImage **out) {
+cvipsshim_status cvipsshim_pngload_buffer(const void *buf, size_t len, VipsImage **out) {
     return vips_pngload_buffer((void *) buf, len, out,
         "access", VIPS_ACCESS_SEQUENTIAL,
         "fail_on", VIPS_FAIL_ON_TRUNCATED,
         NULL);
 }
 
-int cvipsshim_webpload_buffer(const void *buf, size_t len, double scale, VipsImage **out) {
+cvipsshim_status cvipsshim_webpload_buffer(const void *buf, size_t len, double scale, VipsImage **out) {
     return vips_webpload_buffer((void *) buf, len, out,
         "scale", scale,
         "access", VIPS_ACCESS_SEQUENTIAL,
@@ -35,14 +37,14 @@ int cvipsshim_webpload_buffer(const void *buf, size_t len, double scale, VipsIma
         NULL);
 }
 
-int cvipsshim_tiffload_buffer(const void *buf, size_t len, VipsImage **out) {
+cvipsshim_status cvipsshim_tiffload_buffer(const void *buf, size_t len, VipsImage **out) {
     // The first page only (the default).
     return vips_tiffload_buffer((void *) buf, len, out,
         "fail_on", VIPS_FAIL_ON_TRUNCATED,
         NULL);
 }
 
-int cvipsshim_gifload_buffer(const void *buf, size_t len, VipsImage **out) {
+cvipsshim_status cvipsshim_gifload_buffer(const void *buf, size_t len, VipsImage **out) {
     // The first frame only (the default n = 1): an animated GIF gives its first frame.
     return vips_gifload_buffer((void *) buf, len, out,
         "access", VIPS_ACCESS_SEQUENTIAL,
@@ -50,26 +52,26 @@ int cvipsshim_gifload_buffer(const void *buf, size_t len, VipsImage **out) {
         NULL);
 }
 
-int cvipsshim_heifload_buffer(const void *buf, size_t len, VipsImage **out) {
+cvipsshim_status cvipsshim_heifload_buffer(const void *buf, size_t len, VipsImage **out) {
     return vips_heifload_buffer((void *) buf, len, out,
         "access", VIPS_ACCESS_SEQUENTIAL,
         "fail_on", VIPS_FAIL_ON_TRUNCATED,
         NULL);
 }
 
-int cvipsshim_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
+cvipsshim_status cvipsshim_extract_area(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
     return vips_extract_area(in, out, left, top, width, height, NULL);
 }
 
-int cvipsshim_smartcrop_attention(VipsImage *in, VipsImage **out, int width, int height) {
+cvipsshim_status cvipsshim_smartcrop_attention(VipsImage *in, VipsImage **out, int width, int height) {
     return vips_smartcrop(in, out, width, height, "interesting", VIPS_INTERESTING_ATTENTION, NULL);
 }
 
-int cvipsshim_autorot(VipsImage *in, VipsImage **out) {
+cvipsshim_status cvipsshim_autorot(VipsImage *in, VipsImage **out) {
     return vips_autorot(in, out, NULL);
 }
 
-int cvipsshim_icc_transform_srgb(VipsImage *in, VipsImage **out) {
+cvipsshim_status cvipsshim_icc_transform_srgb(VipsImage *in, VipsImage **out) {
     return vips_icc_transform(in, out, "srgb",
         "embedded", TRUE,
         "intent", VIPS_INTENT_RELATIVE,
@@ -77,11 +79,11 @@ int cvipsshim_icc_transform_srgb(VipsImage *in, VipsImage **out) {
         NULL);
 }
 
-int cvipsshim_colourspace(VipsImage *in, VipsImage **out, VipsInterpretation space) {
+cvipsshim_status cvipsshim_colourspace(VipsImage *in, VipsImage **out, VipsInterpretation space) {
     return vips_colourspace(in, out, space, NULL);
 }
 
-int cvipsshim_flatten(VipsImage *in, VipsImage **out, double red, double green, double blue) {
+cvipsshim_status cvipsshim_flatten(VipsImage *in, VipsImage **out, double red, double green, double blue) {
     double ink[3] = { red, green, blue };
     VipsArrayDouble *background = vips_array_double_new(ink, 3);
     int result = vips_flatten(in, out, "background", background, NULL);
@@ -89,80 +91,82 @@ int cvipsshim_flatten(VipsImage *in, VipsImage **out, double red, double green, 
     return result;
 }
 
-int cvipsshim_premultiply(VipsImage *in, VipsImage **out) {
+cvipsshim_status cvipsshim_premultiply(VipsImage *in, VipsImage **out) {
     return vips_premultiply(in, out, NULL);
 }
 
-int cvipsshim_unpremultiply(VipsImage *in, VipsImage **out) {
+cvipsshim_status cvipsshim_unpremultiply(VipsImage *in, VipsImage **out) {
     return vips_unpremultiply(in, out, NULL);
 }
 
-int cvipsshim_cast_uchar(VipsImage *in, VipsImage **out) {
+cvipsshim_status cvipsshim_cast_uchar(VipsImage *in, VipsImage **out) {
     return vips_cast(in, out, VIPS_FORMAT_UCHAR, NULL);
 }
 
-int cvipsshim_resize(VipsImage *in, VipsImage **out, double scale) {
+cvipsshim_status cvipsshim_resize(VipsImage *in, VipsImage **out, double scale) {
     return vips_resize(in, out, scale, "kernel", VIPS_KERNEL_LANCZOS3, NULL);
 }
 
-int cvipsshim_shrink(VipsImage *in, VipsImage **out, double factor) {
+cvipsshim_status cvipsshim_shrink(VipsImage *in, VipsImage **out, double factor) {
     return vips_shrink(in, out, factor, factor, NULL);
 }
 
-int cvipsshim_reducev_lanczos3(VipsImage *in, VipsImage **out, double shrink) {
+cvipsshim_status cvipsshim_reducev_lanczos3(VipsImage *in, VipsImage **out, double shrink) {
     return vips_reducev(in, out, shrink, "kernel", VIPS_KERNEL_LANCZOS3, NULL);
 }
 
-int cvipsshim_rot(VipsImage *in, VipsImage **out, VipsAngle angle) {
+cvipsshim_status cvipsshim_rot(VipsImage *in, VipsImage **out, VipsAngle angle) {
     return vips_rot(in, out, angle, NULL);
 }
 
-int cvipsshim_text(VipsImage **out, const char *markup, const char *font, int dpi) {
+cvipsshim_status cvipsshim_text(VipsImage **out, const char *markup, const char *font, int dpi) {
     return vips_text(out, markup, "font", font, "dpi", dpi, "rgba", TRUE, NULL);
 }
 
-int cvipsshim_black(VipsImage **out, int width, int height, int bands) {
+cvipsshim_status cvipsshim_black(VipsImage **out, int width, int height, int bands) {
     // A blank canvas tagged sRGB (vips_black makes "multiband", which compositing refuses).
     VipsImage *black = NULL;
-    if (vips_black(&black, width, height, "bands", bands, NULL)) return -1;
+    if (vips_black(&black, width, height, "bands", bands, NULL)) return CVIPSSHIM_FAILED;
     int result = vips_copy(black, out, "interpretation", VIPS_INTERPRETATION_sRGB, NULL);
     g_object_unref(black);
     return result;
 }
 
-int cvipsshim_draw_circle(VipsImage *image, const double *ink, int inkCount, int cx, int cy, int radius) {
+cvipsshim_status cvipsshim_draw_circle(VipsImage *image, const double *ink, int inkCount, int cx, int cy, int radius) {
     return vips_draw_circle(image, (double *) ink, inkCount, cx, cy, radius, "fill", TRUE, NULL);
 }
 
-int cvipsshim_bandjoin(VipsImage *a, VipsImage *b, VipsImage **out) {
+cvipsshim_status cvipsshim_bandjoin(VipsImage *a, VipsImage *b, VipsImage **out) {
     return vips_bandjoin2(a, b, out, NULL);
 }
 
-int cvipsshim_composite_over(VipsImage *base, VipsImage *overlay, VipsImage **out, int x, int y) {
+cvipsshim_status cvipsshim_composite_over(VipsImage *base, VipsImage *overlay, VipsImage **out, int x, int y) {
     return vips_composite2(base, overlay, out, VIPS_BLEND_MODE_OVER, "x", x, "y", y, NULL);
 }
 
-int cvipsshim_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality) {
+cvipsshim_status cvipsshim_jpegsave_buffer(VipsImage *in, void **buf, size_t *len, int quality) {
     return vips_jpegsave_buffer(in, buf, len,
         "Q", quality,
         "strip", TRUE,
         NULL);
 }
 
-int cvipsshim_pngsave_buffer(VipsImage *in, void **buf, size_t *len) {
+cvipsshim_status cvipsshim_pngsave_buffer(VipsImage *in, void **buf, size_t *len) {
     return vips_pngsave_buffer(in, buf, len,
         "strip", TRUE,
         "compression", 3,
         NULL);
 }
 
-int cvipsshim_webpsave_buffer(VipsImage *in, void **buf, size_t *len, int quality) {
+cvipsshim_status cvipsshim_webpsave_buffer(VipsImage *in, void **buf, size_t *len, int quality) {
     return vips_webpsave_buffer(in, buf, len,
         "Q", quality,
         "strip", TRUE,
         NULL);
 }
 
+// glibc's tuning calls; 0 (nothing done) with another C library.
+#if defined(__GLIBC__)
 int cvipsshim_set_malloc_arena_max(int arenas) {
     return mallopt(M_ARENA_MAX, arenas);
 }
@@ -177,4 +181,16 @@ int cvipsshim_set_trim_threshold(int bytes) {
 
 int cvipsshim_malloc_trim(void) {
     return malloc_trim(0);
+}
+#else
+int cvipsshim_set_malloc_arena_max(int arenas) { (void) arenas; return 0; }
+int cvipsshim_set_mmap_threshold(int bytes) { (void) bytes; return 0; }
+int cvipsshim_set_trim_threshold(int bytes) { (void) bytes; return 0; }
+int cvipsshim_malloc_trim(void) { return 0; }
+#endif
+
+// vips_image_copy_memory: the plain path cvipsshim_render_here stands in for.
+cvipsshim_status cvipsshim_copy_memory(VipsImage *in, VipsImage **out) {
+    *out = vips_image_copy_memory(in);
+    return *out ? CVIPSSHIM_OK : CVIPSSHIM_FAILED;
 }

@@ -33,10 +33,10 @@ static void cvipsshim_weighted_rows(VipsImage *in, const int *index, const float
     }
 }
 
-int cvipsshim_reducev_exact(VipsImage *in, VipsImage **out, double start, double span, int height) {
+cvipsshim_status cvipsshim_reducev_exact(VipsImage *in, VipsImage **out, double start, double span, int height) {
     if (in->BandFmt != VIPS_FORMAT_UCHAR || height < 1 || span <= 0 || vips_image_wio_input(in)) {
         vips_error("reducev_exact", "an 8-bit image in memory and a positive span are needed");
-        return -1;
+        return CVIPSSHIM_FAILED;
     }
     int rows = in->Ysize;
     size_t line = VIPS_IMAGE_SIZEOF_LINE(in);
@@ -47,7 +47,7 @@ int cvipsshim_reducev_exact(VipsImage *in, VipsImage **out, double start, double
     if (last > rows - 1) last = rows - 1;
     if (last < first) {
         vips_error("reducev_exact", "the span is outside the image");
-        return -1;
+        return CVIPSSHIM_FAILED;
     }
     double scale = span / height, stretch = scale > 1 ? scale : 1, support = 3 * stretch;
     int taps = (int) ceil(2 * support) + 1;
@@ -58,7 +58,7 @@ int cvipsshim_reducev_exact(VipsImage *in, VipsImage **out, double start, double
     if (!pixels || !sum || !weights || !index) {
         g_free(pixels); g_free(sum); g_free(weights); g_free(index);
         vips_error("reducev_exact", "out of memory");
-        return -1;
+        return CVIPSSHIM_FAILED;
     }
     for (int y = 0; y < height; y++) {
         // The centre of output row y in input rows (pixel centres at +0.5).
@@ -85,7 +85,7 @@ int cvipsshim_reducev_exact(VipsImage *in, VipsImage **out, double start, double
     }
     g_free(sum); g_free(weights); g_free(index);
     VipsImage *image = cvipsshim_image_owning_like(pixels, line * (size_t) height, in->Xsize, height, in);
-    if (!image) return -1;
+    if (!image) return CVIPSSHIM_FAILED;
     *out = image;
-    return 0;
+    return CVIPSSHIM_OK;
 }

@@ -130,16 +130,16 @@ static int cvipsshim_heif_plain_primary(const uint8_t *file, size_t length) {
 // conversion repeats that sample over the block: the same colours), into an RGB image a
 // quarter of the full square's size. The blocks start on even pixels (chroma's), so the
 // image is the blocks the exact square touches and `square` gets where that square lies
-// in it (x, y, side, in half pixels). Returns 3 (nothing done) when the image is not 8-bit
+// in it (x, y, side, in half pixels). CVIPSSHIM_NOT_APPLICABLE (nothing done) when the image is not 8-bit
 // 4:2:0 without alpha, its matrix is not one of the usual ones, or half its square would
 // be smaller than `minSide`.
-static int cvipsshim_heif_half_square(const uint8_t *file, size_t length, struct heif_image_handle *handle, int minSide,
+static cvipsshim_status cvipsshim_heif_half_square(const uint8_t *file, size_t length, struct heif_image_handle *handle, int minSide,
                                       int ownPlugin, double square[3], VipsImage **out) {
     if (minSide <= 0 || heif_image_handle_has_alpha_channel(handle) ||
-        heif_image_handle_get_luma_bits_per_pixel(handle) != 8 || heif_image_handle_get_chroma_bits_per_pixel(handle) != 8) return 3;
+        heif_image_handle_get_luma_bits_per_pixel(handle) != 8 || heif_image_handle_get_chroma_bits_per_pixel(handle) != 8) return CVIPSSHIM_NOT_APPLICABLE;
     int w = heif_image_handle_get_width(handle), h = heif_image_handle_get_height(handle);
     int side = w < h ? w : h;
-    if (side / 2 < minSide) return 3;
+    if (side / 2 < minSide) return CVIPSSHIM_NOT_APPLICABLE;
     struct heif_image *decoded = NULL;
     struct heif_error error;
     if (ownPlugin && cvipsshim_heif_plain_primary(file, length)) {
@@ -147,7 +147,7 @@ static int cvipsshim_heif_half_square(const uint8_t *file, size_t length, struct
         // picture, no transformation to apply.
         struct cvipsshim_hevc_capture capture = { NULL, 0 };
         struct heif_decoding_options *options = heif_decoding_options_alloc();
-        if (!options) return 3;
+        if (!options) return CVIPSSHIM_NOT_APPLICABLE;
         options->ignore_transformations = 1;
         struct heif_image *standIn = NULL;
         cvipsshim_hevc_capture_into(&capture);
@@ -162,12 +162,12 @@ static int cvipsshim_heif_half_square(const uint8_t *file, size_t length, struct
         } else if (error.code != heif_error_Ok) {
             // Damaged: libheif's way would run the same decoder on the same data.
             vips_error("heif", "%s", error.message ? error.message : "decode failed");
-            return -1;
+            return CVIPSSHIM_FAILED;
         }
     }
     if (!decoded) {
         error = heif_decode_image(handle, &decoded, heif_colorspace_YCbCr, heif_chroma_420, NULL);
-        if (error.code != heif_error_Ok || !decoded) return 3;
+        if (error.code != heif_error_Ok || !decoded) return CVIPSSHIM_NOT_APPLICABLE;
     }
     int yStride = 0, cbStride = 0, crStride = 0;
     const uint8_t *luma = heif_image_get_plane_readonly(decoded, heif_channel_Y, &yStride);
@@ -179,7 +179,7 @@ static int cvipsshim_heif_half_square(const uint8_t *file, size_t length, struct
         heif_image_get_bits_per_pixel_range(decoded, heif_channel_Y) != 8 || heif_image_get_bits_per_pixel_range(decoded, heif_channel_Cb) != 8 ||
         heif_image_get_bits_per_pixel_range(decoded, heif_channel_Cr) != 8) {
         heif_image_release(decoded);
-        return 3;
+        return CVIPSSHIM_NOT_APPLICABLE;
     }
     // The matrix and range libheif's conversion would use: the image's, else the file's,
     // else its default (BT.601, full range).
@@ -201,7 +201,7 @@ static int cvipsshim_heif_half_square(const uint8_t *file, size_t length, struct
     case 4: kr = 0.30; kb = 0.11; break;               // FCC
     case 7: kr = 0.212; kb = 0.087; break;             // SMPTE 240M
     case 9: kr = 0.2627; kb = 0.0593; break;           // BT.2020 non-constant
-    default: heif_image_release(decoded); return 3;
+    default: heif_image_release(decoded); return CVIPSSHIM_NOT_APPLICABLE;
     }
     double kg = 1 - kr - kb;
     double lumaScale = fullRange ? 1.0 : 255.0 / 219.0, chromaScale = fullRange ? 1.0 : 255.0 / 224.0;
@@ -225,7 +225,7 @@ static int cvipsshim_heif_half_square(const uint8_t *file, size_t length, struct
     square[2] = side / 2.0;
     int left = 2 * blockLeft, top = 2 * blockTop;
     unsigned char *rgb = g_try_malloc((size_t) nw * nh * 3);
-    if (!rgb) { heif_image_release(decoded); vips_error("heif", "out of memory"); return -1; }
+    if (!rgb) { heif_image_release(decoded); vips_error("heif", "out of memory"); return CVIPSSHIM_FAILED; }
     for (int j = 0; j < nh; j++) {
         const uint8_t *y0 = luma + (size_t) (top + 2 * j) * yStride + left, *y1 = y0 + yStride;
         const uint8_t *cbRow = cb + (size_t) (top / 2 + j) * cbStride + left / 2;
@@ -245,14 +245,17 @@ static int cvipsshim_heif_half_square(const uint8_t *file, size_t length, struct
     }
     heif_image_release(decoded);
     VipsImage *image = cvipsshim_image_owning(rgb, (size_t) nw * nh * 3, nw, nh, 3, VIPS_FORMAT_UCHAR);
-    if (!image) return -1;
+    if (!image) return CVIPSSHIM_FAILED;
     *out = image;
-    return 0;
+    return CVIPSSHIM_OK;
 }
 
-int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixels, int halfSquareFrom, int hevcDecoder,
+cvipsshim_status cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixels, int halfSquareFrom, int hevcDecoder,
                                  int hevcThreads, VipsImage **out, int *codedWidth, int *codedHeight, int *shownWidth,
                                  int *shownHeight, double square[3]) {
+#if !CVIPSSHIM_FAST_HEIF
+    return CVIPSSHIM_NOT_APPLICABLE;
+#endif
     double unused[3];
     if (!square) square = unused;
     square[0] = square[1] = square[2] = 0;
@@ -260,7 +263,7 @@ int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixel
     struct heif_image_handle *handle = NULL;
     struct heif_image *decoded = NULL;
     struct heif_error error;
-    if (!context) { vips_error("heif", "out of memory"); return -1; }
+    if (!context) { vips_error("heif", "out of memory"); return CVIPSSHIM_FAILED; }
     // One image per thread is the pipeline's model: libheif's own threads (one per grid
     // tile) would only hand work back and forth on cores that are already busy.
     heif_context_set_max_decoding_threads(context, 0);
@@ -283,14 +286,14 @@ int cvipsshim_heif_decode_square(const void *buf, size_t len, long long maxPixel
         vips_error("heif", "image is %lld x %lld pixels", width, height);
         heif_image_handle_release(handle);
         heif_context_free(context);
-        return width > 0 && height > 0 ? 2 : -1;
+        return width > 0 && height > 0 ? CVIPSSHIM_TOO_LARGE : CVIPSSHIM_FAILED;
     }
     if (shownWidth) *shownWidth = heif_image_handle_get_width(handle);
     if (shownHeight) *shownHeight = heif_image_handle_get_height(handle);
     VipsImage *image;
-    int half = cvipsshim_heif_half_square(buf, len, handle, halfSquareFrom, ownPlugin, square, &image);
-    if (half == 0) goto attach_profile;
-    if (half < 0) goto cleanup;
+    cvipsshim_status half = cvipsshim_heif_half_square(buf, len, handle, halfSquareFrom, ownPlugin, square, &image);
+    if (half == CVIPSSHIM_OK) goto attach_profile;
+    if (half == CVIPSSHIM_FAILED) goto cleanup;
     int alpha = heif_image_handle_has_alpha_channel(handle);
     int bands = alpha ? 4 : 3;
     // The image's transformations (rotation, mirror, crop) applied, as heifload does.
@@ -330,7 +333,7 @@ attach_profile:
     heif_image_handle_release(handle);
     heif_context_free(context);
     *out = image;
-    return 0;
+    return CVIPSSHIM_OK;
 
 failed:
     vips_error("heif", "%s", error.message ? error.message : "decode failed");
@@ -338,5 +341,5 @@ cleanup:
     if (decoded) heif_image_release(decoded);
     if (handle) heif_image_handle_release(handle);
     heif_context_free(context);
-    return -1;
+    return CVIPSSHIM_FAILED;
 }

@@ -58,22 +58,25 @@ static cmsHTRANSFORM cvipsshim_transform_for(const void *profile, size_t length,
     return transform;
 }
 
-int cvipsshim_icc_to_srgb8(VipsImage *in, VipsImage **out) {
+cvipsshim_status cvipsshim_icc_to_srgb8(VipsImage *in, VipsImage **out) {
+#if !CVIPSSHIM_FAST_RENDER
+    return CVIPSSHIM_NOT_APPLICABLE;
+#endif
     const void *profile = NULL;
     size_t length = 0;
-    if (in->BandFmt != VIPS_FORMAT_UCHAR || in->Coding != VIPS_CODING_NONE) return 1;
-    if (!vips_image_get_typeof(in, VIPS_META_ICC_NAME) || vips_image_get_blob(in, VIPS_META_ICC_NAME, &profile, &length) || !profile) return 1;
+    if (in->BandFmt != VIPS_FORMAT_UCHAR || in->Coding != VIPS_CODING_NONE) return CVIPSSHIM_NOT_APPLICABLE;
+    if (!vips_image_get_typeof(in, VIPS_META_ICC_NAME) || vips_image_get_blob(in, VIPS_META_ICC_NAME, &profile, &length) || !profile) return CVIPSSHIM_NOT_APPLICABLE;
     cmsUInt32Number input, output;
     int bands;
     if (in->Bands == 4 && in->Type == VIPS_INTERPRETATION_CMYK) { input = TYPE_CMYK_8; output = TYPE_RGB_8; bands = 3; }
     else if (in->Bands == 3) { input = TYPE_RGB_8; output = TYPE_RGB_8; bands = 3; }
     else if (in->Bands == 4) { input = TYPE_RGBA_8; output = TYPE_RGBA_8; bands = 4; }
     else if (in->Bands == 1) { input = TYPE_GRAY_8; output = TYPE_RGB_8; bands = 3; }
-    else return 1;
+    else return CVIPSSHIM_NOT_APPLICABLE;
     int owned;
     cmsHTRANSFORM transform = cvipsshim_transform_for(profile, length, input, output, &owned);
     // A profile lcms cannot use with these pixels (wrong colour space, broken): libvips' path decides.
-    if (!transform) return 1;
+    if (!transform) return CVIPSSHIM_NOT_APPLICABLE;
     size_t line = (size_t) in->Xsize * bands, size = line * (size_t) in->Ysize;
     unsigned char *pixels = g_try_malloc(size ? size : 1);
     VipsRegion *region = pixels ? vips_region_new(in) : NULL;
@@ -87,12 +90,12 @@ int cvipsshim_icc_to_srgb8(VipsImage *in, VipsImage **out) {
     }
     if (region) g_object_unref(region);
     if (owned) cmsDeleteTransform(transform);
-    if (failed) { g_free(pixels); return -1; }
+    if (failed) { g_free(pixels); return CVIPSSHIM_FAILED; }
     VipsImage *image = cvipsshim_image_owning(pixels, size, in->Xsize, in->Ysize, bands, VIPS_FORMAT_UCHAR);
-    if (!image) return -1;
+    if (!image) return CVIPSSHIM_FAILED;
     image->Type = VIPS_INTERPRETATION_sRGB;
     image->Xres = in->Xres;
     image->Yres = in->Yres;
     *out = image;
-    return 0;
+    return CVIPSSHIM_OK;
 }

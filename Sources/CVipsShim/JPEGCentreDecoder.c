@@ -51,22 +51,25 @@ static int cvipsshim_jpeg_centre_takes(j_decompress_ptr info) {
     return cvipsshim_jpeg_is_cmyk(info) ? info->num_components == 4 : (info->num_components == 1 || info->num_components == 3);
 }
 
-static int cvipsshim_jpeg_decode_centre_with(const void *buf, size_t len, int target, int compact, char *warning, size_t warning_size,
+static cvipsshim_status cvipsshim_jpeg_decode_centre_with(const void *buf, size_t len, int target, int compact, char *warning, size_t warning_size,
                                              double square[3], VipsImage **out);
 
-int cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, int compact, double square[3], VipsImage **out) {
+cvipsshim_status cvipsshim_jpeg_decode_centre(const void *buf, size_t len, int target, int compact, double square[3], VipsImage **out) {
     return cvipsshim_jpeg_decode_centre_with(buf, len, target, compact, NULL, 0, square, out);
 }
 
-int cvipsshim_jpeg_decode_centre_tolerant(const void *buf, size_t len, int target, char *warning, size_t warning_size,
+cvipsshim_status cvipsshim_jpeg_decode_centre_tolerant(const void *buf, size_t len, int target, char *warning, size_t warning_size,
                                           double square[3], VipsImage **out) {
     return cvipsshim_jpeg_decode_centre_with(buf, len, target, 1, warning, warning_size, square, out);
 }
 
 // `warning` NULL: any warning fails the decode; else warnings libjpeg recovers from are
 // tolerated (the first one's message copied there), all but a premature end of the data.
-static int cvipsshim_jpeg_decode_centre_with(const void *buf, size_t len, int target, int compact, char *warning, size_t warning_size,
+static cvipsshim_status cvipsshim_jpeg_decode_centre_with(const void *buf, size_t len, int target, int compact, char *warning, size_t warning_size,
                                              double square[3], VipsImage **out) {
+#if !CVIPSSHIM_FAST_JPEG
+    return CVIPSSHIM_NOT_APPLICABLE;
+#endif
     struct jpeg_decompress_struct info = { 0 };   // client_data survives jpeg_create_decompress
     struct cvipsshim_jpeg_error error;
     unsigned char *volatile pixels = NULL;
@@ -75,14 +78,14 @@ static int cvipsshim_jpeg_decode_centre_with(const void *buf, size_t len, int ta
         jpeg_destroy_decompress(&info);
         g_free(pixels);
         vips_error("jpeg", "%s", error.message);
-        return -1;
+        return CVIPSSHIM_FAILED;
     }
     jpeg_create_decompress(&info);
     jpeg_mem_src(&info, (const unsigned char *) buf, (unsigned long) len);
     jpeg_read_header(&info, TRUE);
     if (!cvipsshim_jpeg_centre_takes(&info)) {
         jpeg_destroy_decompress(&info);
-        return 1;
+        return CVIPSSHIM_NOT_APPLICABLE;
     }
     // Adobe (Photoshop) CMYK is stored inverted, as jpegload knows.
     int cmyk = cvipsshim_jpeg_is_cmyk(&info);
@@ -132,15 +135,15 @@ static int cvipsshim_jpeg_decode_centre_with(const void *buf, size_t len, int ta
     if (warnings > 0 && (!warning || error.ended_early)) {
         g_free(pixels);
         vips_error("jpeg", "%s", error.message[0] ? error.message : "corrupt JPEG data");
-        return -1;
+        return CVIPSSHIM_FAILED;
     }
     if (warnings > 0 && warning_size > 0) g_strlcpy(warning, error.message[0] ? error.message : "corrupt JPEG data", warning_size);
     // The image takes the pixels over and frees them when it closes: no second copy.
     VipsImage *image = cvipsshim_image_owning(pixels, line * regionHeight, regionWidth, regionHeight, bands, VIPS_FORMAT_UCHAR);
-    if (!image) return -1;
+    if (!image) return CVIPSSHIM_FAILED;
     image->Type = cmyk ? VIPS_INTERPRETATION_CMYK : VIPS_INTERPRETATION_sRGB;
     *out = image;
-    return 0;
+    return CVIPSSHIM_OK;
 }
 
 long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target) {

@@ -20,7 +20,9 @@
 // transform that reads more than the set below would give a different picture, which
 // the test comparing both decodes pixel for pixel would catch.
 #include "ShimInternal.h"
+#if defined(__SSE2__)
 #include <emmintrin.h>
+#endif
 #include <jerror.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -172,9 +174,11 @@ static void cvipsshim_realize(j_common_ptr info) {
     store->realize(info);
 }
 
-// The positions of a block that are not zero, as a mask (SSE2: 16 coefficients a step).
+// The positions of a block that are not zero, as a mask (SSE2: 16 coefficients a step;
+// one at a time without it).
 static inline uint64_t cvipsshim_nonzero(const JCOEF *block) {
     uint64_t mask = 0;
+#if defined(__SSE2__)
     const __m128i zero = _mm_setzero_si128();
     for (int i = 0; i < 4; i++) {
         __m128i a = _mm_loadu_si128((const __m128i *) (block + i * 16));
@@ -182,16 +186,24 @@ static inline uint64_t cvipsshim_nonzero(const JCOEF *block) {
         __m128i zeros = _mm_packs_epi16(_mm_cmpeq_epi16(a, zero), _mm_cmpeq_epi16(b, zero));
         mask |= (uint64_t) (uint16_t) ~_mm_movemask_epi8(zeros) << (i * 16);
     }
+#else
+    for (int k = 0; k < 64; k++) mask |= (uint64_t) (block[k] != 0) << k;
+#endif
     return mask;
 }
 
-// A block whose coefficients are 1 where `mask` has a bit, 0 elsewhere (SSE2: 8 a step).
+// A block whose coefficients are 1 where `mask` has a bit, 0 elsewhere (SSE2: 8 a step;
+// one at a time without it).
 static inline void cvipsshim_expand(uint64_t mask, JCOEF *block) {
+#if defined(__SSE2__)
     const __m128i bits = _mm_setr_epi16(1, 2, 4, 8, 16, 32, 64, 128), one = _mm_set1_epi16(1);
     for (int i = 0; i < 8; i++) {
         __m128i byte = _mm_and_si128(_mm_set1_epi16((short) ((mask >> (i * 8)) & 0xff)), bits);
         _mm_storeu_si128((__m128i *) (block + i * 8), _mm_and_si128(_mm_cmpeq_epi16(byte, bits), one));
     }
+#else
+    for (int k = 0; k < 64; k++) block[k] = (JCOEF) ((mask >> k) & 1);
+#endif
 }
 
 // The natural-order positions of zigzag indices from..to (a scan's spectral band).

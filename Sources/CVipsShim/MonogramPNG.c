@@ -170,12 +170,15 @@ static int haveDiscRows(int side, size_t stride) {
     return found;
 }
 
-int cvipsshim_monogram_png(VipsImage *mask, VipsImage *text, int x, int y,
+cvipsshim_status cvipsshim_monogram_png(VipsImage *mask, VipsImage *text, int x, int y,
                            int red, int green, int blue, int textRed, int textGreen, int textBlue,
                            int textChain, void **buf, size_t *len) {
+#if !CVIPSSHIM_FAST_RENDER
+    return CVIPSSHIM_NOT_APPLICABLE;
+#endif
     VipsRegion *maskRegion, *textRegion;
-    int status = cvipsshim_monogram_regions(mask, text, &maskRegion, &textRegion);
-    if (status) return status;
+    cvipsshim_status status = cvipsshim_monogram_regions(mask, text, &maskRegion, &textRegion);
+    if (status != CVIPSSHIM_OK) return status;
     int side = mask->Xsize;
     size_t stride = ((size_t) side + 1) / 2 + 1, rawSize = stride * side;
     // The disc's rows alone, once per size, for the bands every monogram of it shares.
@@ -189,7 +192,7 @@ int cvipsshim_monogram_png(VipsImage *mask, VipsImage *text, int x, int y,
         g_object_unref(maskRegion);
         g_object_unref(textRegion);
         vips_error("monogram", "out of memory");
-        return -1;
+        return CVIPSSHIM_FAILED;
     }
     // Entries 0…EDGE_LEVELS - 1: the background at alpha 0…255; then the background
     // blended with the text colour, up to the text colour itself. The text's band: rows
@@ -228,7 +231,7 @@ int cvipsshim_monogram_png(VipsImage *mask, VipsImage *text, int x, int y,
     g_free(discRows);
     if (!handled) {
         g_free(rows);
-        return 1;
+        return CVIPSSHIM_NOT_APPLICABLE;
     }
     if (textFirst < 0) textFirst = 0;
     // The band widened to whole BAND_GRAIN rows, so that monograms share the disc's bands
@@ -247,7 +250,7 @@ int cvipsshim_monogram_png(VipsImage *mask, VipsImage *text, int x, int y,
     if (!png) {
         g_free(rows);
         vips_error("monogram", "out of memory");
-        return -1;
+        return CVIPSSHIM_FAILED;
     }
     unsigned char *stream = png + idat + 8, *at = stream;
     *at++ = 0x78;   // deflate, 32 KB window
@@ -261,7 +264,7 @@ int cvipsshim_monogram_png(VipsImage *mask, VipsImage *text, int x, int y,
     if (!written) {
         g_free(png);
         vips_error("monogram", "zlib failed");
-        return -1;
+        return CVIPSSHIM_FAILED;
     }
     at = put32(at, (uint32_t) checksum);
     size_t compressed = (size_t) (at - stream);
@@ -289,5 +292,5 @@ int cvipsshim_monogram_png(VipsImage *mask, VipsImage *text, int x, int y,
     at = chunk(at, "IEND", 0);
     *buf = png;
     *len = (size_t) (at - png);
-    return 0;
+    return CVIPSSHIM_OK;
 }

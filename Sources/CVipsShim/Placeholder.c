@@ -1,10 +1,10 @@
 // The pixels a placeholder is made from (include/CVipsShim.h).
 #include "CVipsShim.h"
 
-int cvipsshim_placeholder_pixels(VipsImage *image, int side, unsigned char *rgba, double average[3]) {
-    if (!cvipsshim_is_in_memory(image) || image->BandFmt != VIPS_FORMAT_UCHAR || image->Bands < 1 || image->Bands > 4) return -1;
+cvipsshim_status cvipsshim_placeholder_pixels(VipsImage *image, int side, unsigned char *rgba, double average[3]) {
+    if (!cvipsshim_is_in_memory(image) || image->BandFmt != VIPS_FORMAT_UCHAR || image->Bands < 1 || image->Bands > 4) return CVIPSSHIM_FAILED;
     const int width = image->Xsize, height = image->Ysize, bands = image->Bands;
-    if (side < 1 || side > width || side > height) return -1;
+    if (side < 1 || side > width || side > height) return CVIPSSHIM_FAILED;
     const int alpha = bands == 2 || bands == 4;
     const size_t stride = VIPS_IMAGE_SIZEOF_LINE(image);
     const unsigned char *data = (const unsigned char *) image->data;
@@ -36,7 +36,7 @@ int cvipsshim_placeholder_pixels(VipsImage *image, int side, unsigned char *rgba
         }
         const double pixels = (double) width * height;
         for (int c = 0; c < 3; c++) average[c] = (double) total[c] / pixels;
-        return 0;
+        return CVIPSSHIM_OK;
     }
     // With alpha (grey + alpha, RGBA): box sums of premultiplied colour and of alpha, per
     // output pixel; the whole picture's colour on white.
@@ -67,5 +67,5 @@ int cvipsshim_placeholder_pixels(VipsImage *image, int side, unsigned char *rgba
     }
     const double pixels = (double) width * height;
     for (int c = 0; c < 3; c++) average[c] = total[c] / pixels;
-    return 0;
+    return CVIPSSHIM_OK;
 }

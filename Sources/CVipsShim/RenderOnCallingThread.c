@@ -42,30 +42,33 @@ VipsImage *cvipsshim_image_owning_like(void *pixels, size_t size, int width, int
     return image;
 }
 
-int cvipsshim_render_here(VipsImage *in, VipsImage **out) {
+cvipsshim_status cvipsshim_render_here(VipsImage *in, VipsImage **out) {
+#if !CVIPSSHIM_FAST_RENDER
+    return CVIPSSHIM_NOT_APPLICABLE;
+#endif
     size_t line = VIPS_IMAGE_SIZEOF_LINE(in), size = line * (size_t) in->Ysize;
     unsigned char *pixels = g_try_malloc(size ? size : 1);
     if (!pixels) {
         vips_error("render", "out of memory for %d x %d pixels", in->Xsize, in->Ysize);
-        return -1;
+        return CVIPSSHIM_FAILED;
     }
     VipsRegion *region = vips_region_new(in);
-    if (!region) { g_free(pixels); return -1; }
+    if (!region) { g_free(pixels); return CVIPSSHIM_FAILED; }
     for (int y = 0; y < in->Ysize; y += CVIPSSHIM_STRIP) {
         VipsRect rect = { 0, y, in->Xsize, VIPS_MIN(CVIPSSHIM_STRIP, in->Ysize - y) };
         if (vips_region_prepare(region, &rect)) {
             g_object_unref(region);
             g_free(pixels);
-            return -1;
+            return CVIPSSHIM_FAILED;
         }
         for (int row = 0; row < rect.height; row++)
             memcpy(pixels + (size_t) (y + row) * line, VIPS_REGION_ADDR(region, 0, y + row), line);
     }
     g_object_unref(region);
     VipsImage *image = cvipsshim_image_owning_like(pixels, size, in->Xsize, in->Ysize, in);
-    if (!image) return -1;
+    if (!image) return CVIPSSHIM_FAILED;
     *out = image;
-    return 0;
+    return CVIPSSHIM_OK;
 }
 
 int cvipsshim_is_in_memory(VipsImage *image) {
@@ -102,15 +105,18 @@ static void cvipsshim_destination_term(j_compress_ptr info) {
     (void) info;
 }
 
-int cvipsshim_jpeg_encode(VipsImage *in, int quality, void **buf, size_t *len) {
-    if (in->BandFmt != VIPS_FORMAT_UCHAR || (in->Bands != 1 && in->Bands != 3) || in->Coding != VIPS_CODING_NONE) return 1;
+cvipsshim_status cvipsshim_jpeg_encode(VipsImage *in, int quality, void **buf, size_t *len) {
+#if !CVIPSSHIM_FAST_JPEG
+    return CVIPSSHIM_NOT_APPLICABLE;
+#endif
+    if (in->BandFmt != VIPS_FORMAT_UCHAR || (in->Bands != 1 && in->Bands != 3) || in->Coding != VIPS_CODING_NONE) return CVIPSSHIM_NOT_APPLICABLE;
     struct jpeg_compress_struct info;
     struct cvipsshim_jpeg_error error;
     // Most tiers fit in a quarter of a byte per pixel; the buffer doubles when not.
     struct cvipsshim_destination destination = { .buffer = NULL, .size = (size_t) in->Xsize * in->Ysize / 4 + 4096 };
     VipsRegion *volatile region = NULL;
     destination.buffer = g_try_malloc(destination.size);
-    if (!destination.buffer) { vips_error("jpeg", "out of memory"); return -1; }
+    if (!destination.buffer) { vips_error("jpeg", "out of memory"); return CVIPSSHIM_FAILED; }
     destination.manager.init_destination = cvipsshim_destination_init;
     destination.manager.empty_output_buffer = cvipsshim_destination_grow;
     destination.manager.term_destination = cvipsshim_destination_term;
@@ -120,7 +126,7 @@ int cvipsshim_jpeg_encode(VipsImage *in, int quality, void **buf, size_t *len) {
         if (region) g_object_unref(region);
         g_free(destination.buffer);
         if (error.message[0]) vips_error("jpeg", "%s", error.message);
-        return -1;
+        return CVIPSSHIM_FAILED;
     }
     jpeg_create_compress(&info);
     info.dest = &destination.manager;
@@ -150,28 +156,31 @@ int cvipsshim_jpeg_encode(VipsImage *in, int quality, void **buf, size_t *len) {
     *len = destination.size - destination.manager.free_in_buffer;
     jpeg_destroy_compress(&info);
     *buf = destination.buffer;   // the caller frees it with g_free
-    return 0;
+    return CVIPSSHIM_OK;
 }
 
-int cvipsshim_monogram_regions(VipsImage *mask, VipsImage *text, VipsRegion **maskRegion, VipsRegion **textRegion) {
+cvipsshim_status cvipsshim_monogram_regions(VipsImage *mask, VipsImage *text, VipsRegion **maskRegion, VipsRegion **textRegion) {
     if (mask->BandFmt != VIPS_FORMAT_UCHAR || mask->Bands != 1 || mask->Ysize != mask->Xsize ||
-        text->BandFmt != VIPS_FORMAT_UCHAR || text->Bands != 4) return 1;
+        text->BandFmt != VIPS_FORMAT_UCHAR || text->Bands != 4) return CVIPSSHIM_NOT_APPLICABLE;
     *maskRegion = vips_region_new(mask);
     *textRegion = vips_region_new(text);
     VipsRect whole = { 0, 0, mask->Xsize, mask->Ysize }, glyphs = { 0, 0, text->Xsize, text->Ysize };
     if (!*maskRegion || !*textRegion || vips_region_prepare(*maskRegion, &whole) || vips_region_prepare(*textRegion, &glyphs)) {
         if (*maskRegion) g_object_unref(*maskRegion);
         if (*textRegion) g_object_unref(*textRegion);
-        return -1;
+        return CVIPSSHIM_FAILED;
     }
-    return 0;
+    return CVIPSSHIM_OK;
 }
 
-int cvipsshim_monogram_compose(VipsImage *mask, VipsImage *text, int x, int y,
+cvipsshim_status cvipsshim_monogram_compose(VipsImage *mask, VipsImage *text, int x, int y,
                                int red, int green, int blue, int opaque, VipsImage **out) {
+#if !CVIPSSHIM_FAST_RENDER
+    return CVIPSSHIM_NOT_APPLICABLE;
+#endif
     VipsRegion *maskRegion, *textRegion;
-    int status = cvipsshim_monogram_regions(mask, text, &maskRegion, &textRegion);
-    if (status) return status;
+    cvipsshim_status status = cvipsshim_monogram_regions(mask, text, &maskRegion, &textRegion);
+    if (status != CVIPSSHIM_OK) return status;
     int side = mask->Xsize;
     int bands = opaque ? 3 : 4;
     size_t line = (size_t) side * bands;
@@ -180,7 +189,7 @@ int cvipsshim_monogram_compose(VipsImage *mask, VipsImage *text, int x, int y,
         g_object_unref(maskRegion);
         g_object_unref(textRegion);
         vips_error("monogram", "out of memory");
-        return -1;
+        return CVIPSSHIM_FAILED;
     }
     const unsigned char background[3] = { (unsigned char) red, (unsigned char) green, (unsigned char) blue };
     for (int row = 0; row < side; row++) {
@@ -215,8 +224,8 @@ int cvipsshim_monogram_compose(VipsImage *mask, VipsImage *text, int x, int y,
     g_object_unref(maskRegion);
     g_object_unref(textRegion);
     VipsImage *image = cvipsshim_image_owning(pixels, line * side, side, side, bands, VIPS_FORMAT_UCHAR);
-    if (!image) return -1;
+    if (!image) return CVIPSSHIM_FAILED;
     image->Type = VIPS_INTERPRETATION_sRGB;
     *out = image;
-    return 0;
+    return CVIPSSHIM_OK;
 }

@@ -6,6 +6,38 @@
 #include <stdio.h>
 #include <jpeglib.h>
 #include <vips/vips.h>
+#include <libheif/heif_version.h>
+#include "CVipsShim.h"
+
+// Where each fast path is on: only with the library version it was written against,
+// checked here at build time; elsewhere its function returns CVIPSSHIM_NOT_APPLICABLE and
+// the caller takes the plain libvips path. CVIPSSHIM_NO_FAST_PATHS (Package.swift sets
+// it when AVATAR_CACHE_FAST_PATHS=off) turns them all off, so the fallbacks are tested.
+// - CVIPSSHIM_FAST_JPEG: the centre decoder at N/8, its compact coefficient store (which
+//   replaces libjpeg's memory manager's virtual-array calls) and the encoder on the
+//   calling thread, written against libjpeg-turbo 2.x (jpeglib.h's API 6.2 or 8);
+// - CVIPSSHIM_FAST_HEIF: libheif on the calling thread, the half square and our HEVC
+//   decoders, written against libheif 1.15 (the stand-in picture a plugin hands back
+//   relies on how 1.15 converts it: HEVCDecoder.c);
+// - CVIPSSHIM_FAST_RENDER: the evaluation, ICC transform and monograms on the calling
+//   thread, over libvips' region API and lcms2 (no version-specific behaviour).
+#if defined(CVIPSSHIM_NO_FAST_PATHS)
+#define CVIPSSHIM_FAST_JPEG 0
+#define CVIPSSHIM_FAST_HEIF 0
+#define CVIPSSHIM_FAST_RENDER 0
+#else
+#if defined(LIBJPEG_TURBO_VERSION_NUMBER) && LIBJPEG_TURBO_VERSION_NUMBER >= 2000000 && LIBJPEG_TURBO_VERSION_NUMBER < 3000000
+#define CVIPSSHIM_FAST_JPEG 1
+#else
+#define CVIPSSHIM_FAST_JPEG 0
+#endif
+#if LIBHEIF_NUMERIC_VERSION >= 0x010f0000 && LIBHEIF_NUMERIC_VERSION < 0x01100000
+#define CVIPSSHIM_FAST_HEIF 1
+#else
+#define CVIPSSHIM_FAST_HEIF 0
+#endif
+#define CVIPSSHIM_FAST_RENDER 1
+#endif
 
 // A new 8-bit (or `format`) memory image over `pixels`, which it owns: they are
 // g_free'd when the image closes, and also when the image cannot be made (NULL then).
@@ -70,10 +102,10 @@ struct cvipsshim_hevc_capture {
 void cvipsshim_hevc_capture_into(struct cvipsshim_hevc_capture *capture);
 
 // A monogram's two inputs read whole: `mask`, one 8-bit band, side x side (the disc's
-// alpha), and `text`, four 8-bit bands (the initials). Returns 1 when they are not of
-// those forms, -1 when a region cannot be made (nothing to free), 0 with both set (the
-// caller unrefs them).
-int cvipsshim_monogram_regions(VipsImage *mask, VipsImage *text, VipsRegion **maskRegion, VipsRegion **textRegion);
+// alpha), and `text`, four 8-bit bands (the initials). CVIPSSHIM_NOT_APPLICABLE when they
+// are not of those forms, CVIPSSHIM_FAILED when a region cannot be made (nothing to
+// free), CVIPSSHIM_OK with both set (the caller unrefs them).
+cvipsshim_status cvipsshim_monogram_regions(VipsImage *mask, VipsImage *text, VipsRegion **maskRegion, VipsRegion **textRegion);
 
 // The text's pixels (4 bands) that fall on row `row` of a side x side monogram whose
 // text has its top left at (x, y): the text row's first pixel, with the square's

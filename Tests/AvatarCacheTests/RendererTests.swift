@@ -1,4 +1,5 @@
 import CVipsShim
+import CVipsShimTesting
 import Foundation
 import Testing
 @testable import AvatarCache
@@ -275,7 +276,7 @@ import Testing
             func decode(compact: Int32) throws -> Pixels {
                 var out: UnsafeMutablePointer<VipsImage>?
                 let status = bytes.withUnsafeBytes { cvipsshim_jpeg_decode_centre($0.baseAddress, $0.count, Int32(target), compact, nil, &out) }
-                guard status == 0, let out else { throw ImagingError.library(Vips.takeErrorMessage()) }
+                guard status == CVIPSSHIM_OK, let out else { throw ImagingError.library(Vips.takeErrorMessage()) }
                 return try Pixels(VipsImageRef(out))
             }
             let packedBefore = cvipsshim_jpeg_compact_rows_packed()

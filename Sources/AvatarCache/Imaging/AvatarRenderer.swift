@@ -138,32 +138,9 @@ public struct AvatarRenderer: Sendable {
         var warning: String?
         if format == .jpeg, crop == .centre, let square = try decodeJPEGCentre(bytes, target: largestTier, header: header, tolerant: tolerant, warning: &warning) {
             image = square
-        } else if format == .heif {
-            // libheif straight into memory on this thread, its rotation and mirroring
-            // applied (cheaper than heifload: docs/performance-notes.md, "What was done").
-            // With the centre crop, a large one's centre square comes at half size straight
-            // from its YCbCr planes (no full-size RGB image) when that is still at least
-            // the largest tier.
-            var codedWidth: Int32 = 0, codedHeight: Int32 = 0, shownWidth: Int32 = 0, shownHeight: Int32 = 0
-            var status: Int32 = 0
-            let halfSquareFrom = crop == .centre ? Int32(largestTier) : 0
-            var square: [Double] = [0, 0, 0]
-            do {
-                image = try VipsImageRef.make("heif") { out in
-                    status = cvipsshim_heif_decode_square(bytes.baseAddress, bytes.count, Int64(maxPixels), halfSquareFrom,
-                                                          Self.hevcDecoder, Self.hevcThreads, out, &codedWidth, &codedHeight, &shownWidth, &shownHeight,
-                                                          &square)
-                    return status
-                }
-                // The half square's blocks start on even pixels.
-                if square[2] > 0 { image = try Self.exactSquare(of: image, at: square, to: largestTier) }
-            } catch ImagingError.library where status == 2 {
-                throw ImagingError.tooManyPixels(width: Int(codedWidth), height: Int(codedHeight), limit: maxPixels)
-            } catch ImagingError.library(let message) {
-                throw ImagingError.invalidImage(message)
-            }
+        } else if format == .heif, let decoded = try decodeHEIF(bytes, halfSquareFrom: crop == .centre ? largestTier : 0) {
+            (image, width, height) = decoded
             orientation = 1
-            (width, height) = (Int(shownWidth), Int(shownHeight))
         } else {
             let shrink = Self.shrinkOnLoad(shortSide: min(width, height), target: largestTier, format: format)
             image = shrink == 1 ? header : try load(bytes, format: format, shrink: shrink, tolerant: tolerant)
@@ -243,10 +220,39 @@ public struct AvatarRenderer: Sendable {
         let status = withUnsafeMutablePointer(to: &average) {
             $0.withMemoryRebound(to: Double.self, capacity: 3) { cvipsshim_placeholder_pixels(image.pointer, Int32(side), &rgba, $0) }
         }
-        guard status == 0, let hash = ThumbHash.encode(width: side, height: side, rgba: rgba) else { return nil }
+        guard status == CVIPSSHIM_OK, let hash = ThumbHash.encode(width: side, height: side, rgba: rgba) else { return nil }
         func byte(_ value: Double) -> Int { min(255, max(0, Int(value.rounded()))) }
         let color = String(format: "#%02X%02X%02X", byte(average.0), byte(average.1), byte(average.2))
         return Placeholder(thumbHash: Data(hash).base64EncodedString(), color: color)
+    }
+
+    /// A HEIC decoded by libheif straight into memory on this thread, its rotation and
+    /// mirroring applied (cheaper than heifload: docs/performance-notes.md, "What was
+    /// done"), with its upright size. With the centre crop (`halfSquareFrom` the largest
+    /// tier), a large one's centre square comes at half size straight from its YCbCr
+    /// planes (no full-size RGB image) when that is still at least the largest tier. nil
+    /// when the shim was built without this path (heifload then).
+    private func decodeHEIF(_ bytes: UnsafeRawBufferPointer, halfSquareFrom: Int) throws -> (VipsImageRef, Int, Int)? {
+        var codedWidth: Int32 = 0, codedHeight: Int32 = 0, shownWidth: Int32 = 0, shownHeight: Int32 = 0
+        var status = CVIPSSHIM_OK
+        var square: [Double] = [0, 0, 0]
+        do {
+            var image = try VipsImageRef.make("heif") { out in
+                status = cvipsshim_heif_decode_square(bytes.baseAddress, bytes.count, Int64(maxPixels), Int32(halfSquareFrom),
+                                                      Self.hevcDecoder, Self.hevcThreads, out, &codedWidth, &codedHeight, &shownWidth, &shownHeight,
+                                                      &square)
+                return status
+            }
+            // The half square's blocks start on even pixels.
+            if square[2] > 0 { image = try Self.exactSquare(of: image, at: square, to: halfSquareFrom) }
+            return (image, Int(shownWidth), Int(shownHeight))
+        } catch ImagingError.library where status == CVIPSSHIM_NOT_APPLICABLE {
+            return nil
+        } catch ImagingError.library where status == CVIPSSHIM_TOO_LARGE {
+            throw ImagingError.tooManyPixels(width: Int(codedWidth), height: Int(codedHeight), limit: maxPixels)
+        } catch ImagingError.library(let message) {
+            throw ImagingError.invalidImage(message)
+        }
     }
 
     /// The width of an encoded square image, read from its header (for files already in
@@ -280,9 +286,9 @@ public struct AvatarRenderer: Sendable {
         let status = tolerant
             ? cvipsshim_jpeg_decode_centre_tolerant(bytes.baseAddress, bytes.count, Int32(target), &message, message.count, &square, &out)
             : cvipsshim_jpeg_decode_centre(bytes.baseAddress, bytes.count, Int32(target), 1, &square, &out)
-        if status == 0, message[0] != 0 { warning = String(cString: message) }
-        if status == 1 { return nil }
-        guard status == 0, let out else { throw ImagingError.invalidImage(Vips.takeErrorMessage()) }
+        if status == CVIPSSHIM_OK, message[0] != 0 { warning = String(cString: message) }
+        if status == CVIPSSHIM_NOT_APPLICABLE { return nil }
+        guard status == CVIPSSHIM_OK, let out else { throw ImagingError.invalidImage(Vips.takeErrorMessage()) }
         let image = try Self.exactSquare(of: VipsImageRef(out), at: square, to: target)
         var data: UnsafeRawPointer?
         var length = 0
@@ -363,8 +369,8 @@ public struct AvatarRenderer: Sendable {
         if image.hasICCProfile {
             var out: UnsafeMutablePointer<VipsImage>?
             let status = cvipsshim_icc_to_srgb8(image.pointer, &out)
-            if status == 0, let out { return VipsImageRef(out) }
-            if status < 0 { throw ImagingError.invalidImage(Vips.takeErrorMessage()) }
+            if status == CVIPSSHIM_OK, let out { return VipsImageRef(out) }
+            if status == CVIPSSHIM_FAILED { throw ImagingError.invalidImage(Vips.takeErrorMessage()) }
         }
         if image.hasICCProfile,
            let transformed = try? image.apply("icc_transform", { cvipsshim_icc_transform_srgb($0, $1) }) {
@@ -412,8 +418,9 @@ public struct AvatarRenderer: Sendable {
         case .jpeg:
             // libjpeg-turbo on this thread for 8-bit RGB and grey (every tier: they are
             // flattened sRGB); jpegsave, through libvips' thread pool, for anything else.
-            if image.isUnsignedChar, image.bands == 1 || image.bands == 3 {
-                return try image.encode("jpeg") { cvipsshim_jpeg_encode($0, quality, $1, $2) }
+            if image.isUnsignedChar, image.bands == 1 || image.bands == 3,
+               let bytes = try image.encodeIfTaken("jpeg", { cvipsshim_jpeg_encode($0, quality, $1, $2) }) {
+                return bytes
             }
             return try image.encode("jpegsave") { cvipsshim_jpegsave_buffer($0, $1, $2, quality) }
         case .png: return try image.encode("pngsave") { cvipsshim_pngsave_buffer($0, $1, $2) }

@@ -20,7 +20,7 @@ final class DiscMask: @unchecked Sendable {
         let ink: [Double] = [255]
         let radius = filled ? side * 2 : side
         let status = ink.withUnsafeBufferPointer { cvipsshim_draw_circle(canvas.pointer, $0.baseAddress, 1, Int32(side), Int32(side), Int32(radius)) }
-        guard status == 0 else { throw ImagingError.library("draw_circle: \(Vips.takeErrorMessage())") }
+        guard status == CVIPSSHIM_OK else { throw ImagingError.library("draw_circle: \(Vips.takeErrorMessage())") }
         let halved = try canvas.apply("shrink") { cvipsshim_shrink($0, $1, 2) }
         let mask = try halved.apply("cast") { cvipsshim_cast_uchar($0, $1) }.copiedToMemory()
         lock.withLock { masks[key] = mask }
@@ -69,11 +69,11 @@ public struct MonogramRenderer: Sendable {
                                                 Int32(background.0), Int32(background.1), Int32(background.2),
                                                 Int32(foreground.0), Int32(foreground.1), Int32(foreground.2),
                                                 Self.pngTextMatchDepth, &buffer, &length)
-            if status == 0, let buffer {
+            if status == CVIPSSHIM_OK, let buffer {
                 defer { g_free(buffer) }
                 return [UInt8](UnsafeRawBufferPointer(start: buffer, count: length))
             }
-            if status < 0 { throw ImagingError.library("monogram: \(Vips.takeErrorMessage())") }
+            if status == CVIPSSHIM_FAILED { throw ImagingError.library("monogram: \(Vips.takeErrorMessage())") }
         }
         // In one 8-bit pass on this thread; libvips' float compositing for what that
         // does not take.
@@ -81,10 +81,10 @@ public struct MonogramRenderer: Sendable {
         let status = cvipsshim_monogram_compose(mask.pointer, text.pointer, Int32(x), Int32(y),
                                                 Int32(background.0), Int32(background.1), Int32(background.2),
                                                 outputFormat == .jpeg ? 1 : 0, &composed)
-        if status == 0, let composed {
+        if status == CVIPSSHIM_OK, let composed {
             return try AvatarRenderer.encode(VipsImageRef(composed), format: outputFormat, quality: quality)
         }
-        if status < 0 { throw ImagingError.library("monogram: \(Vips.takeErrorMessage())") }
+        if status == CVIPSSHIM_FAILED { throw ImagingError.library("monogram: \(Vips.takeErrorMessage())") }
         return try composite(spec, mask: mask, text: text, background: background, side: side)
     }
 

@@ -108,11 +108,11 @@ final class VipsImageRef {
     /// Runs one libvips operation that writes a new image to its out-parameter.
     static func make(
         _ what: String,
-        _ body: (UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32
+        _ body: (UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> cvipsshim_status
     ) throws -> VipsImageRef {
         var out: UnsafeMutablePointer<VipsImage>?
         let status = body(&out)
-        guard status == 0, let out else {
+        guard status == CVIPSSHIM_OK, let out else {
             if let out { g_object_unref(gpointer(out)) }
             throw ImagingError.library("\(what): \(Vips.takeErrorMessage())")
         }
@@ -121,7 +121,7 @@ final class VipsImageRef {
 
     func apply(
         _ what: String,
-        _ body: (UnsafeMutablePointer<VipsImage>, UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32
+        _ body: (UnsafeMutablePointer<VipsImage>, UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> cvipsshim_status
     ) throws -> VipsImageRef {
         try VipsImageRef.make(what) { body(pointer, $0) }
     }
@@ -131,7 +131,9 @@ final class VipsImageRef {
     /// resolution and ICC profile are kept.
     func copiedToMemory() throws -> VipsImageRef {
         var out: UnsafeMutablePointer<VipsImage>?
-        guard cvipsshim_render_here(pointer, &out) == 0, let out else {
+        var status = cvipsshim_render_here(pointer, &out)
+        if status == CVIPSSHIM_NOT_APPLICABLE { status = cvipsshim_copy_memory(pointer, &out) }
+        guard status == CVIPSSHIM_OK, let out else {
             throw ImagingError.library("decode: \(Vips.takeErrorMessage())")
         }
         return VipsImageRef(out)
@@ -140,13 +142,26 @@ final class VipsImageRef {
     /// Encodes through one of the shim's savers and returns the bytes.
     func encode(
         _ what: String,
-        _ body: (UnsafeMutablePointer<VipsImage>, UnsafeMutablePointer<UnsafeMutableRawPointer?>, UnsafeMutablePointer<Int>) -> Int32
+        _ body: (UnsafeMutablePointer<VipsImage>, UnsafeMutablePointer<UnsafeMutableRawPointer?>, UnsafeMutablePointer<Int>) -> cvipsshim_status
     ) throws -> [UInt8] {
+        guard let bytes = try encodeIfTaken(what, body) else {
+            throw ImagingError.library("\(what): not applicable")
+        }
+        return bytes
+    }
+
+    /// The same through a fast path: nil when it does not take the image
+    /// (`CVIPSSHIM_NOT_APPLICABLE`).
+    func encodeIfTaken(
+        _ what: String,
+        _ body: (UnsafeMutablePointer<VipsImage>, UnsafeMutablePointer<UnsafeMutableRawPointer?>, UnsafeMutablePointer<Int>) -> cvipsshim_status
+    ) throws -> [UInt8]? {
         var buffer: UnsafeMutableRawPointer?
         var length = 0
         let status = body(pointer, &buffer, &length)
         defer { if let buffer { g_free(buffer) } }
-        guard status == 0, let buffer else {
+        if status == CVIPSSHIM_NOT_APPLICABLE { return nil }
+        guard status == CVIPSSHIM_OK, let buffer else {
             throw ImagingError.library("\(what): \(Vips.takeErrorMessage())")
         }
         return Array(UnsafeRawBufferPointer(start: buffer, count: length))

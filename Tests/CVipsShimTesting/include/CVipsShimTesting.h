@@ -1,0 +1,21 @@
+// What the tests count inside CVipsShim's fast paths (defined there, per thread, and
+// not part of its contract): which path a decode took.
+#ifndef CVIPSSHIM_TESTING_H
+#define CVIPSSHIM_TESTING_H
+
+// Block rows the compact coefficient store has packed on the calling thread so far.
+long long cvipsshim_jpeg_compact_rows_packed(void);
+
+// Pictures our HEVC decoder plugin has decoded for the calling thread so far, and those
+// of them libavcodec decoded.
+long long cvipsshim_hevc_pictures(void);
+long long cvipsshim_hevc_libavcodec_pictures(void);
+// Of those, the pictures whose planes went to the half square straight from the decoder
+// (libheif's conversions skipped).
+long long cvipsshim_hevc_captured_pictures(void);
+
+// 1 when libavcodec (the major version built against) could be opened and has an HEVC
+// decoder; opened on the first call.
+int cvipsshim_hevc_libavcodec_available(void);
+
+#endif
