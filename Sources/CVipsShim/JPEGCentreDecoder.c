@@ -147,6 +147,9 @@ static cvipsshim_status cvipsshim_jpeg_decode_centre_with(const void *buf, size_
 }
 
 long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target) {
+#if !CVIPSSHIM_FAST_JPEG
+    return -1;   // the centre decoder is off: the caller estimates jpegload's memory
+#endif
     struct jpeg_decompress_struct info;
     struct cvipsshim_jpeg_error error;
     info.err = cvipsshim_jpeg_errors(&error);

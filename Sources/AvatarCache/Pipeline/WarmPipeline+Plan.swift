@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 extension WarmPipeline {
     /// The photo jobs of this run, planned a page of sources at a time from the index in
@@ -28,51 +27,46 @@ extension WarmPipeline {
 
         private func refill() throws {
             let started = state.started
-            let jobs = try state.index.write { db -> [Job] in
-                let sources = try RunTables.sources(db, after: lastRank, limit: 256)
-                guard let last = sources.last else {
-                    exhausted = true
-                    return []
-                }
-                let (entries, failures) = try RunTables.entriesAndFailures(db, ranks: lastRank, through: last.rank)
-                var jobs: [Job] = []
-                for source in sources {
-                    lastRank = source.rank
-                    let previous = entries[source.key]
-                    let complete = previous.map { pipeline.isComplete($0, state: state) } ?? false
-                    if let previous, complete {
-                        let inline: Bool
-                        if case .inline = source.photo { inline = true } else { inline = false }
-                        // Inline photos are named by their content: cached means current.
-                        let freshUntil = previous.freshUntil ?? previous.fetchedAt.addingTimeInterval(pipeline.configuration.ttl)
-                        if inline || started < freshUntil {
-                            fresh += 1
-                            pipeline.logger.debug("source", metadata: [
-                                "source": "\(shownURL(source.key))",
-                                "decision": "\(inline ? "inline, cached: no work" : "fresh until \(ISO8601.format(freshUntil)): no request")",
-                            ])
-                            continue
-                        }
-                    }
-                    if !complete, let failure = failures[source.key], !failure.failureClass.isDecidedLocally,
-                       started < min(failure.retryAfter, failure.failedAt.addingTimeInterval(pipeline.configuration.retryWait(after: failure.failureClass))) {
-                        // Failed recently: not asked for again before its retry time, as this
-                        // run counts it (`--failure-ttl-hours 0` asks again at once).
-                        skippedRecentlyFailed += 1
+            guard let page = try state.store.sourcePage(after: lastRank, limit: 256) else {
+                exhausted = true
+                return
+            }
+            var jobs: [Job] = []
+            for source in page.sources {
+                lastRank = source.rank
+                let previous = page.entries[source.key]
+                let complete = previous.map { pipeline.isComplete($0, state: state) } ?? false
+                if let previous, complete {
+                    let inline: Bool
+                    if case .inline = source.photo { inline = true } else { inline = false }
+                    // Inline photos are named by their content: cached means current.
+                    let freshUntil = previous.freshUntil ?? previous.fetchedAt.addingTimeInterval(pipeline.configuration.ttl)
+                    if inline || started < freshUntil {
+                        fresh += 1
                         pipeline.logger.debug("source", metadata: [
                             "source": "\(shownURL(source.key))",
-                            "decision": "failed \(ISO8601.format(failure.failedAt)) (\(failure.failureClass.rawValue)): not asked again before \(ISO8601.format(failure.retryAfter))",
+                            "decision": "\(inline ? "inline, cached: no work" : "fresh until \(ISO8601.format(freshUntil)): no request")",
                         ])
                         continue
                     }
-                    let work: Work
-                    switch source.photo {
-                    case let .url(url, sendMonicaToken): work = .download(url, sendMonicaToken: sendMonicaToken)
-                    case .inline(let photo): work = .inline(photo)
-                    }
-                    jobs.append(Job(key: source.key, work: work, rank: source.rank, previous: complete ? previous : nil))
                 }
-                return jobs
+                if !complete, let failure = page.failures[source.key], !failure.failureClass.isDecidedLocally,
+                   started < min(failure.retryAfter, failure.failedAt.addingTimeInterval(pipeline.configuration.retryWait(after: failure.failureClass))) {
+                    // Failed recently: not asked for again before its retry time, as this
+                    // run counts it (`--failure-ttl-hours 0` asks again at once).
+                    skippedRecentlyFailed += 1
+                    pipeline.logger.debug("source", metadata: [
+                        "source": "\(shownURL(source.key))",
+                        "decision": "failed \(ISO8601.format(failure.failedAt)) (\(failure.failureClass.rawValue)): not asked again before \(ISO8601.format(failure.retryAfter))",
+                    ])
+                    continue
+                }
+                let work: Work
+                switch source.photo {
+                case let .url(url, sendMonicaToken): work = .download(url, sendMonicaToken: sendMonicaToken)
+                case .inline(let photo): work = .inline(photo)
+                }
+                jobs.append(Job(key: source.key, work: work, rank: source.rank, previous: complete ? previous : nil))
             }
             buffer.append(contentsOf: jobs)
         }
@@ -102,37 +96,40 @@ extension WarmPipeline {
         var list: [(key: String, group: MonogramGroup)] = []
         var withoutPhoto = 0, showingPhoto = 0
         let started = state.started
-        return try state.index.write { db in
-            try RunTables.forEachProfile(db) { profile in
-                if !profile.hasPhotoSource { withoutPhoto += 1 }
-                if profile.photoCached {
-                    showingPhoto += 1
-                    return
-                }
-                if let index = groupOf[profile.parts] {
-                    list[index].group.profiles += 1
-                    if profile.rank < list[index].group.rank { list[index].group.rank = profile.rank }
-                } else {
-                    let (initials, glyph, color) = profile.fields
-                    let spec = MonogramSpec(initials: initials, glyph: glyph, background: color, foreground: AvatarColor.textColor(on: color))
-                    groupOf[profile.parts] = list.count
-                    list.append((spec.key, MonogramGroup(spec: spec, rank: profile.rank, profiles: 1)))
-                }
+        var groups: [String: MonogramGroup] = [:]
+        var order: [String] = []
+        let toDraw = try state.store.planMonograms(forEachProfile: { profile in
+            if !profile.hasPhotoSource { withoutPhoto += 1 }
+            if profile.photoCached {
+                showingPhoto += 1
+                return
             }
-            let groups = Dictionary(list, uniquingKeysWith: { a, b in
+            if let index = groupOf[profile.parts] {
+                list[index].group.profiles += 1
+                if profile.rank < list[index].group.rank { list[index].group.rank = profile.rank }
+            } else {
+                let (initials, glyph, color) = profile.fields
+                let spec = MonogramSpec(initials: initials, glyph: glyph, background: color, foreground: AvatarColor.textColor(on: color))
+                groupOf[profile.parts] = list.count
+                list.append((spec.key, MonogramGroup(spec: spec, rank: profile.rank, profiles: 1)))
+            }
+        }, then: {
+            groups = Dictionary(list, uniquingKeysWith: { a, b in
                 MonogramGroup(spec: a.spec, rank: min(a.rank, b.rank), profiles: a.profiles + b.profiles)
             })
-            report.profilesWithoutPhoto = withoutPhoto
-            var jobs: [Job] = []
-            for (key, group) in groups.sorted(by: { $0.value.rank > $1.value.rank }) {
-                if let entry = try EntryRecords.entry(db, key: key), isComplete(entry, state: state) {
-                    try EntryRecords.touch(db, key: key, at: accessTime(group.rank, started: started))
-                    continue
-                }
-                jobs.append(Job(key: key, work: .monogram(group.spec), rank: group.rank, previous: nil))
-            }
-            return MonogramPlan(jobs: jobs, groups: groups, profilesShowingPhoto: showingPhoto)
+            order = groups.sorted(by: { $0.value.rank > $1.value.rank }).map(\.key)
+            return order
+        }, decide: { key, entry in
+            // A cached, complete monogram is marked accessed at its best rank.
+            guard let entry, isComplete(entry, state: state), let group = groups[key] else { return nil }
+            return accessTime(group.rank, started: started)
+        })
+        report.profilesWithoutPhoto = withoutPhoto
+        let drawn = Set(toDraw)
+        let jobs = order.filter(drawn.contains).compactMap { key in
+            groups[key].map { Job(key: key, work: .monogram($0.spec), rank: $0.rank, previous: nil) }
         }
+        return MonogramPlan(jobs: jobs, groups: groups, profilesShowingPhoto: showingPhoto)
     }
 
     /// A file for every tier asked for, in the format asked for, on disk with the
@@ -151,9 +148,7 @@ extension WarmPipeline {
     /// source with the same bytes) or from orphans found on disk.
     func knownFiles(forContent contentSHA256: String, state: RunState) -> RenderedFiles? {
         if let recovered = state.recovered[contentSHA256] { return recovered }
-        let entry = try? state.index.read { db in
-            try EntryRecords.entries(db, contentSHA256: contentSHA256).first { isComplete($0, state: state) }
-        }
+        let entry = try? state.store.entries(withContent: contentSHA256).first { isComplete($0, state: state) }
         return entry.flatMap { $0 }.map(RenderedFiles.init)
     }
 

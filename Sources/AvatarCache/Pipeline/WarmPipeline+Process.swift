@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Logging
 
 extension WarmPipeline {
@@ -217,31 +216,27 @@ extension WarmPipeline {
         if batch.contains(where: { if case .success(let outcome) = $0.1 { outcome.rendered.renderedNow } else { false } }) {
             try await writer.flush()
         }
-        let replaced = try state.index.write { db -> [String] in
-            var replaced: [String] = []
-            for (job, result) in batch {
-                switch result {
-                case .success(let outcome):
-                    replaced += try EntryRecords.save(db, key: job.key, entry: outcome.entry).map(\.filename)
-                    try FailureRecords.clear(db, key: job.key)
-                case .failure(let failure):
-                    // A failed refresh never deletes a good cached photo.
-                    if job.previous != nil { try EntryRecords.touch(db, key: job.key, at: accessTime(job.rank, started: started)) }
-                    if job.work.isMonogram {
-                        // Drawn again next time.
-                    } else if failure.failureClass.isDecidedLocally {
-                        // Decided here, from the URL and the policy, at no cost: decided again
-                        // next run, under whatever policy that run has.
-                        try FailureRecords.clear(db, key: job.key)
-                    } else {
-                        try FailureRecords.save(db, key: job.key, failure: FailureRecord(
-                            failureClass: failure.failureClass, reason: failure.reason, failedAt: Date(),
-                            retryAfter: Date().addingTimeInterval(configuration.retryWait(after: failure.failureClass))))
-                    }
+        let replaced = try state.store.commit(batch.map { job, result -> RunStore.JobResult in
+            switch result {
+            case .success(let outcome):
+                return .saved(key: job.key, entry: outcome.entry)
+            case .failure(let failure):
+                // A failed refresh never deletes a good cached photo.
+                let kept = job.previous != nil ? accessTime(job.rank, started: started) : nil
+                if job.work.isMonogram {
+                    // Drawn again next time.
+                    return .failed(key: job.key, keptAccess: kept, failure: nil)
                 }
+                if failure.failureClass.isDecidedLocally {
+                    // Decided here, from the URL and the policy, at no cost: decided again
+                    // next run, under whatever policy that run has.
+                    return .failed(key: job.key, keptAccess: kept, failure: nil)
+                }
+                return .failed(key: job.key, keptAccess: kept, failure: FailureRecord(
+                    failureClass: failure.failureClass, reason: failure.reason, failedAt: Date(),
+                    retryAfter: Date().addingTimeInterval(configuration.retryWait(after: failure.failureClass))))
             }
-            return replaced
-        }
+        })
         state.session.pendingDeletes.formUnion(replaced)
         var committed: [String] = []
         for (job, result) in batch {

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 
 extension WarmPipeline {
     /// Streams every export into the index, `readBatch` records per transaction: the
@@ -12,13 +11,7 @@ extension WarmPipeline {
         limits.maxInlineBytes = configuration.fetchLimits.maxBytes
         limits.maxRecordBytes = configuration.maxRecordBytes
         var ordinal = 0
-        /// A record read, with where; `owned`: this run takes it (always, unless sharded).
-        struct Read {
-            var profile: Profile
-            var position: RunTables.RecordWriter.RecordPosition
-            var owned: Bool
-        }
-        var batch: [Read] = []
+        var batch: [RunStore.ExportRecord] = []
         batch.reserveCapacity(Self.readBatch)
         let started = state.started
         let inFlight = DispatchSemaphore(value: 2)
@@ -33,16 +26,8 @@ extension WarmPipeline {
                 inFlight.signal()
                 throw error
             }
-            let records = batch
-            state.index.writeLater({ db in
-                let writer = try RunTables.RecordWriter(db)
-                for record in records {
-                    if !record.owned {
-                        try writer.writeOther(record.profile.id, at: record.position)
-                    } else if let first = try writer.write(record.profile, at: record.position, date: started, sharded: sharded) {
-                        duplicates.append((record.profile.origin, record.profile.id, first))
-                    }
-                }
+            state.store.recordLater(batch, at: started, sharded: sharded, repeated: { record, first in
+                duplicates.append((record.profile.origin, record.profile.id, first))
             }, completion: { error in
                 if let error { failure.record(error) }
                 inFlight.signal()
@@ -111,13 +96,13 @@ extension WarmPipeline {
                     // a single run (access times, and which record of an id is the last).
                     defer { ordinal += 1 }
                     noteOrigin(profile.origin, rank: ordinal)
-                    let position = RunTables.RecordWriter.RecordPosition(rank: ordinal, fileStart: fileStart)
+                    let position = RunStore.RecordPosition(rank: ordinal, fileStart: fileStart)
                     if let shard = configuration.shard, !shard.owns(profile) {
                         report.recordsInOtherShards += 1
-                        batch.append(Read(profile: profile, position: position, owned: false))
+                        batch.append(RunStore.ExportRecord(profile: profile, position: position, owned: false))
                     } else {
                         report.profileRecords += 1
-                        batch.append(Read(profile: profile, position: position, owned: true))
+                        batch.append(RunStore.ExportRecord(profile: profile, position: position, owned: true))
                     }
                     if batch.count == Self.readBatch { try flush() }
                 case .bad(let bad):
@@ -139,7 +124,7 @@ extension WarmPipeline {
                 throw ExportError(file: path, reason: "read as \(format.rawValue), no record was usable; the first: record \(firstBad.index) (line \(firstBad.line)): \(firstBad.reason). Is --format right?")
             }
         }
-        let counts = try state.index.write { try RunTables.counts($0) }
+        let counts = try state.store.runCounts()
         report.sources = counts.sources
         report.profiles = counts.profiles
     }

@@ -89,7 +89,8 @@ public final class WarmPipeline: Sendable {
             self.sizes = sizes
         }
 
-        var index: CacheIndex { session.index }
+        /// What the run asks of the index.
+        var store: RunStore { RunStore(index: session.index) }
 
         func size(of name: String) -> Int64? { lock.withLock { sizes[name] } }
 
@@ -140,22 +141,17 @@ public final class WarmPipeline: Sendable {
         }
         let session = try CacheSession.open(directory, wait: configuration.lockWait, create: true, markRun: true, logger: logger)
         defer { session.close() }
-        let index = session.index
+        let store = RunStore(index: session.index)
         if session.previousRunInterrupted {
             // The killed run may have committed entries whose old files the previous
             // metadata.json still names: the document follows the index before any sweep.
-            try index.read { try MetadataDocument.write(from: $0, to: directory) }
+            try store.writeMetadata(to: directory)
         }
-        try index.write { db in
-            try FailureRecords.expire(db, before: started)
-            try RunTables.create(db)
-            // Which shard's profiles this cache holds: how `merge` tells shards apart.
-            try CacheSettings.set(db, CacheSettings.shard, to: configuration.shard?.description)
-        }
+        try store.beginRun(at: started, shard: configuration.shard?.description)
         // One listing for the run (the directory is ours while the lock is held): only
         // temporary leftovers are swept now; unreferenced cache files may be re-used below
         // (a run killed before committing) and are swept at the end.
-        let referenced = try index.read { try EntryRecords.allFileNames($0) }
+        let referenced = try store.referencedFileNames()
         var listing = try directory.listFiles()
         let swept = Set(try directory.sweep(keeping: referenced, leftoversOnly: true, in: listing))
         report.sweptFiles = swept.count
@@ -185,7 +181,7 @@ public final class WarmPipeline: Sendable {
                               state: state, workers: &workers, report: &report)
             report.fresh += photos.fresh
             report.skippedRecentlyFailed += photos.skippedRecentlyFailed
-            try index.write { try RunTables.touchSources($0, started: started) }
+            try store.markSourcesAccessed(at: started)
             stageDone("photos", pool: workers?.pool)
             Vips.returnFreedMemory()
             var monograms = try planMonograms(state: state, report: &report)
@@ -232,21 +228,11 @@ public final class WarmPipeline: Sendable {
     /// What each profile of this run shows after the prune: the plan's counts, less the
     /// profiles whose photo or monogram the prune evicted.
     private func tally(_ plan: MonogramPlan, evicted: [String], state: RunState, report: inout RunReport) throws {
-        try state.index.write { db in
-            var photo = plan.profilesShowingPhoto, monogram = 0, nothing = 0
-            for (key, group) in plan.groups {
-                if try EntryRecords.isCached(db, key: key) { monogram += group.profiles } else { nothing += group.profiles }
-            }
-            // Profiles whose photo the prune evicted show their monogram, if it is cached.
-            for key in evicted where !key.hasPrefix("monogram:") {
-                for profile in try RunTables.profiles(db, withPhoto: key) {
-                    photo -= 1
-                    if try EntryRecords.isCached(db, key: profile.monogram.key) { monogram += 1 } else { nothing += 1 }
-                }
-            }
-            report.profilesWithPhoto = photo
-            report.profilesWithMonogram = monogram
-            report.profilesWithNothing = nothing
-        }
+        // Profiles whose photo the prune evicted show their monogram, if it is cached.
+        let shown = try state.store.showing(monograms: plan.groups.map { ($0.key, $0.value.profiles) },
+                                            photos: plan.profilesShowingPhoto, evicted: evicted)
+        report.profilesWithPhoto = shown.photo
+        report.profilesWithMonogram = shown.monogram
+        report.profilesWithNothing = shown.nothing
     }
 }

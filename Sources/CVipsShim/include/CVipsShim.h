@@ -72,7 +72,7 @@ cvipsshim_status cvipsshim_reducev_exact(VipsImage *in, VipsImage **out, double 
 // The memory cvipsshim_jpeg_decode_centre holds at its peak for this JPEG, compact: the
 // centre square at its DCT scale, plus, for a progressive JPEG, its coefficients as the
 // compact store keeps them at that scale (libjpeg keeps them until the last scan).
-// -1 when the header cannot be read.
+// -1 when the header cannot be read, or the centre decoder is built off.
 long long cvipsshim_jpeg_decode_memory(const void *buf, size_t len, int target);
 
 // The primary image of a HEIC/HEIF file decoded by libheif into a new 8-bit RGB(A)
