@@ -53,23 +53,41 @@ let package = Package(
             name: "CBuildStamp",
             cSettings: [.define("AVATAR_CACHE_COMMIT", to: "\"\(buildCommit)\"")]
         ),
-        // The bottom layers (Model, Support, Monograms) and the index a lookup reads.
+        // The bottom layers, one module each: the model, the vocabulary every layer
+        // shares, monograms (initials, colours, the spec); then the index a lookup reads
+        // (AvatarCacheLookup, which re-exports the three: what the apps link).
+        .target(
+            name: "AvatarCacheModel",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .target(
+            name: "AvatarCacheSupport",
+            dependencies: ["AvatarCacheModel", "CBuildStamp", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .target(
+            name: "AvatarCacheMonograms",
+            dependencies: ["AvatarCacheModel", "AvatarCacheSupport", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .target(
             name: "AvatarCacheLookup",
             dependencies: [
-                "CBuildStamp",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
         ),
+        // The layers above the index, one module each, bottom first; each depends only on
+        // the layers below it (docs/architecture.md, "Code layout"), so the compiler
+        // refuses an upward reference. The stages (Exports, Fetching, Imaging, Store)
+        // sit side by side: none depends on another.
         .target(
-            name: "AvatarCache",
+            name: "AvatarCacheExports",
+            dependencies: ["AvatarCacheLookup"]
+        ),
+        .target(
+            name: "AvatarCacheFetching",
             dependencies: [
                 "AvatarCacheLookup",
-                "CBuildStamp",
-                "CVips",
-                "CVipsShim",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -77,10 +95,44 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        .target(
+            name: "AvatarCacheImaging",
+            dependencies: ["AvatarCacheLookup", "CVips", "CVipsShim"]
+        ),
+        .target(
+            name: "AvatarCacheStore",
+            dependencies: [
+                "AvatarCacheLookup",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
+        ),
+        .target(
+            name: "AvatarCacheConfiguration",
+            dependencies: [
+                "AvatarCacheExports", "AvatarCacheFetching", "AvatarCacheImaging", "AvatarCacheStore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        .target(
+            name: "AvatarCachePipeline",
+            dependencies: [
+                "AvatarCacheConfiguration",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "AvatarCacheReporting",
+            dependencies: ["AvatarCachePipeline"]
+        ),
+        // The library: every layer above, re-exported (Exported.swift).
+        .target(
+            name: "AvatarCache",
+            dependencies: ["AvatarCacheReporting"]
         ),
         // `avatar-cache lookup`, shared by the front and the engine.
         .target(
@@ -129,8 +181,18 @@ let package = Package(
             name: "AvatarCacheTests",
             dependencies: [
                 "AvatarCache",
+                "AvatarCacheConfiguration",
+                "AvatarCacheExports",
+                "AvatarCacheFetching",
+                "AvatarCacheImaging",
                 "AvatarCacheLookup",
                 "AvatarCacheLookupCommand",
+                "AvatarCacheModel",
+                "AvatarCacheMonograms",
+                "AvatarCachePipeline",
+                "AvatarCacheReporting",
+                "AvatarCacheStore",
+                "AvatarCacheSupport",
                 "CTestZlib",
                 "avatar-cache",
                 "avatar-cache-engine",

@@ -2,7 +2,17 @@ import Foundation
 import Testing
 import Yams
 @testable import AvatarCache
+@testable import AvatarCacheConfiguration
+@testable import AvatarCacheExports
+@testable import AvatarCacheFetching
+@testable import AvatarCacheImaging
+@testable import AvatarCachePipeline
+@testable import AvatarCacheReporting
+@testable import AvatarCacheStore
 @testable import AvatarCacheLookup
+@testable import AvatarCacheModel
+@testable import AvatarCacheMonograms
+@testable import AvatarCacheSupport
 
 /// The deployment examples in deploy/ load as YAML and carry the keys that make a split
 /// run work: every shard index given to `--shard` with the right count, each shard its

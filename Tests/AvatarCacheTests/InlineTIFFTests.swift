@@ -1,7 +1,17 @@
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheConfiguration
+@testable import AvatarCacheExports
+@testable import AvatarCacheFetching
+@testable import AvatarCacheImaging
+@testable import AvatarCachePipeline
+@testable import AvatarCacheReporting
+@testable import AvatarCacheStore
 @testable import AvatarCacheLookup
+@testable import AvatarCacheModel
+@testable import AvatarCacheMonograms
+@testable import AvatarCacheSupport
 
 /// Issue 37, class 3: old Mac OS X Address Book exports carry their photos as TIFF
 /// (`PHOTO;BASE64:` with `MM\0*` bytes, no TYPE). Inline TIFF is decoded; a downloaded one

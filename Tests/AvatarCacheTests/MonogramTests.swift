@@ -2,7 +2,17 @@ import CTestZlib
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheConfiguration
+@testable import AvatarCacheExports
+@testable import AvatarCacheFetching
+@testable import AvatarCacheImaging
+@testable import AvatarCachePipeline
+@testable import AvatarCacheReporting
+@testable import AvatarCacheStore
 @testable import AvatarCacheLookup
+@testable import AvatarCacheModel
+@testable import AvatarCacheMonograms
+@testable import AvatarCacheSupport
 
 @Suite struct MonogramTests {
     let renderer = MonogramRenderer(tiers: [330, 900])

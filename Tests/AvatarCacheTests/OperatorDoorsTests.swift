@@ -2,7 +2,17 @@ import Foundation
 import NIOConcurrencyHelpers
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheConfiguration
+@testable import AvatarCacheExports
+@testable import AvatarCacheFetching
+@testable import AvatarCacheImaging
+@testable import AvatarCachePipeline
+@testable import AvatarCacheReporting
+@testable import AvatarCacheStore
 @testable import AvatarCacheLookup
+@testable import AvatarCacheModel
+@testable import AvatarCacheMonograms
+@testable import AvatarCacheSupport
 
 /// What operators met (issue "the doors still ajar"): a refusal by policy remembered past
 /// a change of policy, JSON logs with plain-text fatal errors, pipeline paths taken from

@@ -2,7 +2,17 @@ import Foundation
 import GRDB
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheConfiguration
+@testable import AvatarCacheExports
+@testable import AvatarCacheFetching
+@testable import AvatarCacheImaging
+@testable import AvatarCachePipeline
+@testable import AvatarCacheReporting
+@testable import AvatarCacheStore
 @testable import AvatarCacheLookup
+@testable import AvatarCacheModel
+@testable import AvatarCacheMonograms
+@testable import AvatarCacheSupport
 
 /// A cache built in one place and mounted read-only in another (a pod, an app bundle)
 /// answers `lookup`, `stats` and `verify` as it does where it can be written, and changes

@@ -2,7 +2,17 @@ import Crypto
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheConfiguration
+@testable import AvatarCacheExports
+@testable import AvatarCacheFetching
+@testable import AvatarCacheImaging
+@testable import AvatarCachePipeline
+@testable import AvatarCacheReporting
+@testable import AvatarCacheStore
 @testable import AvatarCacheLookup
+@testable import AvatarCacheModel
+@testable import AvatarCacheMonograms
+@testable import AvatarCacheSupport
 
 /// Scale-out: `--shard i/n` runs merged with `avatar-cache merge` give the cache one run
 /// gives. Real runs against a real HTTP server on 127.0.0.1, real indexes, real files.

@@ -1,7 +1,17 @@
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheConfiguration
+@testable import AvatarCacheExports
+@testable import AvatarCacheFetching
+@testable import AvatarCacheImaging
+@testable import AvatarCachePipeline
+@testable import AvatarCacheReporting
+@testable import AvatarCacheStore
 @testable import AvatarCacheLookup
+@testable import AvatarCacheModel
+@testable import AvatarCacheMonograms
+@testable import AvatarCacheSupport
 
 /// A cache written by the version before the index (Fixtures/v1-cache, made by 101568b)
 /// is taken over: imported once, nothing downloaded or decoded again, every profile

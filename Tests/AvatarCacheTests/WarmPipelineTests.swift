@@ -2,7 +2,17 @@ import Foundation
 import NIOConcurrencyHelpers
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheConfiguration
+@testable import AvatarCacheExports
+@testable import AvatarCacheFetching
+@testable import AvatarCacheImaging
+@testable import AvatarCachePipeline
+@testable import AvatarCacheReporting
+@testable import AvatarCacheStore
 @testable import AvatarCacheLookup
+@testable import AvatarCacheModel
+@testable import AvatarCacheMonograms
+@testable import AvatarCacheSupport
 
 /// End-to-end runs of the pipeline against a real HTTP server on 127.0.0.1.
 @Suite struct WarmPipelineTests {

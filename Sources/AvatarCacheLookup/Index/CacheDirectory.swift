@@ -1,6 +1,9 @@
+import AvatarCacheModel
+import AvatarCacheMonograms
+import AvatarCacheSupport
 import Foundation
-#if canImport(Glibc)
 import Glibc
+#if canImport(Glibc)
 #endif
 
 /// The cache directory on disk: its files, written atomically. The index

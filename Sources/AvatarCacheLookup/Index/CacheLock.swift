@@ -1,6 +1,9 @@
+import AvatarCacheModel
+import AvatarCacheMonograms
+import AvatarCacheSupport
 import Foundation
-#if canImport(Glibc)
 import Glibc
+#if canImport(Glibc)
 #endif
 
 /// One run at a time per cache: an exclusive `flock` on `<cache>/.lock`, held for the

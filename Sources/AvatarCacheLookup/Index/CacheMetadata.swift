@@ -1,3 +1,6 @@
+import AvatarCacheModel
+import AvatarCacheMonograms
+import AvatarCacheSupport
 import Foundation
 
 /// A whole cache in memory: entries, profiles (with what each shows) and failures.

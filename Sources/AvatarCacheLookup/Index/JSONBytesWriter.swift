@@ -1,3 +1,6 @@
+import AvatarCacheModel
+import AvatarCacheMonograms
+import AvatarCacheSupport
 import Foundation
 
 /// Appends JSON to a byte buffer, in exactly the form JSONEncoder gives it (compact, keys

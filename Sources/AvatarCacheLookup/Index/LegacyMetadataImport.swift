@@ -1,3 +1,6 @@
+import AvatarCacheModel
+import AvatarCacheMonograms
+import AvatarCacheSupport
 import Foundation
 import GRDB
 

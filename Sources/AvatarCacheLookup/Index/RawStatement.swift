@@ -1,3 +1,6 @@
+import AvatarCacheModel
+import AvatarCacheMonograms
+import AvatarCacheSupport
 import GRDB
 import GRDBSQLite
 

@@ -1,6 +1,16 @@
 import Foundation
 import Testing
 @testable import AvatarCache
+@testable import AvatarCacheModel
+@testable import AvatarCacheMonograms
+@testable import AvatarCacheSupport
+@testable import AvatarCacheConfiguration
+@testable import AvatarCacheExports
+@testable import AvatarCacheFetching
+@testable import AvatarCacheImaging
+@testable import AvatarCachePipeline
+@testable import AvatarCacheReporting
+@testable import AvatarCacheStore
 
 /// Paths and bytes the tests share: the committed sample photos.
 enum Fixtures {

@@ -2,6 +2,16 @@ import CVips
 import CVipsShim
 import Foundation
 @testable import AvatarCache
+@testable import AvatarCacheModel
+@testable import AvatarCacheMonograms
+@testable import AvatarCacheSupport
+@testable import AvatarCacheConfiguration
+@testable import AvatarCacheExports
+@testable import AvatarCacheFetching
+@testable import AvatarCacheImaging
+@testable import AvatarCachePipeline
+@testable import AvatarCacheReporting
+@testable import AvatarCacheStore
 
 /// Decoded 8-bit pixels of an encoded image, for comparing outputs in tests.
 struct Pixels {

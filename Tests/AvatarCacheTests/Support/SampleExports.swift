@@ -1,5 +1,15 @@
 import Foundation
 @testable import AvatarCache
+@testable import AvatarCacheModel
+@testable import AvatarCacheMonograms
+@testable import AvatarCacheSupport
+@testable import AvatarCacheConfiguration
+@testable import AvatarCacheExports
+@testable import AvatarCacheFetching
+@testable import AvatarCacheImaging
+@testable import AvatarCachePipeline
+@testable import AvatarCacheReporting
+@testable import AvatarCacheStore
 
 /// The three systems' samples (samples/), photos served on loopback as the demo does,
 /// the exports rewritten to point at the server; all removed with the instance.

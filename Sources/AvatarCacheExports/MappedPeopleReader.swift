@@ -1,0 +1,500 @@
+import AvatarCacheLookup
+import Foundation
+
+/// Reads people from documents through a field map: a Firestore export (with the Auth
+/// export beside it), or a JSON export whose names are not NexusAI's.
+///
+/// The flow, in passes over the source (each streams it; nothing of it is held but the
+/// samples, the conversations' participants and the Auth accounts):
+/// ```
+/// scan:           count the collections; keep the first documents of each (FieldChooser.sampleSize)
+/// choose:         the people's collection and fields, the conversations' (map first)
+/// conversations:  who takes part in which, how recently (only when there are conversations)
+/// people:         the participants of the most recent conversations first, then everyone else,
+///                 then Auth accounts without a document
+/// ```
+/// A person's document wins; their Auth account fills the name and photo it lacks.
+struct MappedPeopleReader {
+    /// Where documents come from.
+    enum Source {
+        case firestore(FirestoreExport)
+        case json(path: String, recordsKey: String)
+    }
+
+    let path: String
+    let source: Source
+    let map: FieldMap
+    let limits: ReaderLimits
+    /// Firebase Auth accounts to merge in (an emulator export's).
+    var authPath: String?
+
+    /// A JSON export: its records are one collection, each with its `id` (or its key).
+    var readsJSON: Bool {
+        if case .json = source { return true }
+        return false
+    }
+
+    // MARK: Reading the source
+
+    /// Every document of the source. `reportDamage`: damage comes to `damage`; `verify`:
+    /// Firestore checksums are checked (a first look at the collections skips them).
+    private func documents(reportDamage: Bool, verify: Bool = true, _ body: (SourceDocument) throws -> Void, damage: (BadRecord) throws -> Void) throws {
+        switch source {
+        case .firestore(let export):
+            try export.forEach(maxRecordBytes: limits.maxRecordBytes, reportDamage: reportDamage, verify: verify, body, damage: damage)
+        case .json(let path, let recordsKey):
+            let stream: JSONRecordStream
+            do {
+                stream = try JSONRecordStream(path: path, recordsKey: recordsKey, maxRecordBytes: limits.maxRecordBytes, membersAreRecords: true)
+            } catch {
+                throw ExportError(file: path, reason: "cannot open: \(error.localizedDescription)")
+            }
+            for record in stream {
+                let origin = RecordOrigin(file: path, index: record.index, line: record.line)
+                switch record.bytes {
+                case .failure(let error):
+                    if record.index == 1, error.isNotJSON { throw ExportError(file: path, reason: error.description) }
+                    if reportDamage { try damage(BadRecord(file: path, index: record.index, line: record.line, reason: error.description)) }
+                case .success(let bytes):
+                    guard let value = try? JSONDecoder().decode(JSONDocumentValue.self, from: Data(bytes)),
+                          case .map(let fields) = value.value else {
+                        if reportDamage { try damage(BadRecord(file: path, index: record.index, line: record.line, reason: "not a JSON object")) }
+                        continue
+                    }
+                    try body(SourceDocument(path: [(recordsKey, record.key ?? "")], origin: origin, offset: nil, parsed: fields))
+                }
+            }
+        }
+    }
+
+    private struct Stop: Error {}
+
+    /// What the samples of every collection may take together (their records' bytes).
+    static let maxSampleBytes = 32 << 20
+    /// Damage kept from a JSON export's first records before the look gives up on it.
+    static let maxDamagesInFirstLook = 10_000
+
+    // MARK: Choosing
+
+    struct Scan {
+        var counts: [String: Int] = [:]
+        var order: [String] = []
+        var samples: [String: [(id: String, fields: DocumentFields)]] = [:]
+    }
+
+    /// The people's collection: the map's, else the common names'.
+    private func usersCollection(_ scan: Scan) throws -> String? {
+        if case .json(_, let key) = source { return scan.counts.isEmpty ? nil : key }
+        if let names = map.names(.users) {
+            if let found = names.first(where: { scan.counts[$0] != nil }) { return found }
+            throw ExportError(file: path, reason: "no collection \(names.map { "\"\($0)\"" }.joined(separator: " or ")) in this export; \(describeCollections(scan))")
+        }
+        if let found = FieldChooser.collection(FieldChooser.userCollections, in: scan.counts) { return found }
+        return nil
+    }
+
+    /// "collections seen: posts (12 documents; first: title, userid, …), …" for messages.
+    private func describeCollections(_ scan: Scan) -> String {
+        guard !scan.order.isEmpty else { return "it holds no document" }
+        let shown = scan.order.prefix(12).map { name -> String in
+            let fields = scan.samples[name]?.first?.fields.names.prefix(10).joined(separator: ", ") ?? ""
+            return "\"\(name)\" (\(scan.counts[name] ?? 0) documents; fields of the first: \(fields.isEmpty ? "none" : fields))"
+        }
+        return "collections seen: " + shown.joined(separator: "; ") + (scan.order.count > 12 ? "; and \(scan.order.count - 12) more" : "")
+    }
+
+    /// The `--map` line that would read the likeliest collection of people.
+    private func suggestion(_ scan: Scan) -> String {
+        let ranked = scan.order.map { name -> (String, Int) in
+            let samples = scan.samples[name]?.map(\.fields) ?? []
+            let score = samples.filter { fields in fields.values.contains { if case .string = $0 { return true } else { return false } } }.count
+            return (name, score)
+        }.sorted { $0.1 > $1.1 }
+        guard let (name, _) = ranked.first else { return "" }
+        let samples = scan.samples[name]?.map(\.fields) ?? []
+        let first = samples.first
+        let text = first?.names.filter { name in if case .string = first?[name] { return true } else { return false } } ?? []
+        let photo = text.first { name in
+            samples.contains { fields in if case .string(let value) = fields[name] { return value.lowercased().hasPrefix("http") || value.hasPrefix("data:") } else { return false } }
+        }
+        let nameField = text.first { $0 != photo }
+        var line = "--map users=\(name)"
+        if let nameField { line += " --map name=\(nameField)" }
+        line += " --map photo=\(photo ?? "FIELD")"
+        return "; to read people from \"\(name)\": \(line)"
+    }
+
+    // MARK: Conversations
+
+    struct Conversation {
+        var origin: RecordOrigin
+        var name: String
+        var activity: Date?
+        var participants: [String] = []
+        /// Participants' own fields kept in the conversation (a map keyed by user id).
+        var infos: [String: DocumentFields] = [:]
+        var lastSender: String?
+    }
+
+    struct ConversationPlan {
+        var collection: String
+        var participants: [[FieldPath]]
+        /// A subcollection holding one document per participant (keyed by user id).
+        var participantsSubcollection: String?
+        var updatedAt: [FieldPath]
+        var lastSender: [FieldPath]
+    }
+
+    private func conversationPlan(_ scan: Scan) -> ConversationPlan? {
+        guard !readsJSON else { return nil }
+        let collection: String
+        if let names = map.names(.conversations) {
+            guard let found = names.first(where: { scan.counts[$0] != nil }) else { return nil }
+            collection = found
+        } else {
+            guard let found = FieldChooser.collection(FieldChooser.conversationCollections, in: scan.counts) else { return nil }
+            collection = found
+        }
+        let samples = scan.samples[collection]?.map(\.fields) ?? []
+        var participants = map[.participants] ?? FieldChooser.field(FieldChooser.participantFields, in: samples).map { [[$0]] } ?? []
+        var subcollection: String?
+        if participants.isEmpty {
+            // A subcollection of documents keyed by user id.
+            subcollection = ["participants", "members", "users"].first { scan.counts[$0] != nil }
+        } else if participants.count == 1, participants[0].count == 1, participants[0][0].components.count == 1,
+                  !samples.contains(where: { participants[0][0].value(in: $0) != nil }), scan.counts[participants[0][0].text] != nil {
+            subcollection = participants[0][0].text
+            participants = []
+        }
+        guard !participants.isEmpty || subcollection != nil else { return nil }
+        let updatedAt = map[.updatedAt]?.compactMap(\.first) ?? FieldChooser.field(FieldChooser.updatedAtFields, in: samples).map { [$0] } ?? []
+        let lastSender = map[.lastSender]?.compactMap(\.first) ?? FieldChooser.field(FieldChooser.lastSenderFields, in: samples).map { [$0] } ?? []
+        return ConversationPlan(collection: collection, participants: participants, participantsSubcollection: subcollection,
+                                updatedAt: updatedAt, lastSender: lastSender)
+    }
+
+    /// User ids in a participants value: an array of ids or references (or of maps with
+    /// an id), a map keyed by user id, or one id.
+    static func participantIDs(_ value: DocumentValue) -> [(id: String, info: DocumentFields?)] {
+        switch value {
+        case .string, .integer, .reference:
+            return PeoplePlan.text(value).map { [($0, nil)] } ?? []
+        case .array(let elements):
+            return elements.flatMap { element -> [(id: String, info: DocumentFields?)] in
+                if case .map(let fields) = element {
+                    for key in FieldChooser.idFields {
+                        if let id = fields[key].flatMap(PeoplePlan.text), !id.isEmpty { return [(id, fields)] }
+                    }
+                    return []
+                }
+                return participantIDs(element)
+            }
+        case .map(let fields):
+            return zip(fields.names, fields.values).map { name, value in
+                if case .map(let info) = value { return (name, info) }
+                return (name, nil)
+            }
+        default:
+            return []
+        }
+    }
+
+    static func date(_ value: DocumentValue) -> Date? {
+        switch value {
+        case .timestamp(let microseconds): return Date(timeIntervalSince1970: Double(microseconds) / 1e6)
+        case .string(let text): return ISO8601.parse(text)
+        case .integer(let number): return Date(timeIntervalSince1970: Double(number) > 1e11 ? Double(number) / 1000 : Double(number))
+        case .double(let number): return Date(timeIntervalSince1970: number > 1e11 ? number / 1000 : number)
+        case .map(let fields):
+            guard let seconds = (fields["seconds"] ?? fields["_seconds"]) else { return nil }
+            let nanos = fields["nanoseconds"] ?? fields["_nanoseconds"]
+            func number(_ value: DocumentValue?) -> Double? {
+                switch value {
+                case .integer(let n): return Double(n)
+                case .double(let n): return n
+                default: return nil
+                }
+            }
+            guard let whole = number(seconds) else { return nil }
+            return Date(timeIntervalSince1970: whole + (number(nanos) ?? 0) / 1e9)
+        default: return nil
+        }
+    }
+
+    private func readConversations(_ plan: ConversationPlan, _ body: (ExportItem) throws -> Void) throws -> [Conversation] {
+        var conversations: [String: Int] = [:]
+        var list: [Conversation] = []
+        var members: [String: [String]] = [:]
+        let wanted = Array(Set(plan.participants.flatMap { $0.map(\.head) } + plan.updatedAt.map(\.head) + plan.lastSender.map(\.head))).map { Array($0.utf8) }
+        try documents(reportDamage: false, verify: true, { document in
+            if let subcollection = plan.participantsSubcollection, document.collection == subcollection, let parent = document.parentPath {
+                members[parent, default: []].append(document.id)
+                return
+            }
+            guard document.collection == plan.collection else { return }
+            let (fields, _) = document.fields(wanted: wanted)
+            var conversation = Conversation(origin: document.origin, name: "conversation \"\(document.pathText)\"")
+            conversation.activity = PeoplePlan.first(plan.updatedAt, in: fields).flatMap { Self.date($0.1) }
+            conversation.lastSender = PeoplePlan.first(plan.lastSender, in: fields).flatMap { PeoplePlan.text($0.1) }
+            for alternative in plan.participants {
+                let found = alternative.compactMap { $0.value(in: fields) }.flatMap(Self.participantIDs)
+                guard !found.isEmpty else { continue }
+                for (id, info) in found where !conversation.participants.contains(id) {
+                    conversation.participants.append(id)
+                    if let info { conversation.infos[id] = info }
+                }
+                break
+            }
+            conversations[document.pathText] = list.count
+            list.append(conversation)
+        }, damage: { _ in })
+        for (parent, ids) in members {
+            if let index = conversations[parent] {
+                list[index].participants.append(contentsOf: ids.filter { !list[index].participants.contains($0) })
+            }
+        }
+        for conversation in list {
+            if let sender = conversation.lastSender, !conversation.participants.contains(sender) {
+                try body(.bad(BadRecord(file: conversation.origin.file, index: conversation.origin.index, line: conversation.origin.line,
+                                        reason: "\(conversation.name): its last sender \"\(sender)\" is not a participant; its notification cannot show the sender's picture")))
+            }
+        }
+        return list
+    }
+
+    // MARK: People
+
+    /// The first look: every collection's name and count, and its first documents. A
+    /// JSON export's first records only (they are all one collection); their damage is
+    /// returned, to be reported once.
+    private func firstLook() throws -> (scan: Scan, damages: [BadRecord]) {
+        var scan = Scan()
+        var damages: [BadRecord] = []
+        var sampleBytes = 0
+        var indexes: [String: Int] = [:]
+        var counts: [Int] = []
+        var lastCollection = "", last = -1
+        let onlyFirst = readsJSON
+        do {
+            try documents(reportDamage: onlyFirst, verify: false, { document in
+                // Documents of one collection often come in runs: its name is hashed when it changes.
+                let collection = document.collection
+                if collection != lastCollection {
+                    lastCollection = collection
+                    if let index = indexes[collection] {
+                        last = index
+                    } else {
+                        last = counts.count
+                        indexes[collection] = last
+                        counts.append(0)
+                        scan.order.append(collection)
+                    }
+                }
+                counts[last] += 1
+                if counts[last] <= FieldChooser.sampleSize, sampleBytes < Self.maxSampleBytes {
+                    scan.samples[collection, default: []].append((document.id, document.fields(wanted: nil).0))
+                    sampleBytes += max(document.bytes.count, 256)
+                } else if onlyFirst {
+                    throw Stop()
+                }
+            }, damage: { damages.append($0); if damages.count > Self.maxDamagesInFirstLook { throw Stop() } })
+        } catch is Stop {}
+        for (collection, index) in indexes { scan.counts[collection] = counts[index] }
+        return (scan, damages)
+    }
+
+    /// An Auth account and the record it was read from.
+    typealias AuthAccount = (account: FirebaseAuthReader.Account, origin: RecordOrigin)
+
+    /// The Auth accounts beside the export, by id, and their ids in file order.
+    private func authAccounts(_ body: (ExportItem) throws -> Void) throws -> (byID: [String: AuthAccount], order: [String]) {
+        var auth: [String: AuthAccount] = [:]
+        var order: [String] = []
+        guard let authPath else { return (auth, order) }
+        try FirebaseAuthReader(path: authPath, limits: limits).accounts { result in
+            switch result {
+            case .failure(let bad): try body(.bad(bad))
+            case .success(let (account, origin)):
+                let id = account.localId.trimmedWhitespace
+                if auth[id] == nil { order.append(id) }
+                auth[id] = (account, origin)
+            }
+        }
+        return (auth, order)
+    }
+
+    func read(_ body: (ExportItem) throws -> Void) throws {
+        // Damage is reported once: a JSON export's first records after the first look, the
+        // rest (and all of a Firestore export's) in the pass that counts the people.
+        let (scan, damages) = try firstLook()
+        for damage in damages { try body(.bad(damage)) }
+        let (auth, authOrder) = try authAccounts(body)
+
+        let collection = try usersCollection(scan)
+        guard let collection else {
+            if !auth.isEmpty {
+                try body(.note("\(path): no collection of people (\(describeCollections(scan))): the \(auth.count) Firebase Auth accounts are read alone"))
+                try emitAuthOnly(auth, authOrder, seen: [], body)
+                return
+            }
+            throw ExportError(file: path, reason: "no collection of people found (looked for \(FieldChooser.userCollections.prefix(6).joined(separator: ", ")), …); \(describeCollections(scan))\(suggestion(scan))")
+        }
+        let samples = scan.samples[collection] ?? []
+        var plan = FieldChooser.plan(map, samples: samples.map(\.fields), documentIDs: samples.map(\.id), idFromRecord: readsJSON)
+        if readsJSON, map[.id] == nil, !samples.isEmpty, samples.allSatisfy({ !$0.id.isEmpty }) {
+            // A JSON object keyed by user id: the key is the id.
+            plan.id = nil
+        }
+        if plan.name.isEmpty && plan.givenName.isEmpty && plan.photo.isEmpty && map[.users] == nil && auth.isEmpty, !readsJSON {
+            throw ExportError(file: path, reason: "collection \"\(collection)\" has no name or photo field of the common names; \(describeCollections(scan))\(suggestion(scan))")
+        }
+
+        let conversationPlan = conversationPlan(scan)
+        var conversations: [Conversation] = []
+        if let conversationPlan {
+            conversations = try readConversations(conversationPlan, body)
+        }
+        // Participants, the most recently active conversation's first.
+        // `origin`: the first conversation they were seen in, for the reports.
+        var rank: [String: (activity: Date, order: Int, origin: RecordOrigin)] = [:]
+        var infos: [String: DocumentFields] = [:]
+        for conversation in conversations {
+            let activity = conversation.activity ?? .distantPast
+            for id in conversation.participants {
+                if let existing = rank[id] {
+                    if activity > existing.activity { rank[id] = (activity, existing.order, existing.origin) }
+                } else {
+                    rank[id] = (activity, rank.count, conversation.origin)
+                }
+                if let info = conversation.infos[id], infos[id] == nil || activity >= (rank[id]?.activity ?? .distantPast) { infos[id] = info }
+            }
+        }
+
+        let wanted = plan.wantedHeads
+        var tally = PeoplePlan.Tally()
+        var seen = Set<String>()
+        let trackSeen = !auth.isEmpty
+        func person(_ document: SourceDocument, counting: Bool) throws -> Profile? {
+            let (fields, decodeProblems) = document.fields(wanted: wanted)
+            var problems = decodeProblems
+            var scratch = PeoplePlan.Tally()
+            var profile = plan.profile(documentID: document.id, fields: fields, limits: limits,
+                                       tally: &scratch, problems: &problems)
+            if counting {
+                tally.documents += scratch.documents
+                for (role, count) in scratch.counts { tally.counts[role, default: 0] += count }
+            }
+            // Reported once, in the pass that counts (the participants' pass reads them again).
+            for problem in problems where counting {
+                try body(.bad(BadRecord(file: document.origin.file, index: document.origin.index, line: document.origin.line,
+                                        reason: "\(document.name): \(problem)")))
+            }
+            guard var found = profile else { return nil }
+            found.origin = document.origin
+            if let account = auth[found.id]?.account {
+                if found.displayName.isEmpty, !account.name.isEmpty {
+                    found = Profile(id: found.id, displayName: account.name, photo: found.photo, colorHex: found.colorHex)
+                    found.origin = document.origin
+                }
+                if found.photo == nil, let photo = account.photo, case .success(let source) = PhotoValue.source(photo, limits: limits) {
+                    found.photo = source
+                }
+            }
+            profile = found
+            return profile
+        }
+        func forEachPerson(counting: Bool, _ each: (Profile) throws -> Void) throws {
+            try documents(reportDamage: counting, { document in
+                guard document.collection == collection else { return }
+                if let profile = try person(document, counting: counting) { try each(profile) }
+            }, damage: { bad in
+                // JSON: records past the samples are reported here.
+                if bad.index > FieldChooser.sampleSize || !damages.contains(bad) { try body(.bad(bad)) }
+            })
+        }
+
+        if rank.isEmpty {
+            try forEachPerson(counting: true) { profile in
+                if trackSeen { seen.insert(profile.id) }
+                try body(.profile(profile))
+            }
+        } else {
+            var participants: [String: Profile] = [:]
+            try forEachPerson(counting: true) { profile in
+                if rank[profile.id] != nil, participants[profile.id] == nil { participants[profile.id] = profile }
+            }
+            for (id, place) in rank.sorted(by: { $0.value.activity != $1.value.activity ? $0.value.activity > $1.value.activity : $0.value.order < $1.value.order }) {
+                var profile = participants[id]
+                if profile == nil, let (account, origin) = auth[id] {
+                    profile = FirebaseAuthReader.profile(account, origin: origin, limits: limits).0
+                }
+                if profile == nil, let info = infos[id] {
+                    var problems: [String] = []
+                    var scratch = PeoplePlan.Tally()
+                    var infoPlan = plan
+                    infoPlan.id = nil
+                    profile = infoPlan.profile(documentID: id, fields: info, limits: limits, tally: &scratch, problems: &problems)
+                }
+                var found = profile ?? Profile(id: id, displayName: "")
+                if found.origin == nil { found.origin = place.origin }
+                seen.insert(id)
+                try body(.profile(found))
+            }
+            for conversation in conversations {
+                if let sender = conversation.lastSender, conversation.participants.contains(sender),
+                   participants[sender] == nil, auth[sender] == nil, conversation.infos[sender] == nil {
+                    try body(.bad(BadRecord(file: conversation.origin.file, index: conversation.origin.index, line: conversation.origin.line,
+                                            reason: "\(conversation.name): its last sender \"\(sender)\" has no document in \"\(collection)\" (nor an Auth account); its notification cannot show the sender's picture")))
+                }
+            }
+            try forEachPerson(counting: false) { profile in
+                guard rank[profile.id] == nil else { return }
+                if trackSeen { seen.insert(profile.id) }
+                try body(.profile(profile))
+            }
+        }
+        var note = "\(path): people from \(readsJSON ? "the records" : "collection \"\(collection)\"") (\(tally.documents) documents): \(FieldChooser.describe(plan))"
+        let had = tally.counts.sorted { $0.key < $1.key }.map { "\($0.value) had \($0.key)" }
+        if !had.isEmpty { note += "; " + had.joined(separator: ", ") }
+        if let conversationPlan {
+            note += "; \(conversations.count) conversations in \"\(conversationPlan.collection)\", \(rank.count) participants first"
+        }
+        if map.isEmpty { note += " (chosen from the documents; --map sets them)" }
+        try body(.note(note))
+        if !auth.isEmpty { try emitAuthOnly(auth, authOrder, seen: seen, body) }
+    }
+
+    private func emitAuthOnly(_ auth: [String: AuthAccount], _ order: [String], seen: Set<String>,
+                              _ body: (ExportItem) throws -> Void) throws {
+        var count = 0
+        for id in order where !seen.contains(id) {
+            guard let (account, origin) = auth[id] else { continue }
+            let (profile, problem) = FirebaseAuthReader.profile(account, origin: origin, limits: limits)
+            if let problem { try body(.bad(problem)) }
+            try body(.profile(profile))
+            count += 1
+        }
+        try body(.note("\(authPath ?? "Auth"): \(auth.count) Firebase Auth accounts, \(auth.count - count) with a document, \(count) read from Auth alone"))
+    }
+}
+
+/// A JSON value read as a document value (JSONDecoder: true and false are not numbers).
+struct JSONDocumentValue: Decodable {
+    var value: DocumentValue
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { value = .null }
+        else if let flag = try? container.decode(Bool.self) { value = .bool(flag) }
+        else if let number = try? container.decode(Int64.self) { value = .integer(number) }
+        else if let number = try? container.decode(Double.self) { value = .double(number) }
+        else if let text = try? container.decode(String.self) { value = .string(text) }
+        else if let array = try? container.decode([JSONDocumentValue].self) { value = .array(array.map(\.value)) }
+        else {
+            let object = try container.decode([String: JSONDocumentValue].self)
+            var fields = DocumentFields()
+            for key in object.keys.sorted() { fields[key] = object[key]!.value }
+            value = .map(fields)
+        }
+    }
+}

@@ -1,0 +1,114 @@
+/// Reads a NexusAI users export: a JSON array, `{"users": [...]}` or NDJSON, with
+/// `id`, `displayName`, `email`, `profileImageUrl` and optional `avatarColorHex`.
+///
+/// An absent or empty `profileImageUrl` is not an error: that user gets a monogram. A
+/// text field holding something else (a number as `profileImageUrl`, an object as
+/// `displayName`) is reported with its line and read as absent; the user is kept.
+public struct NexusUsersReader: ExportReader {
+    public let path: String
+    public let limits: ReaderLimits
+    /// Where the people and their fields are, when not NexusAI's names.
+    public let map: FieldMap
+
+    public init(path: String, limits: ReaderLimits = ReaderLimits(), map: FieldMap = FieldMap()) {
+        self.path = path
+        self.limits = limits
+        self.map = map
+    }
+
+    /// Whether the first records use NexusAI's names (or none of the others): then the
+    /// fast reader below reads them. Otherwise (a field map, `photoURL` instead of
+    /// `profileImageUrl`, records keyed by id) the field map's reader does.
+    func nexusNamesFit() -> Bool {
+        guard map.isEmpty, let stream = try? JSONRecordStream(path: path, recordsKey: "users", maxRecordBytes: limits.maxRecordBytes, membersAreRecords: true) else { return map.isEmpty }
+        var samples: [DocumentFields] = []
+        for record in stream.prefix(FieldChooser.sampleSize) {
+            if record.key != nil { return false }
+            guard case .success(let bytes) = record.bytes,
+                  let value = try? JSONDecoder().decode(JSONDocumentValue.self, from: Data(bytes)), case .map(let fields) = value.value else { continue }
+            samples.append(fields)
+        }
+        let photo = FieldChooser.field(FieldChooser.photoFields, in: samples)?.text
+        let name = FieldChooser.field(FieldChooser.nameFields, in: samples)?.text
+        return (photo == nil || photo == "profileImageUrl") && (name == nil || name == "displayName" || photo == "profileImageUrl")
+    }
+
+    struct Record: Decodable, FastJSONRecord {
+        var id: FlexibleID
+        var displayName: String?
+        var email: String?
+        var profileImageUrl: String?
+        var avatarColorHex: String?
+        /// Fields that held something other than text.
+        var problems: [(field: String, found: String)] = []
+
+        enum CodingKeys: String, CodingKey {
+            case id, displayName, email, profileImageUrl, avatarColorHex
+        }
+
+        init(id: FlexibleID) { self.id = id }
+
+        init(from decoder: Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decode(FlexibleID.self, forKey: .id)
+            displayName = try container.lenientString(.displayName, &problems)
+            email = try container.lenientString(.email, &problems)
+            profileImageUrl = try container.lenientString(.profileImageUrl, &problems)
+            avatarColorHex = try container.lenientString(.avatarColorHex, &problems)
+        }
+
+        static func read(_ reader: inout JSONBytesReader) -> Record? {
+            var id: FlexibleID?
+            var record = Record(id: FlexibleID(value: ""))
+            let ok = reader.object { reader, key in
+                switch key {
+                case "id": id = FlexibleID.read(&reader); return id != nil
+                case "displayName": guard let value = reader.optionalString() else { return false }; record.displayName = value
+                case "email": guard let value = reader.optionalString() else { return false }; record.email = value
+                case "profileImageUrl": guard let value = reader.optionalString() else { return false }; record.profileImageUrl = value
+                case "avatarColorHex": guard let value = reader.optionalString() else { return false }; record.avatarColorHex = value
+                default: return reader.skipValue()
+                }
+                return true
+            }
+            guard ok, let id else { return nil }
+            record.id = id
+            return record
+        }
+    }
+
+    public func read(_ body: (ExportItem) throws -> Void) throws {
+        guard nexusNamesFit() else {
+            let key = map.names(.users)?.first ?? "users"
+            try MappedPeopleReader(path: path, source: .json(path: path, recordsKey: key), map: map, limits: limits).read(body)
+            return
+        }
+        try JSONRecordDecoding<Record>(path: path, recordsKey: "users", limits: limits).forEach { result, bad in
+            switch result {
+            case .failure(let bad):
+                try body(.bad(bad))
+            case .success(let user):
+                guard !user.id.value.isEmpty else {
+                    try body(.bad(bad("\"id\" is empty")))
+                    return
+                }
+                for problem in user.problems {
+                    try body(.bad(bad("user \"\(user.id.value)\": field \"\(problem.field)\": expected a string, found \(problem.found): read as absent, the user is kept",
+                                      field: problem.field)))
+                }
+                let url = user.profileImageUrl?.trimmedWhitespace
+                var profile = Profile(
+                    id: user.id.value,
+                    displayName: user.displayName ?? "",
+                    photo: (url?.isEmpty ?? true) ? nil : .url(url!, sendMonicaToken: false),
+                    colorHex: user.avatarColorHex
+                )
+                profile.origin = bad.origin
+                try body(.profile(profile))
+            }
+        }
+    }
+}
+
+import AvatarCacheLookup
+import Foundation

@@ -1,0 +1,340 @@
+import AsyncHTTPClient
+import AvatarCacheLookup
+import Crypto
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+
+/// Downloads photos over HTTP(S) with async-http-client.
+///
+/// fetch flow: check URL (scheme) -> check resolved addresses (private networks) ->
+/// GET -> on 3xx, check the Location the same way and follow, at most `maxRedirects`
+/// -> stream the body with a byte cap, hashing as it arrives.
+///
+/// Redirects are followed here rather than by the client so that each target passes
+/// the same checks as the first URL. Each hop connects to an address its check returned
+/// (a client pinned to it with async-http-client's `dnsOverride`, which keeps the host
+/// name for TLS: SNI and the certificate), never to a second resolution of the name.
+public final class HTTPFetcher: Sendable {
+    let client: HTTPClient
+    let configuration: HTTPClient.Configuration
+    /// "host address" -> a client that connects to that address for that host.
+    let pinned = NIOLockedValueBox<[String: HTTPClient]>([:])
+    let policy: NetworkPolicy
+    let limits: FetchLimits
+    let logger: Logger
+    /// Where each HTTP hop is told at trace level (URL without query or credentials,
+    /// status, whether the token went, never a header's value); nil: nowhere.
+    let trace: Logger?
+    static let userAgent = "avatar-cache/\(AvatarCacheVersion.string)"
+
+    public init(policy: NetworkPolicy, limits: FetchLimits, maxConnectionsPerHost: Int, trace: Logger? = nil) {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        configuration.decompression = .disabled
+        let connect = min(limits.connectTimeout, limits.timeout)
+        configuration.timeout = .init(connect: .milliseconds(Int64(connect * 1000)), read: .milliseconds(Int64(limits.timeout * 1000)))
+        configuration.connectionPool = .init(
+            idleTimeout: .seconds(30),
+            concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, maxConnectionsPerHost)
+        )
+        // A connection that cannot be made fails the attempt at once: `fetch` decides
+        // what is retried (bounded, with backoff) and what is final (TLS), rather than the
+        // client trying again until the deadline (19 TLS handshakes in one 5 s attempt).
+        configuration.connectionPool.retryConnectionEstablishment = false
+        self.configuration = configuration
+        self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        self.policy = policy
+        self.limits = limits
+        // The client's own logs could carry request headers (the token): it gets none.
+        self.logger = Logger(label: "avatar-cache.http", factory: { _ in SwiftLogNoOpLogHandler() })
+        self.trace = trace.flatMap { $0.logLevel <= .trace ? $0 : nil }
+    }
+
+    /// A URL as a trace line shows it: no user-info, no query or fragment (signed URLs
+    /// carry their signature there), cut when long.
+    static func traced(_ url: URL) -> String {
+        var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        let hadQuery = components?.query != nil
+        components?.user = nil
+        components?.password = nil
+        components?.query = nil
+        components?.fragment = nil
+        return abbreviated((components?.string ?? "?") + (hadQuery ? "?…" : ""), limit: ShownText.maxURLCharacters)
+    }
+
+    /// Shuts the clients down; call once, when no fetch is running.
+    public func shutdown() async {
+        try? await client.shutdown()
+        for pinnedClient in pinned.withLockedValue({ Array($0.values) }) { try? await pinnedClient.shutdown() }
+    }
+
+    /// The client that connects `url`'s host to `address` (one of the addresses its check
+    /// returned), made once per host and address; the shared one where the check gave
+    /// nothing to pin to (an address in the URL, a host allowed by name).
+    func client(for url: URL, pinnedTo checked: NetworkPolicy.Address?) -> HTTPClient {
+        guard let host = url.host, let address = checked?.text else { return client }
+        return pinned.withLockedValue { clients in
+            let key = host + " " + address
+            if let existing = clients[key] { return existing }
+            var configuration = self.configuration
+            configuration.dnsOverride = [host: address]
+            let made = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            clients[key] = made
+            return made
+        }
+    }
+
+    /// Fetches one photo, throwing a classified `SourceFailure`. Retries timeouts,
+    /// network errors, 408, 429 and 5xx with exponential backoff, honouring
+    /// `Retry-After`, at most `retries` times and `maxRetryWait` seconds of waiting, all
+    /// within `sourceDeadline` seconds. `credential`: the Monica token, attached only on hops to its host.
+    /// `validators`: make the request conditional; a 304 gives `.notModified`.
+    /// `sized`: told a photo's `Content-Length` before its body is read (each attempt's).
+    public func fetch(_ urlString: String, credential: MonicaCredential? = nil, validators: Validators? = nil,
+                      sized: (@Sendable (Int) async -> Void)? = nil) async throws -> FetchResult {
+        var waited = 0.0
+        var attempt = 0
+        let started = DispatchTime.now().uptimeNanoseconds
+        func remaining() -> Double { limits.sourceDeadline - Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
+        while true {
+            do {
+                let left = remaining()
+                let timeout = min(limits.timeout, left)
+                let reason = left < limits.timeout
+                    ? "no complete answer within the source deadline of \(limits.sourceDeadline) s (\(attempt + 1) attempts)"
+                    : "no complete answer within \(limits.timeout) s"
+                return try await fetchOnce(urlString, credential: credential, validators: validators, sized: sized,
+                                           timeout: timeout, timeoutReason: reason)
+            } catch let failure as Retryable {
+                attempt += 1
+                let backoff = limits.retryBackoff * pow(2, Double(attempt - 1)) * Double.random(in: 0.8...1.2)
+                let delay = failure.retryAfter ?? backoff
+                // Another attempt only if it would have a moment after the wait.
+                guard attempt <= limits.retries, waited + delay <= limits.maxRetryWait, delay + 0.1 < remaining(), !Task.isCancelled else {
+                    throw failure.failure
+                }
+                waited += delay
+                try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+            }
+        }
+    }
+
+    /// Sends `request` over a connection to the first checked address that takes one: an
+    /// address that refuses or cannot be reached (a dead IPv6 route, say) passes to the
+    /// next, as the client's own resolution would have (at most four are tried).
+    private func execute(_ request: HTTPClientRequest, url: URL, connectingTo addresses: [NetworkPolicy.Address],
+                         deadline: NIODeadline) async throws -> HTTPClientResponse {
+        let candidates: [NetworkPolicy.Address?] = addresses.isEmpty ? [nil] : Array(addresses.prefix(4))
+        for address in candidates.dropLast() {
+            do {
+                return try await client(for: url, pinnedTo: address).execute(request, deadline: deadline, logger: logger)
+            } catch where Self.isConnectFailure(error) {
+                continue
+            }
+        }
+        return try await client(for: url, pinnedTo: candidates.last!).execute(request, deadline: deadline, logger: logger)
+    }
+
+    /// No connection could be made to that address (nothing was sent).
+    static func isConnectFailure(_ error: Error) -> Bool {
+        if let io = error as? IOError { return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL].contains(io.errnoCode) }
+        if let client = error as? HTTPClientError { return client == .connectTimeout }
+        if let channel = error as? ChannelError, case .connectTimeout = channel { return true }
+        return false
+    }
+
+    /// A failure worth another attempt, with the server's `Retry-After` when it sent one.
+    struct Retryable: Error {
+        var failure: SourceFailure
+        var retryAfter: Double?
+    }
+
+    /// One attempt, bounded as a whole by `timeout`: connect, every redirect and the
+    /// whole body. The client's own read timeout only notices silence, so a server that
+    /// sends one byte a second would otherwise hold the attempt forever.
+    private func fetchOnce(_ urlString: String, credential: MonicaCredential?, validators: Validators?,
+                           sized: (@Sendable (Int) async -> Void)?, timeout: Double, timeoutReason: String) async throws -> FetchResult {
+        return try await withThrowingTaskGroup(of: FetchResult.self) { group in
+            group.addTask {
+                try await self.attempt(urlString, credential: credential, validators: validators, sized: sized, timeout: timeout)
+            }
+            group.addTask {
+                try await Task.sleep(nanoseconds: UInt64(max(timeout, 0) * 1e9))
+                throw Retryable(failure: SourceFailure(.timeout, timeoutReason))
+            }
+            defer { group.cancelAll() }
+            guard let result = try await group.next() else { throw CancellationError() }
+            return result
+        }
+    }
+
+    private func attempt(_ urlString: String, credential: MonicaCredential?, validators: Validators?,
+                         sized: (@Sendable (Int) async -> Void)?, timeout: Double) async throws -> FetchResult {
+        var url = try policy.checkedURL(urlString)
+        let deadline = NIODeadline.now() + .milliseconds(Int64(max(timeout, 0) * 1000))
+        var redirects = 0
+        while true {
+            let addresses = try await policy.checkAddresses(of: url)
+            var request = HTTPClientRequest(url: url.absoluteString)
+            request.method = .GET
+            request.headers.add(name: "User-Agent", value: Self.userAgent)
+            if let credential, credential.matches(url) {
+                request.headers.add(name: "Authorization", value: "Bearer \(credential.token)")
+            }
+            if let etag = validators?.etag { request.headers.add(name: "If-None-Match", value: etag) }
+            if let lastModified = validators?.lastModified { request.headers.add(name: "If-Modified-Since", value: lastModified) }
+            request.headers.add(name: "Accept", value: "image/jpeg, image/png, image/webp, image/gif, image/heic, image/avif;q=0.9, */*;q=0.1")
+            let response: HTTPClientResponse
+            do {
+                response = try await execute(request, url: url, connectingTo: addresses, deadline: deadline)
+            } catch {
+                let failure = Self.classify(error)
+                // A TLS failure (an https:// URL on a plain HTTP port, a bad certificate)
+                // fails the same way every time: final for the source, not retried.
+                let final = Self.isTLSFailure(error)
+                throw !final && (failure.failureClass == .timeout || failure.failureClass == .network) ? Retryable(failure: failure) : failure
+            }
+            let status = response.status.code
+            trace?.trace("http hop", metadata: [
+                "url": "\(Self.traced(url))", "status": "\(status)", "redirects": "\(redirects)",
+                "token": "\(credential?.matches(url) == true ? "sent (not shown)" : "none")",
+                "conditional": "\(validators != nil)",
+                "contentLength": "\(response.headers.first(name: "Content-Length") ?? "none")",
+            ])
+            if status == 304, validators != nil {
+                try? await Self.drain(response)
+                return .notModified(
+                    freshnessLifetime: Self.freshnessLifetime(response.headers),
+                    etag: response.headers.first(name: "ETag"),
+                    lastModified: response.headers.first(name: "Last-Modified")
+                )
+            }
+            if (300..<400).contains(status), let location = response.headers.first(name: "Location") {
+                try? await Self.drain(response)
+                redirects += 1
+                guard redirects <= limits.maxRedirects else {
+                    throw SourceFailure(.httpStatus, "more than \(limits.maxRedirects) redirects")
+                }
+                guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
+                    throw SourceFailure(.invalidURL, "redirect to an invalid Location")
+                }
+                url = try policy.checkedURL(next.absoluteString)
+                continue
+            }
+            guard status == 200 else {
+                try? await Self.drain(response)
+                let failure = Self.failure(forStatus: response.status)
+                if status == 408 || status == 429 || (500..<600).contains(status) {
+                    throw Retryable(failure: failure, retryAfter: Self.retryAfter(response.headers))
+                }
+                throw failure
+            }
+            let declared = response.headers.first(name: "Content-Length").flatMap(Int.init)
+            if let declared, declared > limits.maxBytes {
+                throw SourceFailure(.tooLarge, "Content-Length \(declared) bytes exceeds the limit of \(limits.maxBytes)")
+            }
+            var body: [UInt8] = []
+            // The declared size (already within the limit) up front: no doubling copies.
+            if let declared, declared > 0 {
+                body.reserveCapacity(declared)
+                await sized?(declared)
+            }
+            var hasher = SHA256()
+            do {
+                for try await chunk in response.body {
+                    guard body.count + chunk.readableBytes <= limits.maxBytes else {
+                        throw SourceFailure(.tooLarge, "body exceeds the limit of \(limits.maxBytes) bytes")
+                    }
+                    chunk.withUnsafeReadableBytes { raw in
+                        hasher.update(bufferPointer: raw)
+                        body.append(contentsOf: raw)
+                    }
+                }
+            } catch let failure as SourceFailure {
+                throw failure
+            } catch {
+                let failure = Self.classify(error)
+                // A TLS failure (an https:// URL on a plain HTTP port, a bad certificate)
+                // fails the same way every time: final for the source, not retried.
+                let final = Self.isTLSFailure(error)
+                throw !final && (failure.failureClass == .timeout || failure.failureClass == .network) ? Retryable(failure: failure) : failure
+            }
+            return .fetched(FetchedPhoto(
+                bytes: body,
+                sha256: hasher.finalize().hexString,
+                etag: response.headers.first(name: "ETag"),
+                lastModified: response.headers.first(name: "Last-Modified"),
+                freshnessLifetime: Self.freshnessLifetime(response.headers)
+            ))
+        }
+    }
+
+    /// `Cache-Control: max-age` (no-cache and no-store: 0), else `Expires` − `Date`.
+    static func freshnessLifetime(_ headers: HTTPHeaders) -> TimeInterval? {
+        let directives = headers[canonicalForm: "Cache-Control"].map { $0.lowercased().trimmingCharacters(in: .whitespaces) }
+        if directives.contains("no-store") || directives.contains("no-cache") { return 0 }
+        for directive in directives where directive.hasPrefix("max-age=") {
+            if let seconds = Double(directive.dropFirst("max-age=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\" "))) {
+                return max(0, seconds)
+            }
+        }
+        if let expires = headers.first(name: "Expires").flatMap(HTTPDate.parse) {
+            let now = headers.first(name: "Date").flatMap(HTTPDate.parse) ?? Date()
+            return max(0, expires.timeIntervalSince(now))
+        }
+        return nil
+    }
+
+    /// `Retry-After` in seconds: a number, or an HTTP date.
+    static func retryAfter(_ headers: HTTPHeaders) -> Double? {
+        guard let value = headers.first(name: "Retry-After")?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if let seconds = Double(value) { return max(0, seconds) }
+        return HTTPDate.parse(value).map { max(0, $0.timeIntervalSinceNow) }
+    }
+
+    static func failure(forStatus status: HTTPResponseStatus) -> SourceFailure {
+        let text = "HTTP \(status.code) \(status.reasonPhrase)"
+        switch status.code {
+        case 401, 403: return SourceFailure(.unauthorized, text)
+        case 404, 410: return SourceFailure(.notFound, text)
+        default: return SourceFailure(.httpStatus, text)
+        }
+    }
+
+    /// TLS could not be set up with the server: nothing a retry changes.
+    static func isTLSFailure(_ error: Error) -> Bool {
+        error is NIOSSLError || error is BoringSSLError
+    }
+
+    package static func classify(_ error: Error) -> SourceFailure {
+        if let failure = error as? SourceFailure { return failure }
+        if isTLSFailure(error) { return SourceFailure(.network, "TLS failed (is it an https:// URL on a plain HTTP port?): \(error)") }
+        if let error = error as? HTTPClientError {
+            let timeouts: [HTTPClientError] = [.deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout]
+            if timeouts.contains(error) {
+                return SourceFailure(.timeout, "timed out (\(error))")
+            }
+            if error == .invalidURL || error == .emptyHost || error == .emptyScheme {
+                return SourceFailure(.invalidURL, "\(error)")
+            }
+            return SourceFailure(.network, "\(error)")
+        }
+        if error is CancellationError { return SourceFailure(.timeout, "cancelled") }
+        // Timeouts by their type, never by their text.
+        if let channel = error as? ChannelError, case .connectTimeout = channel {
+            return SourceFailure(.timeout, "timed out connecting (\(channel))")
+        }
+        if let io = error as? IOError, io.errnoCode == ETIMEDOUT {
+            return SourceFailure(.timeout, "timed out (\(io))")
+        }
+        return SourceFailure(.network, String(describing: error))
+    }
+
+    private static func drain(_ response: HTTPClientResponse) async throws {
+        _ = try await response.body.collect(upTo: 64 * 1024)
+    }
+}

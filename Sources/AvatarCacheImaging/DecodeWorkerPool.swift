@@ -1,0 +1,168 @@
+import AvatarCacheLookup
+import CVips
+import Foundation
+
+/// A fixed set of threads we own for libvips work (and, as a second pool, for the
+/// blocking file writes that follow it: `RenderWriter`).
+///
+/// libvips work is blocking C code: it must not run on Swift's cooperative pool, and
+/// every thread that has used libvips must call `vips_thread_shutdown()` before it
+/// ends, or libvips leaks per-thread buffers. So decoding runs here, one image per
+/// thread, as many threads as cores, and `run` suspends the caller until done.
+///
+/// With a `DecodeMemoryGate`: a job the gate defers (a large decode while others hold
+/// the memory) goes back to the queue, marked with the bytes it needs, and its thread
+/// takes the next job; a marked job is taken only when its bytes fit. No thread waits for
+/// memory while there is work that fits; when one does, the pool says so (`tellStarving`),
+/// so that the downloads can bring work that fits.
+public final class DecodeWorkerPool: @unchecked Sendable {
+    private struct Job {
+        /// Bytes the job's decode needs, once known (it was deferred); nil: any time.
+        var needs: Int64?
+        var work: () -> Void
+    }
+
+    private let condition = NSCondition()
+    private var queue: [Job] = []
+    private var stopping = false
+    private var running = 0
+    /// Waits that have ended, and each thread's wait in progress (when it began, and
+    /// whether jobs were queued: any change to the queue ends a wait).
+    private var idleNanoseconds = (noWork: UInt64(0), noMemory: UInt64(0))
+    private var waits: [(since: UInt64, queued: Bool)?]
+    public let threadCount: Int
+    private let gate: DecodeMemoryGate?
+    /// What was last told: a thread waits while every queued job waits for memory.
+    private var starving = false
+    private var starvingSequence = 0
+    private var onStarving: (@Sendable (_ starving: Bool, _ sequence: Int) -> Void)?
+
+    /// Whether this thread is one of a pool's (a gate defers rather than waits there).
+    static var onPoolThread: Bool { Thread.current.threadDictionary[poolThreadKey] != nil }
+    private static let poolThreadKey = "avatar-cache.decode-pool"
+
+    /// `name` names the threads (`avatar-cache.<name>.<n>`), for `top -H` and profiles.
+    public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, gate: DecodeMemoryGate? = nil, name: String = "decode") {
+        threadCount = max(1, threads)
+        self.gate = gate
+        waits = Array(repeating: nil, count: threadCount)
+        // Its threads end with `vips_thread_shutdown()`, which needs libvips set up even
+        // when no job ever ran (a pool used alone crashed there); a set-up failure shows
+        // in the first job that uses libvips.
+        _ = try? Vips.initialise()
+        for index in 0..<threadCount {
+            let thread = Thread { self.workLoop(index) }
+            thread.name = "avatar-cache.\(name).\(index)"
+            thread.stackSize = 8 << 20
+            running += 1
+            thread.start()
+        }
+        gate?.onRelease { [weak self] in
+            guard let self else { return }
+            condition.lock()
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    /// Runs `work` on a pool thread and returns its result; a deferral by the gate runs
+    /// it again when its bytes fit.
+    public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        var needs: Int64?
+        while true {
+            do {
+                return try await enqueue(needs: needs, work)
+            } catch let deferred as DecodeMemoryGate.Deferred {
+                needs = deferred.bytes
+            }
+        }
+    }
+
+    private func enqueue<T: Sendable>(needs: Int64?, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            condition.lock()
+            let job = Job(needs: needs) { continuation.resume(with: Result { try work() }) }
+            // A deferred job is older than what was queued since: it goes first.
+            if needs != nil { queue.insert(job, at: 0) } else { queue.append(job) }
+            condition.broadcast()
+            condition.unlock()
+        }
+    }
+
+    /// `tell(true, n)` when a thread starts waiting with only jobs queued that wait for
+    /// memory, `tell(false, n)` when no thread does any more; `n` grows with each call, so
+    /// that calls handed on out of order can be told apart. Nil: nobody is told.
+    public func tellStarving(_ tell: (@Sendable (_ starving: Bool, _ sequence: Int) -> Void)?) {
+        condition.lock()
+        onStarving = tell
+        condition.unlock()
+    }
+
+    /// Tells whether a thread now waits with jobs queued (its wait in `waits`), if that changed.
+    private func tellIfStarvingChanged() {
+        let now = waits.contains { $0?.queued == true }
+        guard now != starving else { return }
+        starving = now
+        starvingSequence += 1
+        onStarving?(now, starvingSequence)
+    }
+
+    /// The seconds the pool's threads have waited so far, added up over the threads:
+    /// with nothing queued (`noWork`: the downloads did not keep up), and with jobs
+    /// queued that all wait for decode memory (`noMemory`).
+    public var idleSeconds: (noWork: Double, noMemory: Double) {
+        condition.lock()
+        defer { condition.unlock() }
+        var total = idleNanoseconds
+        let now = DispatchTime.now().uptimeNanoseconds
+        for case let wait? in waits {
+            if wait.queued { total.noMemory += now - wait.since } else { total.noWork += now - wait.since }
+        }
+        return (Double(total.noWork) / 1e9, Double(total.noMemory) / 1e9)
+    }
+
+    /// Lets the queued work finish, then ends the threads. Blocks until they have ended.
+    public func shutdown() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while running > 0 { condition.wait() }
+        condition.unlock()
+    }
+
+    /// The first queued job that may run now: any not deferred, or a deferred one whose
+    /// bytes fit.
+    private func nextRunnable() -> Int? {
+        queue.firstIndex { job in job.needs.map { gate?.fits($0) ?? true } ?? true }
+    }
+
+    private func workLoop(_ thread: Int) {
+        Thread.current.threadDictionary[Self.poolThreadKey] = true
+        while true {
+            condition.lock()
+            var index = nextRunnable()
+            while index == nil && !(queue.isEmpty && stopping) {
+                // Woken by a new job or a release of the gate's memory.
+                let wait = (since: DispatchTime.now().uptimeNanoseconds, queued: !queue.isEmpty)
+                waits[thread] = wait
+                tellIfStarvingChanged()
+                condition.wait()
+                waits[thread] = nil
+                tellIfStarvingChanged()
+                let waited = DispatchTime.now().uptimeNanoseconds - wait.since
+                if wait.queued { idleNanoseconds.noMemory += waited } else { idleNanoseconds.noWork += waited }
+                index = nextRunnable()
+            }
+            guard let index else {
+                running -= 1
+                condition.broadcast()
+                condition.unlock()
+                vips_thread_shutdown()
+                return
+            }
+            let job = queue.remove(at: index)
+            condition.unlock()
+            job.work()
+        }
+    }
+}

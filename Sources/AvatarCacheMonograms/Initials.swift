@@ -1,0 +1,104 @@
+import AvatarCacheModel
+import AvatarCacheSupport
+/// Two-letter initials (the apps' rule: "Bob Smith Jr." BS, "Alice" AL, "J" JJ, "" ??), by grapheme cluster (Swift `Character`), so emoji
+/// with ZWJ, flags, combining accents, CJK, Hangul and Devanagari stay whole.
+///
+/// - 2+ words: first grapheme of the first two words ("Bob Smith Jr." → "BS");
+/// - one word: its first two graphemes ("Alice" → "AL");
+/// - one grapheme: doubled ("J" → "JJ");
+/// - empty or blank: "??".
+///
+/// Uppercasing uses Unicode's default case mapping, which does not depend on the
+/// machine's locale; a grapheme whose uppercase form is longer (ß → SS) stays as it is.
+public enum Initials {
+    public static let unknown = "??"
+
+    public static func from(displayName: String) -> String {
+        fromASCII(displayName) ?? fromGraphemes(displayName)
+    }
+
+    static func fromGraphemes(_ displayName: String) -> String {
+        let words = displayName.split(whereSeparator: { $0.isWhitespace || $0.isNewline })
+        // Punctuation and symbols around a word are not its letters ("Anna (Kyiv)" → AK,
+        // "BMO - Dupont" → BD); emoji are (other symbols). A name of nothing else keeps them.
+        let lettered = words.map { $0.filter { !isIgnorable($0) } }.filter { !$0.isEmpty }
+        let letters: [[Character]] = lettered.isEmpty ? words.map(Array.init) : lettered.map(Array.init)
+        guard let first = letters.first else { return unknown }
+        if letters.count >= 2 { return upper(first[0]) + upper(letters[1][0]) }
+        if first.count >= 2 { return upper(first[0]) + upper(first[1]) }
+        return upper(first[0]) + upper(first[0])
+    }
+
+    /// Punctuation, and math, currency and modifier symbols (`=`, `$`, `^`): not letters
+    /// a monogram shows. Emoji are other symbols, and stay.
+    static func isIgnorable(_ character: Character) -> Bool {
+        if character.isPunctuation || character.isMathSymbol || character.isCurrencySymbol { return true }
+        guard let scalar = character.unicodeScalars.first, character.unicodeScalars.count == 1 else { return false }
+        return scalar.properties.generalCategory == .modifierSymbol
+    }
+
+    /// Monica's rule: first letters of first and last name; without a last name, the
+    /// display-name rules on the first name.
+    /// Whether a name is in a script written family name first (Chinese, Japanese,
+    /// Korean): its first letter is a Han ideograph, kana or Hangul.
+    public static func writtenFamilyNameFirst(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first(where: { !$0.properties.isWhitespace }) else { return false }
+        switch first.value {
+        case 0x3040...0x30FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xAC00...0xD7AF, 0x1100...0x11FF, 0xF900...0xFAFF, 0x20000...0x2FA1F:
+            return true
+        default:
+            return false
+        }
+    }
+
+    public static func from(firstName: String?, lastName: String?) -> String {
+        let given = (firstName ?? "").split(whereSeparator: \.isWhitespace).first
+        let family = (lastName ?? "").split(whereSeparator: \.isWhitespace).first
+        switch (given?.first, family?.first) {
+        case let (a?, b?): return upper(a) + upper(b)
+        case (_?, nil): return from(displayName: firstName ?? "")
+        case (nil, _?): return from(displayName: lastName ?? "")
+        case (nil, nil): return unknown
+        }
+    }
+
+    /// The same rules for an all-ASCII name, on its bytes (an export of 100,000 users
+    /// asks this 100,000 times): every ASCII byte is a grapheme of its own, except CR LF,
+    /// which is white space either way. nil for any other name.
+    static func fromASCII(_ name: String) -> String? {
+        var name = name
+        return name.withUTF8 { bytes -> String? in
+            // The first two letters (bytes that are not punctuation or symbols) of the first
+            // word that has any, and the first of the second; every byte when no word has one.
+            var letters: [UInt8] = [], second: UInt8?, words = 0, inWord = false
+            var anyFirst: UInt8?, anyFirstSecond: UInt8?, anySecond: UInt8?, anyWords = 0, anyInWord = false
+            for byte in bytes {
+                guard byte < 0x80 else { return nil }
+                // The byte after the second word's first letter is ASCII too: that letter is
+                // one grapheme (a combining mark would have made it longer).
+                if second != nil { break }
+                if byte == 0x20 || (0x09...0x0D).contains(byte) { inWord = false; anyInWord = false; continue }
+                if !anyInWord { anyInWord = true; anyWords += 1 }
+                if anyWords == 1 { if anyFirst == nil { anyFirst = byte } else if anyFirstSecond == nil { anyFirstSecond = byte } }
+                else if anyWords == 2, anySecond == nil { anySecond = byte }
+                guard !ignorable[Int(byte)] else { continue }
+                if !inWord { inWord = true; words += 1 }
+                if words == 1 { if letters.count < 2 { letters.append(byte) } } else if second == nil { second = byte }
+            }
+            func upper(_ byte: UInt8) -> UInt8 { (97...122).contains(byte) ? byte - 32 : byte }
+            if let a = letters.first {
+                return String(decoding: [upper(a), upper(second ?? (letters.count > 1 ? letters[1] : a))], as: UTF8.self)
+            }
+            guard let a = anyFirst else { return unknown }
+            return String(decoding: [upper(a), upper(anySecond ?? anyFirstSecond ?? a)], as: UTF8.self)
+        }
+    }
+
+    /// ASCII bytes that `isIgnorable` says are no letters.
+    private static let ignorable: [Bool] = (0..<128).map { isIgnorable(Character(Unicode.Scalar(UInt8($0)))) }
+
+    static func upper(_ character: Character) -> String {
+        let upper = String(character).uppercased()
+        return upper.count == 1 ? upper : String(character)
+    }
+}

@@ -1,0 +1,77 @@
+import AvatarCacheConfiguration
+import AvatarCacheExports
+import AvatarCacheFetching
+import AvatarCacheImaging
+import AvatarCacheLookup
+import AvatarCacheStore
+import Foundation
+
+/// Renders a photo or a monogram on a decode pool thread, then writes its tier files on
+/// a file pool thread: a write waits for `fsync`, and a decode thread waiting there
+/// would leave its core idle while decodes are ready. Both are threads we own, so the
+/// blocking calls stay off the cooperative pool.
+struct RenderWriter: Sendable {
+    let renderer: AvatarRenderer
+    let monograms: MonogramRenderer
+    let directory: CacheDirectory
+    /// Decodes, one image a thread (with the decode memory gate).
+    let decoders: DecodeWorkerPool
+    /// Writes the files (temporary file, rename; made durable a batch at a time by `flush`).
+    let files: DecodeWorkerPool
+
+    /// `inline`: the export carried the bytes (an address book may carry TIFF).
+    func renderPhoto(_ bytes: [UInt8], contentSHA256: String, inline: Bool = false) async throws -> RenderedFiles {
+        let avatar = try await draw { try renderer.render(bytes, inline: inline) }
+        let written = try await files.run { try write(avatar.tiers, contentSHA256: contentSHA256, format: renderer.outputFormat) }
+        var rendered = RenderedFiles(format: avatar.format, sourceWidth: avatar.sourceWidth, sourceHeight: avatar.sourceHeight, files: written, renderedNow: true)
+        rendered.warning = avatar.warning
+        rendered.placeholder = avatar.placeholder
+        return rendered
+    }
+
+    func renderMonogram(_ spec: MonogramSpec, contentSHA256: String) async throws -> RenderedFiles {
+        let tiers = try await draw { try monograms.render(spec) }
+        let written = try await files.run { try write(tiers, contentSHA256: contentSHA256, format: monograms.outputFormat) }
+        // Its placeholder (its colour) is set where every monogram entry is made.
+        return RenderedFiles(format: nil, sourceWidth: nil, sourceHeight: nil, files: written, renderedNow: true)
+    }
+
+    /// `work` on a decode thread; an imaging error is the source's failure.
+    private func draw<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await decoders.run {
+            do {
+                return try work()
+            } catch let error as ImagingError {
+                throw SourceFailure(error)
+            }
+        }
+    }
+
+    /// Makes the files written so far durable, with the renames that named them (one
+    /// `syncfs`, on a file thread): called before the index commit that references them,
+    /// so the index never names a file a power cut could lose.
+    func flush() async throws {
+        try await files.run { try directory.syncFilesystem() }
+    }
+
+    /// Writes each tier; takes tiers smallest first.
+    private func write(_ tiers: [RenderedTier], contentSHA256: String, format: OutputFormat) throws -> [String: CacheFile] {
+        var files: [String: CacheFile] = [:]
+        var larger: CacheFile?
+        for tier in tiers.reversed() {
+            // A source smaller than a tier is not upscaled, so two tiers can come out
+            // the same: the smaller one then shares the larger one's file.
+            if let larger, larger.width == tier.side {
+                files[String(tier.tier)] = larger
+                continue
+            }
+            let name = CacheDirectory.fileName(contentSHA256: contentSHA256, tier: tier.tier, format: format)
+            try directory.writeAtomically(tier.bytes, to: name, durable: false)
+            let file = CacheFile(filename: name, width: tier.side, height: tier.side, fileSize: Int64(tier.bytes.count),
+                                 sha256: SHA256Hex.of(tier.bytes))
+            files[String(tier.tier)] = file
+            larger = file
+        }
+        return files
+    }
+}

@@ -1,0 +1,139 @@
+import AvatarCacheConfiguration
+import AvatarCacheExports
+import AvatarCacheFetching
+import AvatarCacheImaging
+import AvatarCacheLookup
+import AvatarCacheStore
+import Foundation
+
+/// What a run did: the `--report` JSON and the closing summary. Field names are part
+/// of the documented interface (docs/guide.md, "Report").
+public struct RunReport: Codable, Sendable {
+    public struct Failure: Codable, Sendable {
+        public var url: String
+        public var failureClass: FailureClass
+        public var reason: String
+        /// True when a previously cached photo was kept despite the failure.
+        public var keptCachedPhoto: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case url, reason, keptCachedPhoto
+            case failureClass = "class"
+        }
+    }
+
+    public var version = AvatarCacheVersion.string
+    public var startedAt: Date
+    public var durationSeconds: Double = 0
+    public var exports: [String]
+    public var cacheDirectory: String
+
+    /// Distinct profiles (user ids) read from the exports.
+    public var profiles = 0
+    /// Profile records read (a user in two exports counts twice; bad records excluded).
+    public var profileRecords = 0
+    /// With `--shard`: which one (`i/n`), and the records left to the other shards
+    /// (not counted anywhere else in this report).
+    public var shard: String?
+    public var recordsInOtherShards = 0
+    /// Profiles without a photo in the export (they get a monogram).
+    public var profilesWithoutPhoto = 0
+    /// After the run: profiles whose cache shows a photo, a monogram, or nothing.
+    public var profilesWithPhoto = 0
+    public var profilesWithMonogram = 0
+    public var profilesWithNothing = 0
+    public var badRecords = 0
+    /// What the readers chose (the collection and fields of people read through a field
+    /// map, and how many had each) and found (Auth accounts merged).
+    public var inputNotes: [String] = []
+    /// Distinct source URLs.
+    public var sources = 0
+    /// Sources cached within the TTL: no request made.
+    public var fresh = 0
+    /// Sources downloaded in this run.
+    public var downloaded = 0
+    /// Stale sources the server confirmed unchanged (304): no download, no decode.
+    public var notModified = 0
+    /// Downloaded sources whose bytes were already cached (another URL, earlier run): no decode.
+    public var reusedIdentical = 0
+    /// Sources decoded and written in this run.
+    public var decoded = 0
+    /// Photos carried by the export itself (Jami vCards, Monica data: URLs) processed.
+    public var inlinePhotos = 0
+    /// Distinct monograms drawn in this run.
+    public var monogramsRendered = 0
+    public var failed = 0
+    /// Sources that failed in an earlier run and are not asked for again yet.
+    public var skippedRecentlyFailed = 0
+    public var failuresByClass: [String: Int] = [:]
+    public var bytesDownloaded: Int64 = 0
+    public var filesWritten = 0
+    /// Bytes of every file in the cache after the run (and prune).
+    public var cacheBytes: Int64 = 0
+    public var budgetBytes: Int64
+    /// Entries evicted by the prune.
+    public var evicted = 0
+    public var evictedBytes: Int64 = 0
+    /// Temporary leftovers and unreferenced files removed at the start.
+    public var sweptFiles = 0
+    /// Set when the run was stopped early (a signal): why. What was done is saved.
+    public var interrupted: String?
+    /// Up to 1,000 failures, in the order they happened.
+    public var failures: [Failure] = []
+    /// Up to 1,000 bad records.
+    public var badRecordDetails: [BadRecord] = []
+    /// Photos decoded past damage the decoder recovered from (a JPEG's stray byte or
+    /// short data segment, with an end-of-image marker): cached, as a browser shows them.
+    public var recoveredImages = 0
+    /// Up to 1,000 of them: the source and the decoder's words.
+    public var recoveredImageDetails: [Recovered] = []
+
+    public struct Recovered: Codable, Sendable {
+        public var url: String
+        public var reason: String
+    }
+
+    mutating func recordRecovered(url: String, reason: String) {
+        recoveredImages += 1
+        if recoveredImageDetails.count < Self.detailLimit { recoveredImageDetails.append(Recovered(url: shownURL(url), reason: reason)) }
+    }
+
+    static let detailLimit = 1000
+
+    mutating func record(_ failure: SourceFailure, url: String, keptCachedPhoto: Bool) {
+        failed += 1
+        failuresByClass[failure.failureClass.rawValue, default: 0] += 1
+        if failures.count < Self.detailLimit {
+            failures.append(Failure(url: shownURL(url), failureClass: failure.failureClass, reason: failure.reason, keptCachedPhoto: keptCachedPhoto))
+        }
+    }
+
+    mutating func record(_ bad: BadRecord) {
+        badRecords += 1
+        if badRecordDetails.count < Self.detailLimit { badRecordDetails.append(bad) }
+    }
+
+    /// One line for people.
+    public var summary: String {
+        var text = shard.map { "shard \($0) (\(recordsInOtherShards) records left to the other shards): " } ?? ""
+        text += "\(profiles) profiles, \(sources) sources in \(String(format: "%.1f", durationSeconds)) s: "
+        text += "\(downloaded) downloaded, \(decoded) decoded, \(fresh) fresh, \(notModified) not modified, \(reusedIdentical) identical to cached, \(failed) failed"
+        if !failuresByClass.isEmpty {
+            text += " (" + failuresByClass.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") + ")"
+        }
+        if skippedRecentlyFailed > 0 { text += ", \(skippedRecentlyFailed) failed recently and not retried yet" }
+        text += "; \(profilesWithPhoto) profiles show a photo, \(profilesWithMonogram) a monogram (\(monogramsRendered) drawn)"
+        if profilesWithNothing > 0 { text += ", \(profilesWithNothing) nothing" }
+        if badRecords > 0 { text += "; \(badRecords) bad records" }
+        text += "; cache \(ByteSize.format(cacheBytes)) of \(ByteSize.format(budgetBytes))"
+        if evicted > 0 { text += ", \(evicted) evicted (\(ByteSize.format(evictedBytes)))" }
+        return text
+    }
+
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+}

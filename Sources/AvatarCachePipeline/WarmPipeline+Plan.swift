@@ -1,0 +1,190 @@
+import AvatarCacheConfiguration
+import AvatarCacheExports
+import AvatarCacheFetching
+import AvatarCacheImaging
+import AvatarCacheLookup
+import AvatarCacheStore
+import Foundation
+
+extension WarmPipeline {
+    /// The photo jobs of this run, planned a page of sources at a time from the index in
+    /// priority order: a source cached within its freshness (or inline, named by its
+    /// content) needs no work; one that failed lately is not asked for again before its
+    /// retry time; the rest become jobs.
+    final class PhotoJobFeed {
+        let pipeline: WarmPipeline
+        let state: RunState
+        private var lastRank = -1
+        private var buffer: [Job] = []
+        private var exhausted = false
+        private(set) var fresh = 0
+        private(set) var skippedRecentlyFailed = 0
+        var settled: Int { fresh + skippedRecentlyFailed }
+
+        init(pipeline: WarmPipeline, state: RunState) {
+            self.pipeline = pipeline
+            self.state = state
+        }
+
+        func next() throws -> Job? {
+            while buffer.isEmpty && !exhausted { try refill() }
+            return buffer.isEmpty ? nil : buffer.removeFirst()
+        }
+
+        private func refill() throws {
+            let started = state.started
+            guard let page = try state.store.sourcePage(after: lastRank, limit: 256) else {
+                exhausted = true
+                return
+            }
+            var jobs: [Job] = []
+            for source in page.sources {
+                lastRank = source.rank
+                let previous = page.entries[source.key]
+                let complete = previous.map { pipeline.isComplete($0, state: state) } ?? false
+                if let previous, complete {
+                    let inline: Bool
+                    if case .inline = source.photo { inline = true } else { inline = false }
+                    // Inline photos are named by their content: cached means current.
+                    let freshUntil = previous.freshUntil ?? previous.fetchedAt.addingTimeInterval(pipeline.configuration.ttl)
+                    if inline || started < freshUntil {
+                        fresh += 1
+                        pipeline.logger.debug("source", metadata: [
+                            "source": "\(shownURL(source.key))",
+                            "decision": "\(inline ? "inline, cached: no work" : "fresh until \(ISO8601.format(freshUntil)): no request")",
+                        ])
+                        continue
+                    }
+                }
+                if !complete, let failure = page.failures[source.key], !failure.failureClass.isDecidedLocally,
+                   started < min(failure.retryAfter, failure.failedAt.addingTimeInterval(pipeline.configuration.retryWait(after: failure.failureClass))) {
+                    // Failed recently: not asked for again before its retry time, as this
+                    // run counts it (`--failure-ttl-hours 0` asks again at once).
+                    skippedRecentlyFailed += 1
+                    pipeline.logger.debug("source", metadata: [
+                        "source": "\(shownURL(source.key))",
+                        "decision": "failed \(ISO8601.format(failure.failedAt)) (\(failure.failureClass.rawValue)): not asked again before \(ISO8601.format(failure.retryAfter))",
+                    ])
+                    continue
+                }
+                let work: Work
+                switch source.photo {
+                case let .url(url, sendMonicaToken): work = .download(url, sendMonicaToken: sendMonicaToken)
+                case .inline(let photo): work = .inline(photo)
+                }
+                jobs.append(Job(key: source.key, work: work, rank: source.rank, previous: complete ? previous : nil))
+            }
+            buffer.append(contentsOf: jobs)
+        }
+    }
+
+    /// The profiles of this run that show one monogram, and the best rank among them.
+    struct MonogramGroup {
+        var spec: MonogramSpec
+        var rank: Int
+        var profiles: Int
+    }
+
+    /// The monogram plan: one job per distinct monogram not already cached, highest
+    /// priority last (for `popLast`); the groups of profiles that show each monogram; and
+    /// how many of this run's profiles show their photo.
+    struct MonogramPlan {
+        var jobs: [Job]
+        var groups: [String: MonogramGroup]
+        var profilesShowingPhoto: Int
+    }
+
+    /// Monograms for this run's profiles that have no cached photo; a cached one is
+    /// marked accessed at its best rank.
+    func planMonograms(state: RunState, report: inout RunReport) throws -> MonogramPlan {
+        // Initials, glyph and colour -> their group: a few thousand, for a million rows.
+        var groupOf: [[UInt8]: Int] = [:]
+        var list: [(key: String, group: MonogramGroup)] = []
+        var withoutPhoto = 0, showingPhoto = 0
+        let started = state.started
+        var groups: [String: MonogramGroup] = [:]
+        var order: [String] = []
+        let toDraw = try state.store.planMonograms(forEachProfile: { profile in
+            if !profile.hasPhotoSource { withoutPhoto += 1 }
+            if profile.photoCached {
+                showingPhoto += 1
+                return
+            }
+            if let index = groupOf[profile.parts] {
+                list[index].group.profiles += 1
+                if profile.rank < list[index].group.rank { list[index].group.rank = profile.rank }
+            } else {
+                let (initials, glyph, color) = profile.fields
+                let spec = MonogramSpec(initials: initials, glyph: glyph, background: color, foreground: AvatarColor.textColor(on: color))
+                groupOf[profile.parts] = list.count
+                list.append((spec.key, MonogramGroup(spec: spec, rank: profile.rank, profiles: 1)))
+            }
+        }, then: {
+            groups = Dictionary(list, uniquingKeysWith: { a, b in
+                MonogramGroup(spec: a.spec, rank: min(a.rank, b.rank), profiles: a.profiles + b.profiles)
+            })
+            order = groups.sorted(by: { $0.value.rank > $1.value.rank }).map(\.key)
+            return order
+        }, decide: { key, entry in
+            // A cached, complete monogram is marked accessed at its best rank.
+            guard let entry, isComplete(entry, state: state), let group = groups[key] else { return nil }
+            return accessTime(group.rank, started: started)
+        })
+        report.profilesWithoutPhoto = withoutPhoto
+        let drawn = Set(toDraw)
+        let jobs = order.filter(drawn.contains).compactMap { key in
+            groups[key].map { Job(key: key, work: .monogram($0.spec), rank: $0.rank, previous: nil) }
+        }
+        return MonogramPlan(jobs: jobs, groups: groups, profilesShowingPhoto: showingPhoto)
+    }
+
+    /// A file for every tier asked for, in the format asked for, on disk with the
+    /// recorded size.
+    func isComplete(_ entry: CacheEntry, state: RunState) -> Bool {
+        let format = entry.kind == .monogram ? configuration.monogramFormat : configuration.outputFormat
+        return configuration.tiers.allSatisfy { tier in
+            guard let file = entry.files[String(tier)] else { return false }
+            return file.filename.hasPrefix(entry.contentSHA256)
+                && file.filename.hasSuffix(".\(format.fileExtension)")
+                && state.size(of: file.filename) == file.fileSize
+        }
+    }
+
+    /// Files already made for this content, complete: from an entry of the index (any
+    /// source with the same bytes) or from orphans found on disk.
+    func knownFiles(forContent contentSHA256: String, state: RunState) -> RenderedFiles? {
+        if let recovered = state.recovered[contentSHA256] { return recovered }
+        let entry = try? state.store.entries(withContent: contentSHA256).first { isComplete($0, state: state) }
+        return entry.flatMap { $0 }.map(RenderedFiles.init)
+    }
+
+    /// Cache files no entry references, grouped by content: when every tier of a photo
+    /// is there, a download with that content re-uses them instead of decoding again.
+    func recoverOrphans(_ orphans: Set<String>, directory: CacheDirectory) -> [String: RenderedFiles] {
+        var byContent: [String: [Int: String]] = [:]
+        for name in orphans where name.hasSuffix(".\(configuration.outputFormat.fileExtension)") {
+            let stem = name.split(separator: ".")[0].split(separator: "-")
+            if let tier = Int(stem[1]) { byContent[String(stem[0]), default: [:]][tier] = name }
+        }
+        var recovered: [String: RenderedFiles] = [:]
+        for (hash, files) in byContent {
+            if let files = recover(files, directory: directory) { recovered[hash] = files }
+        }
+        return recovered
+    }
+
+    /// An orphaned photo's files, read back (size, SHA-256, side from the header), when
+    /// the largest tier is there; smaller tiers missing from disk share the largest file
+    /// only when it is no bigger than they are.
+    private func recover(_ files: [Int: String], directory: CacheDirectory) -> RenderedFiles? {
+        var result: [String: CacheFile] = [:]
+        for tier in configuration.tiers {
+            guard let name = files[tier] ?? files.filter({ $0.key > tier }).min(by: { $0.key < $1.key })?.value,
+                  let data = FileManager.default.contents(atPath: directory.root.appendingPathComponent(name).path),
+                  let side = try? AvatarRenderer.headerSide([UInt8](data)), side <= tier else { return nil }
+            result[String(tier)] = CacheFile(filename: name, width: side, height: side, fileSize: Int64(data.count), sha256: SHA256Hex.of([UInt8](data)))
+        }
+        return RenderedFiles(format: nil, sourceWidth: nil, sourceHeight: nil, files: result, renderedNow: false)
+    }
+}
+

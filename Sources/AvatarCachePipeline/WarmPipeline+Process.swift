@@ -1,0 +1,314 @@
+import AvatarCacheConfiguration
+import AvatarCacheExports
+import AvatarCacheFetching
+import AvatarCacheImaging
+import AvatarCacheLookup
+import AvatarCacheStore
+import Foundation
+import Logging
+
+extension WarmPipeline {
+    /// What the job stages share: one HTTP client, one decode pool, one file pool, one writer.
+    final class Workers: Sendable {
+        let fetcher: HTTPFetcher
+        let pool: DecodeWorkerPool
+        let files: DecodeWorkerPool
+        let writer: RenderWriter
+
+        init(_ configuration: WarmConfiguration, logger: Logger) {
+            fetcher = HTTPFetcher(
+                policy: NetworkPolicy(allowPrivateNetworks: configuration.allowPrivateNetworks, allowedHosts: Set(configuration.allowedHosts)),
+                limits: configuration.fetchLimits,
+                maxConnectionsPerHost: configuration.maxConnectionsPerHost,
+                trace: logger
+            )
+            let gate = DecodeMemoryGate(budgetBytes: configuration.maxDecodeMemory)
+            pool = DecodeWorkerPool(threads: configuration.decodeThreads, gate: gate)
+            // Each thread mostly waits for the disk; two keep an fsync in flight while the
+            // next file is written, and more than the decoders would only queue on the journal.
+            files = DecodeWorkerPool(threads: max(2, configuration.decodeThreads), name: "files")
+            writer = RenderWriter(
+                renderer: AvatarRenderer(tiers: configuration.tiers, outputFormat: configuration.outputFormat, quality: configuration.quality,
+                                         maxPixels: configuration.maxPixels, crop: configuration.crop,
+                                         memoryGate: gate),
+                monograms: MonogramRenderer(tiers: configuration.tiers, outputFormat: configuration.monogramFormat, quality: configuration.quality),
+                directory: CacheDirectory(root: configuration.cacheDirectory),
+                decoders: pool, files: files
+            )
+        }
+
+        func shutdown() async {
+            pool.shutdown()
+            files.shutdown()
+            await fetcher.shutdown()
+        }
+    }
+
+    /// Runs the jobs `next` hands out, `concurrency` at a time, and commits their
+    /// results to the index `mergeBatch` at a time, or every `commitInterval` seconds.
+    /// `settled` counts the sources the plan settled without a job (for the progress).
+    func process(
+        stage: String, total: Int, next: () throws -> Job?, settled: () -> Int,
+        state: RunState, workers: inout Workers?, report: inout RunReport
+    ) async throws {
+        guard !control.isStopping, let first = try next() else { return }
+        let shared = workers ?? Workers(configuration, logger: logger)
+        workers = shared
+        let fetcher = shared.fetcher, writer = shared.writer
+        let coordinator = RenderCoordinator(known: { [self] in knownFiles(forContent: $0, state: state) })
+        // Downloaded bodies waiting for a decode thread: beyond a couple per thread they
+        // only hold memory, so no new download starts while that many wait; small ones
+        // (under 256 KB) are counted apart, eight times as many; and they and the bodies
+        // still downloading hold at most `maxDownloadMemory` (Backlog).
+        let backlog = Backlog(limit: max(2, 2 * shared.pool.threadCount),
+                              byteLimit: Int(clamping: configuration.maxDownloadMemory))
+        shared.pool.tellStarving { starving, sequence in Task { await backlog.starving(starving, sequence: sequence) } }
+        defer { shared.pool.tellStarving(nil) }
+        var finished: [(Job, Result<Outcome, SourceFailure>)] = []
+        // A job's end, or the commit clock: results wait at most `commitInterval` for their
+        // commit, even while the jobs still running take minutes.
+        enum Event { case finished(Job, Result<Outcome, SourceFailure>), commitDue }
+        try await withThrowingTaskGroup(of: Event.self) { group in
+            var pendingFirst: Job? = first
+            var done = 0, running = 0
+            var clockRunning = false
+            func startNext() throws {
+                // Once stopping, nothing new starts; what runs finishes.
+                guard !control.isStopping, let job = try pendingFirst.take() ?? next() else { return }
+                running += 1
+                group.addTask {
+                    .finished(job, try await self.run(job, fetcher: fetcher, coordinator: coordinator, writer: writer,
+                                                      backlog: backlog, started: state.started))
+                }
+            }
+            func startClock() {
+                guard !clockRunning, running > 0, !finished.isEmpty else { return }
+                clockRunning = true
+                group.addTask {
+                    try? await Task.sleep(nanoseconds: UInt64(Self.commitInterval * 1e9))
+                    return .commitDue
+                }
+            }
+            for _ in 0..<configuration.concurrency { try startNext() }
+            while let event = try await group.next() {
+                switch event {
+                case .commitDue:
+                    clockRunning = false
+                    try await commit(&finished, state: state, coordinator: coordinator, writer: writer, report: &report)
+                case let .finished(job, result):
+                    running -= 1
+                    finished.append((job, result))
+                    if finished.count >= Self.mergeBatch {
+                        try await commit(&finished, state: state, coordinator: coordinator, writer: writer, report: &report)
+                    }
+                    done += 1
+                    onProgress?(RunProgress(done: done + settled(), total: max(total, done + settled()), stage: stage))
+                    try startNext()
+                    // The last job is done: the clock is not waited for (its sleep ends at once).
+                    if running == 0 && clockRunning { group.cancelAll() }
+                }
+                startClock()
+            }
+        }
+        try await commit(&finished, state: state, coordinator: coordinator, writer: writer, report: &report)
+    }
+
+    /// One job: get the bytes, then render (or reuse) the files. Failures of the source
+    /// are returned; failures of the cache itself are thrown and end the run.
+    private func run(
+        _ job: Job, fetcher: HTTPFetcher, coordinator: RenderCoordinator,
+        writer: RenderWriter, backlog: Backlog, started: Date
+    ) async throws -> Result<Outcome, SourceFailure> {
+        /// The download's place in the backlog, given back once its body is rendered.
+        var place: Backlog.Ticket?
+        var photo: FetchedPhoto?
+        let jobStarted = DispatchTime.now().uptimeNanoseconds
+        func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
+        let contentSHA256: String
+        let render: @Sendable () async throws -> RenderedFiles
+        switch job.work {
+        case let .download(url, sendMonicaToken):
+            let ticket = await backlog.admit()
+            let validators = job.previous.map { Validators(etag: $0.etag, lastModified: $0.lastModified) }
+            let fetchedResult: FetchResult
+            do {
+                fetchedResult = try await fetcher.fetch(
+                    url, credential: sendMonicaToken ? configuration.monica : nil,
+                    validators: validators?.etag == nil && validators?.lastModified == nil ? nil : validators,
+                    sized: { await backlog.sized(ticket, bytes: $0) })
+            } catch {
+                await backlog.release(ticket)
+                return .failure(HTTPFetcher.classify(error))
+            }
+            switch fetchedResult {
+            case .notModified(let lifetime, let etag, let lastModified):
+                await backlog.release(ticket)
+                // 304: the cached files stay; only the timestamps move.
+                guard var entry = job.previous else { return .failure(SourceFailure(.httpStatus, "HTTP 304 without a cached copy")) }
+                let now = Date()
+                entry.fetchedAt = now
+                entry.freshUntil = freshUntil(now, serverLifetime: lifetime)
+                entry.lastAccess = max(entry.lastAccess, accessTime(job.rank, started: started))
+                entry.etag = etag ?? entry.etag
+                entry.lastModified = lastModified ?? entry.lastModified
+                return .success(Outcome(entry: entry, bytesDownloaded: 0, rendered: RenderedFiles(entry), notModified: true,
+                                        fetchSeconds: seconds(since: jobStarted)))
+            case .fetched(let fetched):
+                await backlog.downloaded(ticket, bytes: fetched.bytes.count)
+                place = ticket
+                photo = fetched
+                contentSHA256 = fetched.sha256
+                render = { try await writer.renderPhoto(fetched.bytes, contentSHA256: fetched.sha256) }
+            }
+        case .inline(let inline):
+            contentSHA256 = inline.sha256
+            render = { try await writer.renderPhoto(inline.bytes, contentSHA256: inline.sha256, inline: true) }
+        case .monogram(let spec):
+            contentSHA256 = SHA256Hex.of(Array(spec.key.utf8))
+            render = { try await writer.renderMonogram(spec, contentSHA256: contentSHA256) }
+        }
+        let fetchSeconds = seconds(since: jobStarted)
+        let renderStarted = DispatchTime.now().uptimeNanoseconds
+        // Rendered, or not: either way the body has left the backlog.
+        let outcome: Result<RenderedFiles, Error>
+        do {
+            outcome = .success(try await coordinator.files(for: contentSHA256, render: render))
+        } catch {
+            outcome = .failure(error)
+        }
+        if let place { await backlog.release(place) }
+        let rendered: RenderedFiles
+        do {
+            rendered = try outcome.get()
+        } catch let failure as SourceFailure {
+            return .failure(failure)
+        }
+        let largest = configuration.tiers.first.map(String.init) ?? ""
+        // A monogram's placeholder is its colour, whoever drew its files.
+        var placeholder = rendered.placeholder
+        if case .monogram(let spec) = job.work { placeholder = Placeholder(color: spec.background) }
+        var entry = CacheEntry(
+            kind: job.work.isMonogram ? .monogram : .photo,
+            filename: rendered.files[largest]?.filename ?? "",
+            lastAccess: accessTime(job.rank, started: started),
+            fileSize: rendered.distinctFiles.reduce(0) { $0 + $1.fileSize },
+            contentSHA256: contentSHA256,
+            sourceBytes: nil, sourceFormat: rendered.format,
+            sourceWidth: rendered.sourceWidth, sourceHeight: rendered.sourceHeight,
+            fetchedAt: Date(), etag: photo?.etag, lastModified: photo?.lastModified,
+            files: rendered.files, placeholder: placeholder
+        )
+        entry.freshUntil = freshUntil(entry.fetchedAt, serverLifetime: photo?.freshnessLifetime)
+        switch job.work {
+        case .download: entry.sourceBytes = photo?.bytes.count
+        case .inline(let inline): entry.sourceBytes = inline.bytes.count
+        case .monogram: break
+        }
+        return .success(Outcome(entry: entry, bytesDownloaded: photo?.bytes.count ?? 0, rendered: rendered,
+                                fetchSeconds: fetchSeconds, renderSeconds: seconds(since: renderStarted)))
+    }
+
+    /// Commits finished jobs in one transaction: entries saved (the files they replace
+    /// are deleted at the end of the run), failures recorded, the report counted.
+    private func commit(
+        _ finished: inout [(Job, Result<Outcome, SourceFailure>)], state: RunState,
+        coordinator: RenderCoordinator, writer: RenderWriter, report: inout RunReport
+    ) async throws {
+        guard !finished.isEmpty else { return }
+        let batch = finished
+        finished.removeAll(keepingCapacity: true)
+        let started = state.started
+        // The batch's new files reach the disk, with their names, before the index names them.
+        if batch.contains(where: { if case .success(let outcome) = $0.1 { outcome.rendered.renderedNow } else { false } }) {
+            try await writer.flush()
+        }
+        let replaced = try state.store.commit(batch.map { job, result -> RunStore.JobResult in
+            switch result {
+            case .success(let outcome):
+                return .saved(key: job.key, entry: outcome.entry)
+            case .failure(let failure):
+                // A failed refresh never deletes a good cached photo.
+                let kept = job.previous != nil ? accessTime(job.rank, started: started) : nil
+                if job.work.isMonogram {
+                    // Drawn again next time.
+                    return .failed(key: job.key, keptAccess: kept, failure: nil)
+                }
+                if failure.failureClass.isDecidedLocally {
+                    // Decided here, from the URL and the policy, at no cost: decided again
+                    // next run, under whatever policy that run has.
+                    return .failed(key: job.key, keptAccess: kept, failure: nil)
+                }
+                return .failed(key: job.key, keptAccess: kept, failure: FailureRecord(
+                    failureClass: failure.failureClass, reason: failure.reason, failedAt: Date(),
+                    retryAfter: Date().addingTimeInterval(configuration.retryWait(after: failure.failureClass))))
+            }
+        })
+        state.session.pendingDeletes.formUnion(replaced)
+        var committed: [String] = []
+        for (job, result) in batch {
+            switch result {
+            case .success(let outcome):
+                state.add(outcome.entry.files.values)
+                committed.append(outcome.entry.contentSHA256)
+                count(job, outcome, into: &report)
+                if let warning = outcome.rendered.warning {
+                    let source = shownSource(job)
+                    report.recordRecovered(url: source, reason: warning)
+                    logger.warning("source decoded past damage", metadata: ["source": "\(shownURL(source))", "reason": "\(warning)"])
+                }
+                logger.debug("source", metadata: [
+                    "source": "\(shownURL(job.key))", "decision": "\(decision(job, outcome))",
+                    "fetchMs": .stringConvertible(Int(outcome.fetchSeconds * 1000)),
+                    "renderMs": .stringConvertible(Int(outcome.renderSeconds * 1000)),
+                    "bytes": .stringConvertible(outcome.bytesDownloaded),
+                ])
+            case .failure(let failure):
+                let kept = job.previous != nil
+                let source = shownSource(job)
+                report.record(failure, url: source, keptCachedPhoto: kept)
+                logger.warning("source failed", metadata: [
+                    "source": "\(shownURL(source))", "class": "\(failure.failureClass.rawValue)",
+                    "reason": "\(failure.reason)", "keptCachedPhoto": .stringConvertible(kept),
+                ])
+            }
+        }
+        await coordinator.forget(committed)
+    }
+
+    /// A job's source as the report and the log name it: its URL, or "inline photo sha256:…".
+    private func shownSource(_ job: Job) -> String {
+        job.key.hasPrefix("sha256:") ? "inline photo \(job.key)" : job.key
+    }
+
+    /// What was done with a source, for the debug log.
+    private func decision(_ job: Job, _ outcome: Outcome) -> String {
+        if outcome.notModified { return "not modified (304): files kept" }
+        let how: String
+        switch job.work {
+        case .download: how = job.previous == nil ? "downloaded" : "stale, downloaded again"
+        case .inline: how = "inline"
+        case .monogram: return outcome.rendered.renderedNow ? "monogram drawn" : "monogram already drawn"
+        }
+        return how + (outcome.rendered.renderedNow ? ", decoded" : ", same bytes as a cached photo: not decoded")
+    }
+
+    private func count(_ job: Job, _ outcome: Outcome, into report: inout RunReport) {
+        if outcome.notModified {
+            report.notModified += 1
+            return
+        }
+        switch job.work {
+        case .download:
+            report.downloaded += 1
+            report.bytesDownloaded += Int64(outcome.bytesDownloaded)
+        case .inline: report.inlinePhotos += 1
+        case .monogram: report.monogramsRendered += outcome.rendered.renderedNow ? 1 : 0
+        }
+        if outcome.rendered.renderedNow {
+            if !job.work.isMonogram { report.decoded += 1 }
+            report.filesWritten += outcome.rendered.distinctFiles.count
+        } else if !job.work.isMonogram {
+            report.reusedIdentical += 1
+        }
+    }
+}

@@ -1,0 +1,244 @@
+import AvatarCacheConfiguration
+import AvatarCacheExports
+import AvatarCacheFetching
+import AvatarCacheImaging
+import AvatarCacheLookup
+import AvatarCacheStore
+import Foundation
+import Logging
+
+/// A warm-up run, start to end: lock, open the index, read the exports into it, plan and
+/// process the photos, draw the monograms, prune, write `metadata.json`, report. The flow
+/// is described once, stage by stage, in docs/architecture.md ("The flow of a run").
+///
+/// Memory stays flat in the number of profiles: records, plans and results pass through
+/// the index a batch at a time. Each job catches its own error: one bad source never
+/// stops the batch. Only a failure of the cache itself (disk full, read-only) ends the
+/// run, and then what was committed stays consistent.
+public final class WarmPipeline: Sendable {
+    public let configuration: WarmConfiguration
+    let logger: Logger
+    let control: RunControl
+    let onProgress: (@Sendable (RunProgress) -> Void)?
+
+    /// Records written to the index per transaction while reading exports.
+    static let readBatch = 2_000
+    /// Job results committed per transaction.
+    static let mergeBatch = 256
+    /// Results are committed at least this often (seconds), however few: a run killed
+    /// mid-way (a first run on slow servers, say) keeps all but its last seconds of work.
+    static let commitInterval: Double = 2
+
+    /// `control` stops the run early (signals); `onProgress` hears of every finished job.
+    public init(configuration: WarmConfiguration, logger: Logger, control: RunControl = RunControl(),
+                onProgress: (@Sendable (RunProgress) -> Void)? = nil) {
+        self.configuration = configuration
+        self.logger = logger
+        self.control = control
+        self.onProgress = onProgress
+    }
+
+    /// What a job makes: a photo from the network or the export, or a monogram.
+    enum Work: Sendable {
+        case download(String, sendMonicaToken: Bool)
+        case inline(InlinePhoto)
+        case monogram(MonogramSpec)
+
+        var isMonogram: Bool {
+            if case .monogram = self { return true }
+            return false
+        }
+    }
+
+    struct Job: Sendable {
+        var key: String
+        var work: Work
+        var rank: Int
+        /// The cached entry, complete on disk, that a failed refresh keeps.
+        var previous: CacheEntry?
+    }
+
+    struct Outcome: Sendable {
+        var entry: CacheEntry
+        var bytesDownloaded: Int
+        var rendered: RenderedFiles
+        /// The server answered 304: nothing was downloaded or written.
+        var notModified = false
+        /// Getting the bytes (download, or none), and rendering or finding the files.
+        var fetchSeconds = 0.0
+        var renderSeconds = 0.0
+    }
+
+    /// User and system CPU time of the whole process so far, in seconds.
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+
+    /// What one run shares between its stages.
+    final class RunState: @unchecked Sendable {
+        let session: CacheSession
+        let started: Date
+        /// Cache files on disk with their sizes: the listing at the start, plus the files
+        /// this run committed. Bounded by the budget (the cache's own files).
+        private var sizes: [String: Int64]
+        private let lock = NSLock()
+        /// Photos found on disk unreferenced (a run killed before it committed them),
+        /// by content: re-used instead of decoded again.
+        var recovered: [String: RenderedFiles] = [:]
+
+        init(session: CacheSession, started: Date, sizes: [String: Int64]) {
+            self.session = session
+            self.started = started
+            self.sizes = sizes
+        }
+
+        /// What the run asks of the index.
+        var store: RunStore { RunStore(index: session.index) }
+
+        func size(of name: String) -> Int64? { lock.withLock { sizes[name] } }
+
+        func add(_ files: some Sequence<CacheFile>) {
+            lock.withLock { for file in files { sizes[file.filename] = file.fileSize } }
+        }
+    }
+
+    public func run() async throws -> RunReport {
+        try configuration.validate()
+        // Every export is there, readable and of a known format before the cache is
+        // touched: a mistyped path leaves no lock, marker or directory behind.
+        let formats = try configuration.exports.map { path -> ExportFormat in
+            guard FileManager.default.fileExists(atPath: path) else { throw ExportError(file: path, reason: "no such file or folder") }
+            guard FileManager.default.isReadableFile(atPath: path) else { throw ExportError(file: path, reason: "cannot be read (permissions)") }
+            return try configuration.exportFormats[path] ?? configuration.format ?? ExportFormat.detect(path: path)
+        }
+        try Vips.initialise()
+        let started = Date()
+        let directory = CacheDirectory(root: configuration.cacheDirectory)
+        var report = RunReport(
+            startedAt: started,
+            exports: configuration.exports,
+            cacheDirectory: directory.root.path,
+            budgetBytes: configuration.budgetBytes
+        )
+        report.shard = configuration.shard?.description
+        // Each stage's wall time, the process's CPU time in it, and so the cores it kept busy.
+        // For the job stages, also the seconds the decode threads waited (added up over
+        // them): for work (downloads behind) and for decode memory (big decodes queued).
+        var stageStarted = Date(), stageCPU = Self.processCPUSeconds()
+        var stageIdle: (noWork: Double, noMemory: Double) = (0, 0)
+        func milliRounded(_ value: Double) -> Logger.MetadataValue { .stringConvertible((value * 1000).rounded() / 1000) }
+        func stageDone(_ stage: String, pool: DecodeWorkerPool? = nil) {
+            let wall = Date().timeIntervalSince(stageStarted), cpu = Self.processCPUSeconds() - stageCPU
+            var metadata: Logger.Metadata = [
+                "stage": "\(stage)", "seconds": milliRounded(wall), "cpuSeconds": milliRounded(cpu),
+                "cores": .stringConvertible(wall > 0 ? (cpu / wall * 100).rounded() / 100 : 0),
+            ]
+            if let idle = pool?.idleSeconds {
+                metadata["decodeThreadsIdleNoWork"] = milliRounded(idle.noWork - stageIdle.noWork)
+                metadata["decodeThreadsIdleNoMemory"] = milliRounded(idle.noMemory - stageIdle.noMemory)
+                stageIdle = idle
+            }
+            logger.debug("stage done", metadata: metadata)
+            stageStarted = Date()
+            stageCPU = Self.processCPUSeconds()
+        }
+        let session = try CacheSession.open(directory, wait: configuration.lockWait, create: true, markRun: true, logger: logger)
+        defer { session.close() }
+        let store = RunStore(index: session.index)
+        if session.previousRunInterrupted {
+            // The killed run may have committed entries whose old files the previous
+            // metadata.json still names: the document follows the index before any sweep.
+            try store.writeMetadata(to: directory)
+        }
+        try store.beginRun(at: started, shard: configuration.shard?.description)
+        // One listing for the run (the directory is ours while the lock is held): only
+        // temporary leftovers are swept now; unreferenced cache files may be re-used below
+        // (a run killed before committing) and are swept at the end.
+        let referenced = try store.referencedFileNames()
+        var listing = try directory.listFiles()
+        let swept = Set(try directory.sweep(keeping: referenced, leftoversOnly: true, in: listing))
+        report.sweptFiles = swept.count
+        if !swept.isEmpty { listing.removeAll { swept.contains($0.name) } }
+        let orphans = Set(listing.map(\.name).filter { CacheDirectory.isCacheFileName($0) && !referenced.contains($0) })
+        let state = RunState(session: session, started: started,
+                             sizes: Dictionary(listing.map { ($0.name, $0.size) }, uniquingKeysWith: { a, _ in a }))
+        stageDone("open")
+
+        do {
+            try readExports(formats, into: &report, state: state)
+        } catch let error as ExportError {
+            // Only the index was written, in transactions: nothing for the marker to explain.
+            if !session.previousRunInterrupted { try? directory.markRunFinished() }
+            throw error
+        }
+        stageDone("read")
+        state.recovered = recoverOrphans(orphans, directory: directory)
+        // A killed run's files were renamed into place without a flush of their own: made
+        // durable before a commit of this run can name them, as this run's own are.
+        if !state.recovered.isEmpty { try directory.syncFilesystem() }
+        // One HTTP client, decode pool and writer for both stages, made when a job needs them.
+        var workers: Workers?
+        do {
+            let photos = PhotoJobFeed(pipeline: self, state: state)
+            try await process(stage: "photos", total: report.sources, next: { try photos.next() }, settled: { photos.settled },
+                              state: state, workers: &workers, report: &report)
+            report.fresh += photos.fresh
+            report.skippedRecentlyFailed += photos.skippedRecentlyFailed
+            try store.markSourcesAccessed(at: started)
+            stageDone("photos", pool: workers?.pool)
+            Vips.returnFreedMemory()
+            var monograms = try planMonograms(state: state, report: &report)
+            stageDone("plan monograms")
+            try await process(stage: "monograms", total: monograms.jobs.count, next: { monograms.jobs.popLast() }, settled: { 0 },
+                              state: state, workers: &workers, report: &report)
+            await workers?.shutdown()
+            stageDone("monograms", pool: workers?.pool)
+            if let reason = control.stopReason {
+                report.interrupted = reason
+                logger.notice("stopped early: what is done is saved", metadata: ["reason": "\(reason)"])
+            }
+            let outcome = try session.finish(pruner: Pruner(budgetBytes: configuration.budgetBytes, trimRatio: configuration.trimRatio),
+                                             entriesChanged: true, orphans: orphans)
+            try directory.markRunFinished()
+            stageDone("prune and save")
+            report.evicted = outcome.plan.evicted.count
+            report.evictedBytes = outcome.plan.freedBytes
+            report.cacheBytes = outcome.cacheBytes
+            // What each profile shows once the prune is done.
+            try tally(monograms, evicted: outcome.plan.evicted, state: state, report: &report)
+            stageDone("tally")
+        } catch {
+            await workers?.shutdown()
+            throw error
+        }
+        report.durationSeconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    /// The access time recorded for a source of this rank: the run's start, a
+    /// millisecond earlier per rank, so the first in priority order count as the most
+    /// recently used when the budget cannot hold everyone.
+    func accessTime(_ rank: Int, started: Date) -> Date {
+        started.addingTimeInterval(-Double(rank) / 1000)
+    }
+
+    /// When a fetched photo stops being fresh: the server's lifetime capped by the
+    /// maximum TTL, or the TTL when the server stated none.
+    func freshUntil(_ fetchedAt: Date, serverLifetime: TimeInterval?) -> Date {
+        fetchedAt.addingTimeInterval(serverLifetime.map { min($0, configuration.maxTTL) } ?? configuration.ttl)
+    }
+
+    /// What each profile of this run shows after the prune: the plan's counts, less the
+    /// profiles whose photo or monogram the prune evicted.
+    private func tally(_ plan: MonogramPlan, evicted: [String], state: RunState, report: inout RunReport) throws {
+        // Profiles whose photo the prune evicted show their monogram, if it is cached.
+        let shown = try state.store.showing(monograms: plan.groups.map { ($0.key, $0.value.profiles) },
+                                            photos: plan.profilesShowingPhoto, evicted: evicted)
+        report.profilesWithPhoto = shown.photo
+        report.profilesWithMonogram = shown.monogram
+        report.profilesWithNothing = shown.nothing
+    }
+}

@@ -1,0 +1,23 @@
+import AvatarCacheLookup
+import GRDB
+
+/// The `cacheSetting` table: a few named values about the cache itself.
+enum CacheSettings {
+    /// A random id, made with the table: names a merged cache that is not a shard.
+    static let id = "id"
+    /// `i/n` when the last run took one shard of a split run (`--shard`).
+    static let shard = "shard"
+
+    static func value(_ db: Database, _ name: String) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM cacheSetting WHERE name = ?"), arguments: [name])
+    }
+
+    /// Sets a value, or removes it when nil.
+    static func set(_ db: Database, _ name: String, to value: String?) throws {
+        if let value {
+            try db.execute(sql: "INSERT OR REPLACE INTO cacheSetting (name, value) VALUES (?, ?)", arguments: [name, value])
+        } else {
+            try db.execute(sql: "DELETE FROM cacheSetting WHERE name = ?", arguments: [name])
+        }
+    }
+}

@@ -1,0 +1,222 @@
+import AvatarCacheLookup
+import Foundation
+import GRDB
+import Logging
+
+/// Checks a cache for CI (`verify`) and mends what can be mended (`--repair`): every
+/// entry's files exist with the recorded size and SHA-256, metadata.json names only files
+/// that exist, no unreferenced cache file, no temporary leftover, within budget.
+public struct CacheVerifier: Sendable {
+    public let directory: CacheDirectory
+
+    public init(directory: CacheDirectory) {
+        self.directory = directory
+    }
+
+    public struct Problem: Codable, Sendable, Equatable, CustomStringConvertible {
+        public enum Kind: String, Codable, Sendable {
+            case missingFile, wrongSize, wrongHash, orphanFile, temporaryLeftover, overBudget, documentDangling, documentUnreadable, indexTotalWrong
+        }
+        public var kind: Kind
+        /// The entry key (URL, sha256:…, monogram:…), user id or file name concerned.
+        public var subject: String
+        public var detail: String
+
+        public var description: String { "\(kind.rawValue): \(subject): \(detail)" }
+    }
+
+    public struct Result: Codable, Sendable {
+        public var entries: Int
+        public var files: Int
+        public var cacheBytes: Int64
+        public var budgetBytes: Int64
+        public var problems: [Problem]
+        /// With --repair: what was done.
+        public var repaired: [String]
+        /// Things that are not damage: the leftovers and not-yet-referenced files of a run
+        /// that was killed, which the next run sweeps.
+        public var notices: [String] = []
+        /// With --repair: the problems a check after the repair still finds.
+        public var unrepaired: [Problem] = []
+
+        /// What fails a CI step: the problems found, or with --repair those left after it.
+        public var failing: [Problem] { repaired.isEmpty ? problems : unrepaired }
+    }
+
+    /// A directory a first run was writing when it was killed, before it made its index:
+    /// not damage. The note to print, or nil when that is not the case.
+    public static func interruptedFirstRun(_ directory: CacheDirectory) -> String? {
+        guard directory.hasInterruptedRun, !CacheIndex.exists(in: directory),
+              directory.fileSize(CacheDirectory.metadataName) == nil else { return nil }
+        return "a first run was killed before it saved anything; the next warm starts again and re-uses the files it finds here"
+    }
+
+    /// `verify` in a session of its own (the lock taken without waiting).
+    public func verify(budgetBytes: Int64, repair: Bool) throws -> Result {
+        let session = try CacheSession.open(directory, wait: 0, create: false, logger: Logger(label: "avatar-cache.verify"))
+        defer { session.close() }
+        return try verify(session, budgetBytes: budgetBytes, repair: repair)
+    }
+
+    /// Checks everything; with `repair`, drops broken entries (a profile then falls
+    /// back to its monogram), rewrites metadata.json from the index and removes orphans
+    /// and leftovers, leaving good entries as they are. Call inside a `CacheSession`.
+    public func verify(_ session: CacheSession, budgetBytes: Int64, repair: Bool) throws -> Result {
+        let index = session.index
+        let listing = try directory.listFiles()
+        var sizes: [String: Int64] = [:]
+        for file in listing { sizes[file.name] = file.size }
+        var problems: [Problem] = []
+        var broken = Set<String>()
+        var hashes: [String: String] = [:]
+        var entries = 0
+
+        try index.read { db in
+            try EntryRecords.forEach(db) { key, entry in
+                entries += 1
+                let subject = shownURL(key)
+                for file in entry.distinctFilenames.sorted() {
+                    guard let recorded = entry.files.values.first(where: { $0.filename == file }) else { continue }
+                    guard let size = sizes[file] else {
+                        problems.append(Problem(kind: .missingFile, subject: subject, detail: "\(file) does not exist"))
+                        broken.insert(key)
+                        continue
+                    }
+                    if size != recorded.fileSize {
+                        problems.append(Problem(kind: .wrongSize, subject: subject, detail: "\(file) is \(size) bytes, recorded \(recorded.fileSize)"))
+                        broken.insert(key)
+                        continue
+                    }
+                    if let expected = recorded.sha256 {
+                        let actual = try hashes[file] ?? hashFile(file)
+                        hashes[file] = actual
+                        if actual != expected {
+                            problems.append(Problem(kind: .wrongHash, subject: subject, detail: "\(file) has SHA-256 \(actual.prefix(12))…, recorded \(expected.prefix(12))…"))
+                            broken.insert(key)
+                        }
+                    }
+                }
+            }
+        }
+        let referenced = try index.read { try EntryRecords.allFileNames($0) }
+        let interrupted = directory.hasInterruptedRun
+        var notices: [String] = []
+        var litter = 0
+        for file in listing.sorted(by: { $0.name < $1.name }) {
+            let problem: Problem
+            if file.name.hasPrefix(CacheDirectory.temporaryPrefix) {
+                problem = Problem(kind: .temporaryLeftover, subject: file.name, detail: "left by an interrupted write")
+            } else if CacheDirectory.isCacheFileName(file.name), !referenced.contains(file.name) {
+                problem = Problem(kind: .orphanFile, subject: file.name, detail: "no entry references it")
+            } else {
+                continue
+            }
+            if interrupted { litter += 1 } else { problems.append(problem) }
+        }
+        // The apps' document: every file it names must exist.
+        if sizes[CacheDirectory.metadataName] != nil {
+            do {
+                let document = try MetadataDocument.read(directory)
+                outer: for (key, entry) in document.entries.sorted(by: { $0.key < $1.key }) {
+                    for name in entry.distinctFilenames.sorted() where sizes[name] == nil {
+                        problems.append(Problem(kind: .documentDangling, subject: shownURL(key), detail: "metadata.json names \(name), which does not exist"))
+                        continue outer
+                    }
+                }
+            } catch {
+                problems.append(Problem(kind: .documentUnreadable, subject: CacheDirectory.metadataName, detail: "\(error)"))
+            }
+        } else if !interrupted && entries > 0 {
+            problems.append(Problem(kind: .documentUnreadable, subject: CacheDirectory.metadataName, detail: "missing"))
+        }
+        if interrupted {
+            notices.append("the last run was killed before it finished: its \(litter) leftover or not-yet-referenced files are swept by the next run; the saved cache is consistent")
+        }
+        let (total, runningTotal) = try index.read { (try EntryRecords.cacheBytesCounted($0), try EntryRecords.cacheBytes($0)) }
+        if total != runningTotal {
+            problems.append(Problem(kind: .indexTotalWrong, subject: CacheIndex.fileName, detail: "the running total says \(runningTotal) bytes, the files \(total)"))
+        }
+        if total > budgetBytes {
+            let over = "\(ByteSize.format(total)) is over the budget of \(ByteSize.format(budgetBytes))"
+            if interrupted {
+                // A run commits its photos as they come and prunes at its end.
+                notices.append("\(over): the killed run had not pruned yet; the next run does")
+            } else {
+                problems.append(Problem(kind: .overBudget, subject: directory.root.path, detail: over))
+            }
+        }
+
+        var repaired: [String] = []
+        if repair && !problems.isEmpty {
+            let freed = try index.write { db in
+                let freed = try broken.sorted().flatMap { key in try EntryRecords.delete(db, key: key).map(\.filename) }
+                try EntryRecords.recountCacheBytes(db)
+                return freed
+            }
+            for key in broken.sorted() { repaired.append("dropped entry \(shownURL(key))") }
+            session.pendingDeletes.formUnion(freed)
+            let orphans = Set(listing.map(\.name).filter {
+                $0.hasPrefix(CacheDirectory.temporaryPrefix) || (CacheDirectory.isCacheFileName($0) && !referenced.contains($0))
+            })
+            let outcome = try session.finish(pruner: Pruner(budgetBytes: budgetBytes), entriesChanged: true, orphans: orphans)
+            if outcome.deletedFiles > 0 { repaired.append("removed \(outcome.deletedFiles) unreferenced or leftover files") }
+            if !outcome.plan.evicted.isEmpty { repaired.append("evicted \(outcome.plan.evicted.count) least recently used entries to fit the budget") }
+            repaired.append("rewrote \(CacheDirectory.metadataName) from the index")
+        }
+        var result = Result(entries: entries, files: listing.count, cacheBytes: total, budgetBytes: budgetBytes,
+                            problems: problems, repaired: repaired, notices: notices)
+        if !repaired.isEmpty {
+            result.unrepaired = try verify(session, budgetBytes: budgetBytes, repair: false).problems
+        }
+        return result
+    }
+
+    private func hashFile(_ name: String) throws -> String {
+        let url = directory.root.appendingPathComponent(name)
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            throw StoreError.io(path: url.path, reason: "cannot read")
+        }
+        return SHA256Hex.of([UInt8](data))
+    }
+}
+
+/// Figures about a cache, for `stats`: queries on the index, nothing read whole.
+public struct CacheStatistics: Codable, Sendable {
+    public var entries: Int
+    public var photoEntries: Int
+    public var monogramEntries: Int
+    public var profiles: Int
+    public var files: Int
+    public var cacheBytes: Int64
+    public var budgetBytes: Int64
+    /// cacheBytes / budgetBytes.
+    public var budgetUse: Double
+    /// Tier in pixels -> bytes of its files (a file two tiers share counts once, under the larger).
+    public var bytesByTier: [String: Int64]
+    public var oldestAccess: Date?
+    public var newestAccess: Date?
+    public var failingSources: Int
+
+    public static func of(_ directory: CacheDirectory, budgetBytes: Int64) throws -> CacheStatistics {
+        let index = try CacheIndex.openExisting(directory)
+        defer { index.close() }
+        return try index.read { db in
+            var byTier: [String: Int64] = [:]
+            // Each file once, under its largest tier.
+            let tiers = try Row.fetchCursor(db, sql: "SELECT MAX(tier) AS tier, MAX(fileSize) AS bytes FROM entryFile GROUP BY filename")
+            while let row = try tiers.next() { byTier[String(row["tier"] as Int), default: 0] += row["bytes"] as Int64 }
+            let kinds = try Row.fetchAll(db, sql: "SELECT kind, COUNT(*) AS count FROM entry GROUP BY kind")
+            let count = { (kind: AvatarKind) in kinds.first { ($0["kind"] as String) == kind.rawValue }.map { $0["count"] as Int } ?? 0 }
+            let access = try Row.fetchOne(db, sql: "SELECT MIN(lastAccess) AS oldest, MAX(lastAccess) AS newest FROM entry")
+            let files = try EntryFileRecord.select(EntryFileRecord.Columns.filename).distinct().fetchCount(db)
+            let total = try EntryRecords.cacheBytes(db)
+            return CacheStatistics(
+                entries: try EntryRecords.count(db), photoEntries: count(.photo), monogramEntries: count(.monogram),
+                profiles: try ProfileRecords.count(db), files: files, cacheBytes: total, budgetBytes: budgetBytes,
+                budgetUse: budgetBytes > 0 ? Double(total) / Double(budgetBytes) : 0, bytesByTier: byTier,
+                oldestAccess: (access?["oldest"] as Double?).map(Date.init(indexValue:)),
+                newestAccess: (access?["newest"] as Double?).map(Date.init(indexValue:)),
+                failingSources: try FailureRecords.count(db))
+        }
+    }
+}

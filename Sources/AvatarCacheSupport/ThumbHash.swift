@@ -1,0 +1,217 @@
+import AvatarCacheModel
+import Foundation
+
+/// ThumbHash (https://evanw.github.io/thumbhash/): a picture in about 25 bytes, its
+/// aspect ratio and alpha kept, that an app decodes to a blurred placeholder. Written
+/// from the published algorithm; `ThumbHashTests` holds it to the reference
+/// implementation's output (hashes and decoded pixels) on the same pixels.
+public enum ThumbHash {
+    /// The hash of a `width` × `height` straight (not premultiplied) RGBA picture, row by
+    /// row; both sides at most 100 (the reference refuses more: a larger input only costs
+    /// time). nil for an empty or oversized picture.
+    public static func encode(width w: Int, height h: Int, rgba: [UInt8]) -> [UInt8]? {
+        guard w > 0, h > 0, w <= 100, h <= 100, rgba.count >= w * h * 4 else { return nil }
+        let count = w * h
+        // The average colour, alpha-weighted.
+        var avgR = 0.0, avgG = 0.0, avgB = 0.0, avgA = 0.0
+        for i in 0..<count {
+            let alpha = Double(rgba[i * 4 + 3]) / 255
+            avgR += alpha / 255 * Double(rgba[i * 4])
+            avgG += alpha / 255 * Double(rgba[i * 4 + 1])
+            avgB += alpha / 255 * Double(rgba[i * 4 + 2])
+            avgA += alpha
+        }
+        if avgA > 0 {
+            avgR /= avgA
+            avgG /= avgA
+            avgB /= avgA
+        }
+        let hasAlpha = avgA < Double(count)
+        let limit = hasAlpha ? 5.0 : 7.0
+        let longest = Double(max(w, h))
+        let lx = max(1, Int(round(limit * Double(w) / longest)))
+        let ly = max(1, Int(round(limit * Double(h) / longest)))
+
+        // LPQA, each pixel composited atop the average colour.
+        var l = [Double](repeating: 0, count: count), p = l, q = l, a = l
+        for i in 0..<count {
+            let alpha = Double(rgba[i * 4 + 3]) / 255
+            let r = avgR * (1 - alpha) + alpha / 255 * Double(rgba[i * 4])
+            let g = avgG * (1 - alpha) + alpha / 255 * Double(rgba[i * 4 + 1])
+            let b = avgB * (1 - alpha) + alpha / 255 * Double(rgba[i * 4 + 2])
+            l[i] = (r + g + b) / 3
+            p[i] = (r + g) / 2 - b
+            q[i] = r - g
+            a[i] = alpha
+        }
+
+        // The cosines every term needs, each computed once (the same expressions as the
+        // reference's, so the same values): [k][x] = cos(π / side · k · (x + ½)).
+        let terms = 7   // the most any channel has: luminance without alpha
+        func cosines(_ side: Int) -> [[Double]] {
+            (0..<terms).map { k in (0..<side).map { cos(Double.pi / Double(side) * Double(k) * (Double($0) + 0.5)) } }
+        }
+        let cosX = cosines(w), cosY = cosines(h)
+
+        // DCT: the constant term, and the varying ones scaled to 0…1.
+        func channel(_ values: [Double], _ nx: Int, _ ny: Int) -> (dc: Double, ac: [Double], scale: Double) {
+            var dc = 0.0, ac: [Double] = [], scale = 0.0
+            for cy in 0..<ny {
+                var cx = 0
+                while cx * ny < nx * (ny - cy) {
+                    // In the reference's order of operations, so the rounding is its own.
+                    var f = 0.0
+                    values.withUnsafeBufferPointer { values in
+                        cosX[cx].withUnsafeBufferPointer { fx in
+                            for y in 0..<h {
+                                let fy = cosY[cy][y]
+                                for x in 0..<w { f += values[x + y * w] * fx[x] * fy }
+                            }
+                        }
+                    }
+                    f /= Double(count)
+                    if cx > 0 || cy > 0 {
+                        ac.append(f)
+                        scale = max(scale, abs(f))
+                    } else {
+                        dc = f
+                    }
+                    cx += 1
+                }
+            }
+            if scale > 0 {
+                for i in ac.indices { ac[i] = 0.5 + 0.5 / scale * ac[i] }
+            }
+            return (dc, ac, scale)
+        }
+        let lum = channel(l, max(3, lx), max(3, ly))
+        let yellowBlue = channel(p, 3, 3)
+        let redGreen = channel(q, 3, 3)
+        let opacity = hasAlpha ? channel(a, 5, 5) : nil
+
+        // The constants, then the varying factors four bits each.
+        let isLandscape = w > h
+        let header24 = Int(round(63 * lum.dc)) | (Int(round(31.5 + 31.5 * yellowBlue.dc)) << 6)
+            | (Int(round(31.5 + 31.5 * redGreen.dc)) << 12) | (Int(round(31 * lum.scale)) << 18) | ((hasAlpha ? 1 : 0) << 23)
+        let header16 = (isLandscape ? ly : lx) | (Int(round(63 * yellowBlue.scale)) << 3)
+            | (Int(round(63 * redGreen.scale)) << 9) | ((isLandscape ? 1 : 0) << 15)
+        var hash: [UInt8] = [UInt8(header24 & 255), UInt8((header24 >> 8) & 255), UInt8((header24 >> 16) & 255),
+                             UInt8(header16 & 255), UInt8((header16 >> 8) & 255)]
+        if let opacity { hash.append(UInt8(Int(round(15 * opacity.dc)) | (Int(round(15 * opacity.scale)) << 4))) }
+        var index = 0
+        let start = hash.count
+        for factors in [lum.ac, yellowBlue.ac, redGreen.ac] + (opacity.map { [$0.ac] } ?? []) {
+            for f in factors {
+                let slot = start + (index >> 1)
+                if slot == hash.count { hash.append(0) }
+                hash[slot] |= UInt8(Int(round(15 * f)) << ((index & 1) << 2))
+                index += 1
+            }
+        }
+        return hash
+    }
+
+    /// The placeholder picture of a hash (straight RGBA, row by row, at most 32 px on its
+    /// longer side), as the reference decoder draws it. nil for a hash too short to hold
+    /// its header.
+    public static func decode(_ hash: [UInt8]) -> (width: Int, height: Int, rgba: [UInt8])? {
+        guard hash.count >= 5 else { return nil }
+        let header24 = Int(hash[0]) | (Int(hash[1]) << 8) | (Int(hash[2]) << 16)
+        let header16 = Int(hash[3]) | (Int(hash[4]) << 8)
+        let lDC = Double(header24 & 63) / 63
+        let pDC = Double((header24 >> 6) & 63) / 31.5 - 1
+        let qDC = Double((header24 >> 12) & 63) / 31.5 - 1
+        let lScale = Double((header24 >> 18) & 31) / 31
+        let hasAlpha = (header24 >> 23) != 0
+        let pScale = Double((header16 >> 3) & 63) / 63
+        let qScale = Double((header16 >> 9) & 63) / 63
+        let isLandscape = (header16 >> 15) != 0
+        let lx = max(3, isLandscape ? (hasAlpha ? 5 : 7) : header16 & 7)
+        let ly = max(3, isLandscape ? header16 & 7 : (hasAlpha ? 5 : 7))
+        let aDC = hasAlpha && hash.count > 5 ? Double(hash[5] & 15) / 15 : 1
+        let aScale = hasAlpha && hash.count > 5 ? Double(hash[5] >> 4) / 15 : 0
+
+        let start = hasAlpha ? 6 : 5
+        var index = 0
+        func factors(_ nx: Int, _ ny: Int, _ scale: Double) -> [Double] {
+            var ac: [Double] = []
+            for cy in 0..<ny {
+                var cx = cy > 0 ? 0 : 1
+                while cx * ny < nx * (ny - cy) {
+                    let slot = start + (index >> 1)
+                    let nibble = slot < hash.count ? (Int(hash[slot]) >> ((index & 1) << 2)) & 15 : 0
+                    ac.append((Double(nibble) / 7.5 - 1) * scale)
+                    index += 1
+                    cx += 1
+                }
+            }
+            return ac
+        }
+        let lAC = factors(lx, ly, lScale)
+        let pAC = factors(3, 3, pScale * 1.25)
+        let qAC = factors(3, 3, qScale * 1.25)
+        let aAC = hasAlpha ? factors(5, 5, aScale) : []
+
+        let ratio = approximateAspectRatio(hash)
+        let w = Int(round(ratio > 1 ? 32 : 32 * ratio))
+        let h = Int(round(ratio > 1 ? 32 / ratio : 32))
+        var rgba = [UInt8](repeating: 0, count: w * h * 4)
+        let cxStop = max(lx, hasAlpha ? 5 : 3)
+        let cyStop = max(ly, hasAlpha ? 5 : 3)
+        var fx = [Double](repeating: 0, count: cxStop), fy = [Double](repeating: 0, count: cyStop)
+        for y in 0..<h {
+            for x in 0..<w {
+                var l = lDC, p = pDC, q = qDC, a = aDC
+                for cx in 0..<cxStop { fx[cx] = cos(Double.pi / Double(w) * (Double(x) + 0.5) * Double(cx)) }
+                for cy in 0..<cyStop { fy[cy] = cos(Double.pi / Double(h) * (Double(y) + 0.5) * Double(cy)) }
+                func sum(_ ac: [Double], _ nx: Int, _ ny: Int) -> Double {
+                    var total = 0.0, j = 0
+                    for cy in 0..<ny {
+                        var cx = cy > 0 ? 0 : 1
+                        let fy2 = fy[cy] * 2
+                        while cx * ny < nx * (ny - cy) {
+                            total += ac[j] * fx[cx] * fy2
+                            j += 1
+                            cx += 1
+                        }
+                    }
+                    return total
+                }
+                l += sum(lAC, lx, ly)
+                var j = 0
+                for cy in 0..<3 {
+                    var cx = cy > 0 ? 0 : 1
+                    let fy2 = fy[cy] * 2
+                    while cx < 3 - cy {
+                        let f = fx[cx] * fy2
+                        p += pAC[j] * f
+                        q += qAC[j] * f
+                        j += 1
+                        cx += 1
+                    }
+                }
+                if hasAlpha { a += sum(aAC, 5, 5) }
+                let b = l - 2.0 / 3 * p
+                let r = (3 * l - b + q) / 2
+                let g = r - q
+                let i = (x + y * w) * 4
+                rgba[i] = UInt8(max(0, 255 * min(1, r)))
+                rgba[i + 1] = UInt8(max(0, 255 * min(1, g)))
+                rgba[i + 2] = UInt8(max(0, 255 * min(1, b)))
+                rgba[i + 3] = UInt8(max(0, 255 * min(1, a)))
+            }
+        }
+        return (w, h, rgba)
+    }
+
+    /// Width over height of the hashed picture, roughly (from its coefficient counts).
+    public static func approximateAspectRatio(_ hash: [UInt8]) -> Double {
+        guard hash.count >= 5 else { return 1 }
+        let header = hash[3]
+        let hasAlpha = (hash[2] & 0x80) != 0
+        let isLandscape = (hash[4] & 0x80) != 0
+        let lx = isLandscape ? (hasAlpha ? 5 : 7) : Int(header & 7)
+        let ly = isLandscape ? Int(header & 7) : (hasAlpha ? 5 : 7)
+        return Double(lx) / Double(ly)
+    }
+}
