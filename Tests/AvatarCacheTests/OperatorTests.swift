@@ -112,8 +112,8 @@ import Glibc
         #expect(hops.count == 2 && hops.allSatisfy { !$0.contains("SECRET-SIGNATURE") }, "a hop never shows the query: \(hops)")
     }
 
-    @Test func smallThingsAnOperatorSees() throws {
-        let directory = try Fixtures.temporaryDirectory("small-things")
+    @Test func jsonLogLinesKeepNumbersAndBooleansAndEachStagesCores() throws {
+        let directory = try Fixtures.temporaryDirectory("json-log")
         defer { try? FileManager.default.removeItem(at: directory) }
         // JSON log lines keep numbers and booleans as JSON numbers and booleans.
         let server = try FixtureServer(routes: [:])
@@ -130,14 +130,20 @@ import Glibc
         // Cores used per stage: the process's CPU time in the stage over its wall time.
         let stages = lines.filter { $0["message"] as? String == "stage done" }
         #expect(stages.count >= 4 && stages.allSatisfy { $0["cpuSeconds"] is NSNumber && $0["cores"] is NSNumber }, "\(stages)")
+    }
 
+    @Test func aBinaryFileGivenAsAnExportIsNotEchoed() throws {
+        let directory = try Fixtures.temporaryDirectory("binary-export")
+        defer { try? FileManager.default.removeItem(at: directory) }
         // A binary file given as an export: its bytes are not echoed.
         let binary = directory.appendingPathComponent("photo.bin").path
         try Data([0x00, 0xFF, 0xD8, 0xFF, 0xE0, 0x01, 0x02, 0x1B, 0x5B, 0x32, 0x4A] + Array(repeating: 0x80, count: 64)).write(to: URL(fileURLWithPath: binary))
         let refused = try run(["warm", binary, "--cache", directory.appendingPathComponent("d").path])
         #expect(refused.status == 65 && refused.stderr.contains("it is not text"), "\(refused.stderr)")
         #expect(!refused.stderr.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{FFFD}" || $0 == "\0" }, "no raw bytes on the terminal")
+    }
 
+    @Test func helpNamesEachOptionsValuesOnceAndSpeaksToUsers() throws {
         // --help names each option's allowed values once.
         let help = try run(["warm", "--help"])
         let logLevelHelp = try #require(help.stdout.range(of: "--log-level").map { String(help.stdout[$0.lowerBound...].prefix(220)) })
