@@ -103,7 +103,6 @@ extension WarmPipeline {
         var withoutPhoto = 0, showingPhoto = 0
         let started = state.started
         var groups: [String: MonogramGroup] = [:]
-        var order: [String] = []
         let toDraw = try state.store.planMonograms(forEachProfile: { profile in
             if !profile.hasPhotoSource { withoutPhoto += 1 }
             if profile.photoCached {
@@ -123,16 +122,15 @@ extension WarmPipeline {
             groups = Dictionary(list, uniquingKeysWith: { a, b in
                 MonogramGroup(spec: a.spec, rank: min(a.rank, b.rank), profiles: a.profiles + b.profiles)
             })
-            order = groups.sorted(by: { $0.value.rank > $1.value.rank }).map(\.key)
-            return order
+            return groups.sorted(by: { $0.value.rank > $1.value.rank }).map(\.key)
         }, decide: { key, entry in
             // A cached, complete monogram is marked accessed at its best rank.
             guard let entry, isComplete(entry, state: state), let group = groups[key] else { return nil }
             return accessTime(group.rank, started: started)
         })
         report.profilesWithoutPhoto = withoutPhoto
-        let drawn = Set(toDraw)
-        let jobs = order.filter(drawn.contains).compactMap { key in
+        // In the order asked (highest priority last, for `popLast`).
+        let jobs = toDraw.compactMap { key in
             groups[key].map { Job(key: key, work: .monogram($0.spec), rank: $0.rank, previous: nil) }
         }
         return MonogramPlan(jobs: jobs, groups: groups, profilesShowingPhoto: showingPhoto)

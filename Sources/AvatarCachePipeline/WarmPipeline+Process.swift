@@ -229,13 +229,10 @@ extension WarmPipeline {
             case .failure(let failure):
                 // A failed refresh never deletes a good cached photo.
                 let kept = job.previous != nil ? accessTime(job.rank, started: started) : nil
-                if job.work.isMonogram {
-                    // Drawn again next time.
-                    return .failed(key: job.key, keptAccess: kept, failure: nil)
-                }
-                if failure.failureClass.isDecidedLocally {
-                    // Decided here, from the URL and the policy, at no cost: decided again
-                    // next run, under whatever policy that run has.
+                // Not remembered: a monogram is drawn again next time; a failure decided
+                // here, from the URL and the policy, at no cost, is decided again next run,
+                // under whatever policy that run has.
+                if job.work.isMonogram || failure.failureClass.isDecidedLocally {
                     return .failed(key: job.key, keptAccess: kept, failure: nil)
                 }
                 return .failed(key: job.key, keptAccess: kept, failure: FailureRecord(

@@ -103,9 +103,9 @@ package struct RunStore: Sendable {
     }
 
     /// The run's profiles, one at a time (`RunTables.forEachProfile`), then, in one
-    /// transaction with them, the monograms `decide` names: each asked with its cached
-    /// entry (nil when none), answering the access time to record for a usable one, or
-    /// nil to draw it again. Returns the keys to draw.
+    /// transaction with them, each monogram key `monograms` lists passed to `decide` with
+    /// its cached entry (nil when none), which answers the access time to record for a
+    /// usable one, or nil to draw it again. Returns the keys to draw, in the listed order.
     package func planMonograms(forEachProfile body: (RunTables.ProfileSummary) throws -> Void,
                        then monograms: () -> [String],
                        decide: (String, CacheEntry?) -> Date?) throws -> [String] {
