@@ -9,37 +9,67 @@ import Logging
 
 /// Every setting of a run, each optional: what a pipeline file says, what CLI flags
 /// say, merged (flags win) and turned into a `WarmConfiguration`. Key names are the CLI
-/// flag names, so `budget: 50MB` in a file and `--budget 50MB` mean the same. The
-/// settings are those of the table (`Settings`): `settings.budget` is the value of
-/// `Settings.budget`, nil when nothing was said.
-@dynamicMemberLookup
+/// flag names, so `budget: 50MB` in a file and `--budget 50MB` mean the same. Each
+/// property is the value of the setting of the same name in the table (`Settings`),
+/// which holds its key path; nil when nothing was said.
 public struct PipelineSettings: Sendable, Equatable {
     /// The inputs, each a path or glob with its format.
     public var inputs: [PipelineInput] = []
-    /// The values said, by setting key.
-    private var values: [String: any Hashable & Sendable] = [:]
+
+    // Inputs and output
+    public var cache: String?
+    public var format: ExportFormat?
+    public var shard: Shard?
+    public var map: FieldMap?
+    // Images
+    public var sizes: [Int]?
+    public var scales: [Int]?
+    public var crop: CropMode?
+    public var outputFormat: OutputFormat?
+    public var monogramFormat: OutputFormat?
+    public var quality: Int?
+    // Cache policy
+    public var budget: Int64?
+    public var trimRatio: Double?
+    public var ttlHours: Double?
+    public var maxTTLHours: Double?
+    public var failureTTLHours: Double?
+    // Concurrency
+    public var concurrency: Int?
+    public var decodeThreads: Int?
+    public var maxConnectionsPerHost: Int?
+    // Limits
+    public var maxBytes: Int64?
+    public var maxPixels: Int?
+    public var maxDecodeMemory: Int64?
+    public var maxDownloadMemory: Int64?
+    public var maxRecordBytes: Int64?
+    public var timeout: Double?
+    public var connectTimeout: Double?
+    public var maxRedirects: Int?
+    public var retries: Int?
+    public var maxRetryWait: Double?
+    public var sourceDeadline: Double?
+    public var allowPrivateNetworks: Bool?
+    public var allowHosts: [String]?
+    // Monica
+    public var monicaHost: String?
+    public var monicaTokenFile: String?
+    public var monicaTokenEnv: String?
+    // Operation
+    public var wait: Double?
+    public var report: String?
+    public var metricsFile: String?
+    public var logFormat: LogFormat?
+    public var logLevel: Logger.Level?
+    public var maxFailureRate: Double?
 
     public init() {}
-
-    public subscript<Value>(setting: Setting<Value>) -> Value? {
-        get { values[setting.key] as? Value }
-        set { values[setting.key] = newValue }
-    }
-
-    public subscript<Value>(dynamicMember path: KeyPath<Settings.Type, Setting<Value>>) -> Value? {
-        get { self[Settings.self[keyPath: path]] }
-        set { self[Settings.self[keyPath: path]] = newValue }
-    }
-
-    public static func == (a: PipelineSettings, b: PipelineSettings) -> Bool {
-        a.inputs == b.inputs && a.values.count == b.values.count
-            && a.values.allSatisfy { key, value in b.values[key].map { AnyHashable(value) == AnyHashable($0) } ?? false }
-    }
 
     /// `self` with every value `overrides` sets replacing this one's.
     public func overridden(by overrides: PipelineSettings) -> PipelineSettings {
         var merged = self
-        merged.values.merge(overrides.values) { _, new in new }
+        for setting in Settings.all { setting.copy(from: overrides, into: &merged) }
         if !overrides.inputs.isEmpty { merged.inputs = overrides.inputs }
         return merged
     }

@@ -91,7 +91,7 @@ import Testing
     }
 
     @Test func theCommandDeclaresExactlyTheTablesFlags() throws {
-        let declared = Mirror(reflecting: PipelineOptions()).children.compactMap { $0.label.map(PipelineOptions.flagName) }
+        let declared = Mirror(reflecting: PipelineOptions()).children.compactMap { $0.label.map(Self.flagName) }
         #expect(Set(declared) == Set(flagged.map(\.flag)), "declared \(declared.sorted())")
         #expect(declared.count == Set(declared).count)
         // And swift-argument-parser names them so (its help shows each setting's help).
@@ -100,6 +100,19 @@ import Testing
             #expect(help.contains("--\(setting.flag)"), "--\(setting.flag) in the help")
             #expect(help.contains(setting.help), "--\(setting.flag)'s help from the table")
         }
+    }
+
+    /// `_maxTtlHours` → `max-ttl-hours`, as swift-argument-parser names a long flag.
+    static func flagName(of label: String) -> String {
+        var name = ""
+        for character in label.drop(while: { $0 == "_" }) {
+            if character.isUppercase {
+                name += "-" + character.lowercased()
+            } else {
+                name.append(character)
+            }
+        }
+        return name
     }
 
     @Test func theDefaultsAreTheTablesAndPassItsChecks() throws {

@@ -1,130 +1,149 @@
 import ArgumentParser
 import AvatarCache
 import Foundation
+import Logging
 
 /// Every setting of a run as a flag. All optional: a flag given overrides the pipeline
 /// file's key of the same name; one not given leaves the file's value or the default.
 ///
 /// Each flag's help, value name and choices, and the reading and checking of its value,
-/// are its setting's (`Settings`); a flag is only a declaration, named as its setting's
-/// flag in camel case (`maxTtlHours` is `--max-ttl-hours`). Values are read by the
-/// setting, not by swift-argument-parser, so a flag and a pipeline key take the same
-/// text and refuse it in the same words.
+/// are its setting's (`Settings`); a flag is a declaration of its value's type, named as
+/// its setting's flag in camel case (`maxTtlHours` is `--max-ttl-hours`), and a line of
+/// `settings()`. Values are read by the setting, not by swift-argument-parser, so a flag
+/// and a pipeline key take the same text and refuse it in the same words.
 struct PipelineOptions: ParsableArguments {
-    @Option(help: Settings.format.argumentHelp, completion: Settings.format.completion) var format: String?
-    @Option(help: Settings.shard.argumentHelp) var shard: String?
-    @Option(help: Settings.map.argumentHelp) var map: [String] = []
+    @Option(help: Settings.format.argumentHelp, completion: Settings.format.completion) var format: Written<ExportFormat>?
+    @Option(help: Settings.shard.argumentHelp) var shard: Written<Shard>?
+    @Option(help: Settings.map.argumentHelp) var map: [Written<FieldMap>] = []
 
     // Images
-    @Option(help: Settings.sizes.argumentHelp) var size: [String] = []
-    @Option(help: Settings.scales.argumentHelp) var scale: [String] = []
-    @Option(help: Settings.crop.argumentHelp, completion: Settings.crop.completion) var crop: String?
-    @Option(help: Settings.outputFormat.argumentHelp, completion: Settings.outputFormat.completion) var outputFormat: String?
-    @Option(help: Settings.monogramFormat.argumentHelp, completion: Settings.monogramFormat.completion) var monogramFormat: String?
-    @Option(help: Settings.quality.argumentHelp) var quality: String?
+    @Option(help: Settings.sizes.argumentHelp) var size: [Written<[Int]>] = []
+    @Option(help: Settings.scales.argumentHelp) var scale: [Written<[Int]>] = []
+    @Option(help: Settings.crop.argumentHelp, completion: Settings.crop.completion) var crop: Written<CropMode>?
+    @Option(help: Settings.outputFormat.argumentHelp, completion: Settings.outputFormat.completion) var outputFormat: Written<OutputFormat>?
+    @Option(help: Settings.monogramFormat.argumentHelp, completion: Settings.monogramFormat.completion) var monogramFormat: Written<OutputFormat>?
+    @Option(help: Settings.quality.argumentHelp) var quality: Written<Int>?
 
     // Cache policy
-    @Option(help: Settings.budget.argumentHelp) var budget: String?
-    @Option(help: Settings.trimRatio.argumentHelp) var trimRatio: String?
-    @Option(help: Settings.ttlHours.argumentHelp) var ttlHours: String?
-    @Option(help: Settings.maxTTLHours.argumentHelp) var maxTtlHours: String?
-    @Option(help: Settings.failureTTLHours.argumentHelp) var failureTtlHours: String?
+    @Option(help: Settings.budget.argumentHelp) var budget: Written<Int64>?
+    @Option(help: Settings.trimRatio.argumentHelp) var trimRatio: Written<Double>?
+    @Option(help: Settings.ttlHours.argumentHelp) var ttlHours: Written<Double>?
+    @Option(help: Settings.maxTTLHours.argumentHelp) var maxTtlHours: Written<Double>?
+    @Option(help: Settings.failureTTLHours.argumentHelp) var failureTtlHours: Written<Double>?
 
     // Concurrency
-    @Option(help: Settings.concurrency.argumentHelp) var concurrency: String?
-    @Option(help: Settings.decodeThreads.argumentHelp) var decodeThreads: String?
-    @Option(help: Settings.maxConnectionsPerHost.argumentHelp) var maxConnectionsPerHost: String?
+    @Option(help: Settings.concurrency.argumentHelp) var concurrency: Written<Int>?
+    @Option(help: Settings.decodeThreads.argumentHelp) var decodeThreads: Written<Int>?
+    @Option(help: Settings.maxConnectionsPerHost.argumentHelp) var maxConnectionsPerHost: Written<Int>?
 
     // Limits
-    @Option(help: Settings.maxBytes.argumentHelp) var maxBytes: String?
-    @Option(help: Settings.maxPixels.argumentHelp) var maxPixels: String?
-    @Option(help: Settings.maxDecodeMemory.argumentHelp) var maxDecodeMemory: String?
-    @Option(help: Settings.maxDownloadMemory.argumentHelp) var maxDownloadMemory: String?
-    @Option(help: Settings.maxRecordBytes.argumentHelp) var maxRecordBytes: String?
-    @Option(help: Settings.timeout.argumentHelp) var timeout: String?
-    @Option(help: Settings.connectTimeout.argumentHelp) var connectTimeout: String?
-    @Option(help: Settings.maxRedirects.argumentHelp) var maxRedirects: String?
-    @Option(help: Settings.retries.argumentHelp) var retries: String?
-    @Option(help: Settings.maxRetryWait.argumentHelp) var maxRetryWait: String?
-    @Option(help: Settings.sourceDeadline.argumentHelp) var sourceDeadline: String?
+    @Option(help: Settings.maxBytes.argumentHelp) var maxBytes: Written<Int64>?
+    @Option(help: Settings.maxPixels.argumentHelp) var maxPixels: Written<Int>?
+    @Option(help: Settings.maxDecodeMemory.argumentHelp) var maxDecodeMemory: Written<Int64>?
+    @Option(help: Settings.maxDownloadMemory.argumentHelp) var maxDownloadMemory: Written<Int64>?
+    @Option(help: Settings.maxRecordBytes.argumentHelp) var maxRecordBytes: Written<Int64>?
+    @Option(help: Settings.timeout.argumentHelp) var timeout: Written<Double>?
+    @Option(help: Settings.connectTimeout.argumentHelp) var connectTimeout: Written<Double>?
+    @Option(help: Settings.maxRedirects.argumentHelp) var maxRedirects: Written<Int>?
+    @Option(help: Settings.retries.argumentHelp) var retries: Written<Int>?
+    @Option(help: Settings.maxRetryWait.argumentHelp) var maxRetryWait: Written<Double>?
+    @Option(help: Settings.sourceDeadline.argumentHelp) var sourceDeadline: Written<Double>?
     @Flag(help: ArgumentHelp(Settings.allowPrivateNetworks.help)) var allowPrivateNetworks = false
-    @Option(help: Settings.allowHosts.argumentHelp) var allowHost: [String] = []
+    @Option(help: Settings.allowHosts.argumentHelp) var allowHost: [Written<[String]>] = []
 
     // Monica
-    @Option(help: Settings.monicaHost.argumentHelp) var monicaHost: String?
-    @Option(help: Settings.monicaTokenFile.argumentHelp) var monicaTokenFile: String?
-    @Option(help: Settings.monicaTokenEnv.argumentHelp) var monicaTokenEnv: String?
+    @Option(help: Settings.monicaHost.argumentHelp) var monicaHost: Written<String>?
+    @Option(help: Settings.monicaTokenFile.argumentHelp) var monicaTokenFile: Written<String>?
+    @Option(help: Settings.monicaTokenEnv.argumentHelp) var monicaTokenEnv: Written<String>?
 
     // Operation
-    @Option(help: Settings.wait.argumentHelp) var wait: String?
-    @Option(help: Settings.report.argumentHelp) var report: String?
-    @Option(help: Settings.metricsFile.argumentHelp) var metricsFile: String?
-    @Option(help: Settings.logFormat.argumentHelp, completion: Settings.logFormat.completion) var logFormat: String?
-    @Option(help: Settings.maxFailureRate.argumentHelp) var maxFailureRate: String?
-    @Option(help: Settings.logLevel.argumentHelp, completion: Settings.logLevel.completion) var logLevel: String?
+    @Option(help: Settings.wait.argumentHelp) var wait: Written<Double>?
+    @Option(help: Settings.report.argumentHelp) var report: Written<String>?
+    @Option(help: Settings.metricsFile.argumentHelp) var metricsFile: Written<String>?
+    @Option(help: Settings.logFormat.argumentHelp, completion: Settings.logFormat.completion) var logFormat: Written<LogFormat>?
+    @Option(help: Settings.maxFailureRate.argumentHelp) var maxFailureRate: Written<Double>?
+    @Option(help: Settings.logLevel.argumentHelp, completion: Settings.logLevel.completion) var logLevel: Written<Logger.Level>?
 
     /// A wrong value is bad usage (64), found before anything runs.
     func validate() throws {
         do { _ = try settings() } catch let error as ConfigurationError { throw ValidationError(error.message) }
     }
 
-    /// The settings these flags give (nothing for flags not given): each declaration
-    /// above, found by its name, read by its setting.
+    /// The settings these flags give (nothing for flags not given): each flag read by
+    /// its setting. A flag missing here sets nothing, which SettingsTableTests catches; a
+    /// flag read by another type's setting does not compile.
     func settings() throws -> PipelineSettings {
         var settings = PipelineSettings()
-        for child in Mirror(reflecting: self).children {
-            guard let label = child.label, let argument = child.value as? WrittenArgument else { continue }
-            let flag = Self.flagName(of: label)
-            // A declaration no setting names is caught by SettingsTableTests.
-            guard let setting = Settings.byFlag[flag] else { continue }
-            let written = argument.written
-            guard !written.isEmpty else { continue }
-            do {
-                try setting.take(written, into: &settings)
-            } catch {
-                throw ConfigurationError(message: setting.flagMessage(error))
-            }
-        }
+        try settings.take(format, by: Settings.format)
+        try settings.take(shard, by: Settings.shard)
+        try settings.take(map, by: Settings.map)
+        try settings.take(size, by: Settings.sizes)
+        try settings.take(scale, by: Settings.scales)
+        try settings.take(crop, by: Settings.crop)
+        try settings.take(outputFormat, by: Settings.outputFormat)
+        try settings.take(monogramFormat, by: Settings.monogramFormat)
+        try settings.take(quality, by: Settings.quality)
+        try settings.take(budget, by: Settings.budget)
+        try settings.take(trimRatio, by: Settings.trimRatio)
+        try settings.take(ttlHours, by: Settings.ttlHours)
+        try settings.take(maxTtlHours, by: Settings.maxTTLHours)
+        try settings.take(failureTtlHours, by: Settings.failureTTLHours)
+        try settings.take(concurrency, by: Settings.concurrency)
+        try settings.take(decodeThreads, by: Settings.decodeThreads)
+        try settings.take(maxConnectionsPerHost, by: Settings.maxConnectionsPerHost)
+        try settings.take(maxBytes, by: Settings.maxBytes)
+        try settings.take(maxPixels, by: Settings.maxPixels)
+        try settings.take(maxDecodeMemory, by: Settings.maxDecodeMemory)
+        try settings.take(maxDownloadMemory, by: Settings.maxDownloadMemory)
+        try settings.take(maxRecordBytes, by: Settings.maxRecordBytes)
+        try settings.take(timeout, by: Settings.timeout)
+        try settings.take(connectTimeout, by: Settings.connectTimeout)
+        try settings.take(maxRedirects, by: Settings.maxRedirects)
+        try settings.take(retries, by: Settings.retries)
+        try settings.take(maxRetryWait, by: Settings.maxRetryWait)
+        try settings.take(sourceDeadline, by: Settings.sourceDeadline)
+        try settings.take(allowHost, by: Settings.allowHosts)
+        try settings.take(monicaHost, by: Settings.monicaHost)
+        try settings.take(monicaTokenFile, by: Settings.monicaTokenFile)
+        try settings.take(monicaTokenEnv, by: Settings.monicaTokenEnv)
+        try settings.take(wait, by: Settings.wait)
+        try settings.take(report, by: Settings.report)
+        try settings.take(metricsFile, by: Settings.metricsFile)
+        try settings.take(logFormat, by: Settings.logFormat)
+        try settings.take(maxFailureRate, by: Settings.maxFailureRate)
+        try settings.take(logLevel, by: Settings.logLevel)
+        if allowPrivateNetworks { settings.allowPrivateNetworks = true }
         return settings
     }
+}
 
-    /// `_maxTtlHours` → `max-ttl-hours`, as swift-argument-parser names a long flag.
-    static func flagName(of label: String) -> String {
-        var name = ""
-        for character in label.drop(while: { $0 == "_" }) {
-            if character.isUppercase {
-                name += "-" + character.lowercased()
-            } else {
-                name.append(character)
-            }
-        }
-        return name
+/// A flag's value as written, for the setting of its type to read: `--quality` takes a
+/// `Written<Int>`, which only a `Setting<Int>` reads. The setting reads it, not
+/// swift-argument-parser, so a flag and a pipeline key take the same text and refuse it
+/// in the same words (argument-parser would word a refusal its own way).
+struct Written<Value>: ExpressibleByArgument {
+    let text: String
+
+    init(argument: String) {
+        text = argument
     }
 }
 
-/// What a flag was given, as written: nothing when it was not.
-protocol WrittenArgument {
-    var written: [String] { get }
-}
+extension PipelineSettings {
+    /// The value of a flag given once, read by its setting; nothing when it was not given.
+    mutating func take<Value>(_ flag: Written<Value>?, by setting: Setting<Value>) throws {
+        try take(flag.map { [$0] } ?? [], by: setting)
+    }
 
-extension Option: WrittenArgument where Value: WrittenValues {
-    var written: [String] { wrappedValue.written }
-}
-
-extension Flag: WrittenArgument where Value == Bool {
-    var written: [String] { wrappedValue ? ["true"] : [] }
-}
-
-protocol WrittenValues {
-    var written: [String] { get }
-}
-
-extension Optional: WrittenValues where Wrapped == String {
-    var written: [String] { map { [$0] } ?? [] }
-}
-
-extension Array: WrittenValues where Element == String {
-    var written: [String] { self }
+    /// The values of a repeated flag, read by its setting as one list.
+    mutating func take<Value>(_ flag: [Written<Value>], by setting: Setting<Value>) throws {
+        guard !flag.isEmpty else { return }
+        do {
+            try setting.take(flag.map(\.text), into: &self)
+        } catch {
+            throw ConfigurationError(message: setting.flagMessage(error))
+        }
+    }
 }
 
 extension Setting {
