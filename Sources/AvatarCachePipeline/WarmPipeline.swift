@@ -107,46 +107,60 @@ public final class WarmPipeline: Sendable {
 
     public func run() async throws -> RunReport {
         try configuration.validate()
-        // Every export is there, readable and of a known format before the cache is
-        // touched: a mistyped path leaves no lock, marker or directory behind.
-        let formats = try configuration.exports.map { path -> ExportFormat in
+        let formats = try exportFormats()
+        try Vips.initialise()
+        let started = Date()
+        let directory = CacheDirectory(root: configuration.cacheDirectory)
+        var report = RunReport(startedAt: started, exports: configuration.exports,
+                               cacheDirectory: directory.root.path, budgetBytes: configuration.budgetBytes)
+        report.shard = configuration.shard?.description
+        var stages = StageTimer(logger: logger)
+        let session = try CacheSession.open(directory, wait: configuration.lockWait, create: true, markRun: true, logger: logger)
+        defer { session.close() }
+        let (state, orphans) = try begin(session, in: directory, at: started, report: &report)
+        stages.done("open")
+        do {
+            try readExports(formats, into: &report, state: state)
+        } catch let error as ExportError {
+            // Only the index was written, in transactions: nothing for the marker to explain.
+            if !session.previousRunInterrupted { try? directory.markRunFinished() }
+            throw error
+        }
+        stages.done("read")
+        state.recovered = recoverOrphans(orphans, directory: directory)
+        // A killed run's files were renamed into place without a flush of their own: made
+        // durable before a commit of this run can name them, as this run's own are.
+        if !state.recovered.isEmpty { try directory.syncFilesystem() }
+        // One HTTP client, decode pool and writer for both stages, made when a job needs them.
+        var workers: Workers?
+        do {
+            let monograms = try await processJobs(state: state, workers: &workers, stages: &stages, report: &report)
+            try finish(session, in: directory, orphans: orphans, monograms: monograms, state: state,
+                       stages: &stages, report: &report)
+        } catch {
+            await workers?.shutdown()
+            throw error
+        }
+        report.durationSeconds = Date().timeIntervalSince(started)
+        return report
+    }
+
+    /// Each export's format, once every export is found there and readable, before the
+    /// cache is touched: a mistyped path leaves no lock, marker or directory behind.
+    private func exportFormats() throws -> [ExportFormat] {
+        try configuration.exports.map { path -> ExportFormat in
             guard FileManager.default.fileExists(atPath: path) else { throw ExportError(file: path, reason: "no such file or folder") }
             guard FileManager.default.isReadableFile(atPath: path) else { throw ExportError(file: path, reason: "cannot be read (permissions)") }
             return try configuration.exportFormats[path] ?? configuration.format ?? ExportFormat.detect(path: path)
         }
-        try Vips.initialise()
-        let started = Date()
-        let directory = CacheDirectory(root: configuration.cacheDirectory)
-        var report = RunReport(
-            startedAt: started,
-            exports: configuration.exports,
-            cacheDirectory: directory.root.path,
-            budgetBytes: configuration.budgetBytes
-        )
-        report.shard = configuration.shard?.description
-        // Each stage's wall time, the process's CPU time in it, and so the cores it kept busy.
-        // For the job stages, also the seconds the decode threads waited (added up over
-        // them): for work (downloads behind) and for decode memory (big decodes queued).
-        var stageStarted = Date(), stageCPU = Self.processCPUSeconds()
-        var stageIdle: (noWork: Double, noMemory: Double) = (0, 0)
-        func milliRounded(_ value: Double) -> Logger.MetadataValue { .stringConvertible((value * 1000).rounded() / 1000) }
-        func stageDone(_ stage: String, pool: DecodeWorkerPool? = nil) {
-            let wall = Date().timeIntervalSince(stageStarted), cpu = Self.processCPUSeconds() - stageCPU
-            var metadata: Logger.Metadata = [
-                "stage": "\(stage)", "seconds": milliRounded(wall), "cpuSeconds": milliRounded(cpu),
-                "cores": .stringConvertible(wall > 0 ? (cpu / wall * 100).rounded() / 100 : 0),
-            ]
-            if let idle = pool?.idleSeconds {
-                metadata["decodeThreadsIdleNoWork"] = milliRounded(idle.noWork - stageIdle.noWork)
-                metadata["decodeThreadsIdleNoMemory"] = milliRounded(idle.noMemory - stageIdle.noMemory)
-                stageIdle = idle
-            }
-            logger.debug("stage done", metadata: metadata)
-            stageStarted = Date()
-            stageCPU = Self.processCPUSeconds()
-        }
-        let session = try CacheSession.open(directory, wait: configuration.lockWait, create: true, markRun: true, logger: logger)
-        defer { session.close() }
+    }
+
+    /// The run begun in the index, and the cache directory listed once for the run (the
+    /// directory is ours while the lock is held): only temporary leftovers are swept now;
+    /// unreferenced cache files (orphans) may be re-used (a run killed before committing
+    /// them) and are swept at the end.
+    private func begin(_ session: CacheSession, in directory: CacheDirectory, at started: Date,
+                       report: inout RunReport) throws -> (RunState, orphans: Set<String>) {
         let store = RunStore(index: session.index)
         if session.previousRunInterrupted {
             // The killed run may have committed entries whose old files the previous
@@ -154,9 +168,6 @@ public final class WarmPipeline: Sendable {
             try store.writeMetadata(to: directory)
         }
         try store.beginRun(at: started, shard: configuration.shard?.description)
-        // One listing for the run (the directory is ours while the lock is held): only
-        // temporary leftovers are swept now; unreferenced cache files may be re-used below
-        // (a run killed before committing) and are swept at the end.
         let referenced = try store.referencedFileNames()
         var listing = try directory.listFiles()
         let swept = Set(try directory.sweep(keeping: referenced, leftoversOnly: true, in: listing))
@@ -165,57 +176,47 @@ public final class WarmPipeline: Sendable {
         let orphans = Set(listing.map(\.name).filter { CacheDirectory.isCacheFileName($0) && !referenced.contains($0) })
         let state = RunState(session: session, started: started,
                              sizes: Dictionary(listing.map { ($0.name, $0.size) }, uniquingKeysWith: { a, _ in a }))
-        stageDone("open")
+        return (state, orphans)
+    }
 
-        do {
-            try readExports(formats, into: &report, state: state)
-        } catch let error as ExportError {
-            // Only the index was written, in transactions: nothing for the marker to explain.
-            if !session.previousRunInterrupted { try? directory.markRunFinished() }
-            throw error
+    /// The photos' jobs, then the monograms': the plan of monograms, its jobs done, for
+    /// the tally.
+    private func processJobs(state: RunState, workers: inout Workers?, stages: inout StageTimer,
+                             report: inout RunReport) async throws -> MonogramPlan {
+        let photos = PhotoJobFeed(pipeline: self, state: state)
+        try await process(stage: "photos", total: report.sources, next: { try photos.next() }, settled: { photos.settled },
+                          state: state, workers: &workers, report: &report)
+        report.fresh += photos.fresh
+        report.skippedRecentlyFailed += photos.skippedRecentlyFailed
+        try state.store.markSourcesAccessed(at: state.started)
+        stages.done("photos", pool: workers?.pool)
+        Vips.returnFreedMemory()
+        var monograms = try planMonograms(state: state, report: &report)
+        stages.done("plan monograms")
+        try await process(stage: "monograms", total: monograms.jobs.count, next: { monograms.jobs.popLast() }, settled: { 0 },
+                          state: state, workers: &workers, report: &report)
+        await workers?.shutdown()
+        stages.done("monograms", pool: workers?.pool)
+        return monograms
+    }
+
+    /// The prune, `metadata.json` and the run marked finished; then what each profile shows.
+    private func finish(_ session: CacheSession, in directory: CacheDirectory, orphans: Set<String>, monograms: MonogramPlan,
+                        state: RunState, stages: inout StageTimer, report: inout RunReport) throws {
+        if let reason = control.stopReason {
+            report.interrupted = reason
+            logger.notice("stopped early: what is done is saved", metadata: ["reason": "\(reason)"])
         }
-        stageDone("read")
-        state.recovered = recoverOrphans(orphans, directory: directory)
-        // A killed run's files were renamed into place without a flush of their own: made
-        // durable before a commit of this run can name them, as this run's own are.
-        if !state.recovered.isEmpty { try directory.syncFilesystem() }
-        // One HTTP client, decode pool and writer for both stages, made when a job needs them.
-        var workers: Workers?
-        do {
-            let photos = PhotoJobFeed(pipeline: self, state: state)
-            try await process(stage: "photos", total: report.sources, next: { try photos.next() }, settled: { photos.settled },
-                              state: state, workers: &workers, report: &report)
-            report.fresh += photos.fresh
-            report.skippedRecentlyFailed += photos.skippedRecentlyFailed
-            try store.markSourcesAccessed(at: started)
-            stageDone("photos", pool: workers?.pool)
-            Vips.returnFreedMemory()
-            var monograms = try planMonograms(state: state, report: &report)
-            stageDone("plan monograms")
-            try await process(stage: "monograms", total: monograms.jobs.count, next: { monograms.jobs.popLast() }, settled: { 0 },
-                              state: state, workers: &workers, report: &report)
-            await workers?.shutdown()
-            stageDone("monograms", pool: workers?.pool)
-            if let reason = control.stopReason {
-                report.interrupted = reason
-                logger.notice("stopped early: what is done is saved", metadata: ["reason": "\(reason)"])
-            }
-            let outcome = try session.finish(pruner: Pruner(budgetBytes: configuration.budgetBytes, trimRatio: configuration.trimRatio),
-                                             entriesChanged: true, orphans: orphans)
-            try directory.markRunFinished()
-            stageDone("prune and save")
-            report.evicted = outcome.plan.evicted.count
-            report.evictedBytes = outcome.plan.freedBytes
-            report.cacheBytes = outcome.cacheBytes
-            // What each profile shows once the prune is done.
-            try tally(monograms, evicted: outcome.plan.evicted, state: state, report: &report)
-            stageDone("tally")
-        } catch {
-            await workers?.shutdown()
-            throw error
-        }
-        report.durationSeconds = Date().timeIntervalSince(started)
-        return report
+        let outcome = try session.finish(pruner: Pruner(budgetBytes: configuration.budgetBytes, trimRatio: configuration.trimRatio),
+                                         entriesChanged: true, orphans: orphans)
+        try directory.markRunFinished()
+        stages.done("prune and save")
+        report.evicted = outcome.plan.evicted.count
+        report.evictedBytes = outcome.plan.freedBytes
+        report.cacheBytes = outcome.cacheBytes
+        // What each profile shows once the prune is done.
+        try tally(monograms, evicted: outcome.plan.evicted, state: state, report: &report)
+        stages.done("tally")
     }
 
     /// The access time recorded for a source of this rank: the run's start, a
@@ -240,5 +241,49 @@ public final class WarmPipeline: Sendable {
         report.profilesWithPhoto = shown.photo
         report.profilesWithMonogram = shown.monogram
         report.profilesWithNothing = shown.nothing
+    }
+}
+
+/// Each stage's wall time, the process's CPU time in it, and so the cores it kept busy,
+/// logged at debug level as the stage ends. For the job stages, also the seconds the
+/// decode threads waited (added up over them): for work (downloads behind) and for
+/// decode memory (big decodes queued).
+struct StageTimer {
+    let logger: Logger
+    private var started = Date()
+    private var cpu = StageTimer.processCPUSeconds()
+    private var idle: (noWork: Double, noMemory: Double) = (0, 0)
+
+    init(logger: Logger) {
+        self.logger = logger
+    }
+
+    /// Logs the stage that ends now, and starts the next.
+    mutating func done(_ stage: String, pool: DecodeWorkerPool? = nil) {
+        let wall = Date().timeIntervalSince(started), cpuSeconds = Self.processCPUSeconds() - cpu
+        var metadata: Logger.Metadata = [
+            "stage": "\(stage)", "seconds": Self.milliRounded(wall), "cpuSeconds": Self.milliRounded(cpuSeconds),
+            "cores": .stringConvertible(wall > 0 ? (cpuSeconds / wall * 100).rounded() / 100 : 0),
+        ]
+        if let poolIdle = pool?.idleSeconds {
+            metadata["decodeThreadsIdleNoWork"] = Self.milliRounded(poolIdle.noWork - idle.noWork)
+            metadata["decodeThreadsIdleNoMemory"] = Self.milliRounded(poolIdle.noMemory - idle.noMemory)
+            idle = poolIdle
+        }
+        logger.debug("stage done", metadata: metadata)
+        started = Date()
+        cpu = Self.processCPUSeconds()
+    }
+
+    private static func milliRounded(_ value: Double) -> Logger.MetadataValue {
+        .stringConvertible((value * 1000).rounded() / 1000)
+    }
+
+    /// User and system CPU time of the whole process so far, in seconds.
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 }

@@ -144,9 +144,18 @@ public enum CacheMerge {
     static func mergeOne(_ db: Database, source: Source, into target: CacheDirectory, session: CacheSession,
                          logger: Logger) throws -> SourceOutcome {
         var outcome = SourceOutcome(path: source.directory.root.path, origin: source.origin)
-        let origin = source.origin
+        try dropGone(db, origin: source.origin, session: session, outcome: &outcome)
+        try chooseEntries(db, origin: source.origin)
+        try bringFiles(db, from: source, into: target, outcome: &outcome, logger: logger)
+        try refreshSameContent(db, origin: source.origin, outcome: &outcome)
+        try replaceChosenEntries(db, session: session)
+        try takeProfilesAndFailures(db, from: source, outcome: &outcome)
+        try claimAll(db, origin: source.origin)
+        return outcome
+    }
 
-        // What this origin brought before and no longer has.
+    /// Drops what this origin brought before and no longer has.
+    private static func dropGone(_ db: Database, origin: String, session: CacheSession, outcome: inout SourceOutcome) throws {
         for (kind, table, column) in claimedTables {
             let gone = try String.fetchAll(db, sql: """
                 SELECT key FROM main.mergeClaim c WHERE c.origin = ? AND c.kind = ?
@@ -154,35 +163,45 @@ public enum CacheMerge {
                 """, arguments: [origin, kind])
             for key in gone { try drop(db, origin: origin, kind: kind, key: key, session: session, outcome: &outcome) }
         }
+    }
 
-        // Entries: take what the target lacks, what is newer, and what only this origin
-        // brought (its earlier version; the later of the two accesses is kept).
+    /// Whether the source's entry `s` wins over the target's `t`: accessed later, or
+    /// brought only by this origin (`?1`; its earlier version).
+    private static let sourceWins = """
+        (s.lastAccess > t.lastAccess
+         OR (EXISTS (SELECT 1 FROM main.mergeClaim c WHERE c.kind = 'entry' AND c.key = s.key AND c.origin = ?1)
+             AND NOT EXISTS (SELECT 1 FROM main.mergeClaim c WHERE c.kind = 'entry' AND c.key = s.key AND c.origin <> ?1)))
+        """
+
+    /// Whether `s` and `t` have the same content and the same files.
+    private static let sameFiles = """
+        (s.contentSHA256 = t.contentSHA256 AND s.kind = t.kind
+         AND NOT EXISTS (SELECT tier, filename, fileSize FROM src.entryFile WHERE entryKey = s.key
+                         EXCEPT SELECT tier, filename, fileSize FROM main.entryFile WHERE entryKey = s.key)
+         AND NOT EXISTS (SELECT tier, filename, fileSize FROM main.entryFile WHERE entryKey = s.key
+                         EXCEPT SELECT tier, filename, fileSize FROM src.entryFile WHERE entryKey = s.key))
+        """
+
+    /// The entries to take into `temp.mergeTake`, with the target's access time when it
+    /// had one: what the target lacks, and what wins with other content or files. An
+    /// entry whose content and files the target already has is not replaced: at most its
+    /// validators and access are brought up to date (a merge again is cheap).
+    private static func chooseEntries(_ db: Database, origin: String) throws {
         try db.execute(sql: """
             CREATE TEMP TABLE IF NOT EXISTS mergeTake (key TEXT PRIMARY KEY, previousAccess REAL) WITHOUT ROWID;
             DELETE FROM temp.mergeTake;
             """)
-        // An entry whose content and files the target already has is not replaced: at
-        // most its validators and access are brought up to date (a merge again is cheap).
-        let wins = """
-            (s.lastAccess > t.lastAccess
-             OR (EXISTS (SELECT 1 FROM main.mergeClaim c WHERE c.kind = 'entry' AND c.key = s.key AND c.origin = ?1)
-                 AND NOT EXISTS (SELECT 1 FROM main.mergeClaim c WHERE c.kind = 'entry' AND c.key = s.key AND c.origin <> ?1)))
-            """
-        let sameFiles = """
-            (s.contentSHA256 = t.contentSHA256 AND s.kind = t.kind
-             AND NOT EXISTS (SELECT tier, filename, fileSize FROM src.entryFile WHERE entryKey = s.key
-                             EXCEPT SELECT tier, filename, fileSize FROM main.entryFile WHERE entryKey = s.key)
-             AND NOT EXISTS (SELECT tier, filename, fileSize FROM main.entryFile WHERE entryKey = s.key
-                             EXCEPT SELECT tier, filename, fileSize FROM src.entryFile WHERE entryKey = s.key))
-            """
         try db.execute(sql: """
             INSERT INTO temp.mergeTake (key, previousAccess)
             SELECT s.key, t.lastAccess FROM src.entry s LEFT JOIN main.entry t ON t.key = s.key
-            WHERE t.key IS NULL OR (\(wins) AND NOT \(sameFiles))
+            WHERE t.key IS NULL OR (\(sourceWins) AND NOT \(sameFiles))
             """, arguments: [origin])
-        let sourceEntries = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM src.entry") ?? 0
+    }
 
-        // The files the taken entries use: one per name (a content hash and a tier).
+    /// Links or copies the files the chosen entries use (one per name: a content hash and
+    /// a tier); an entry one of whose files is missing from the source is not taken.
+    private static func bringFiles(_ db: Database, from source: Source, into target: CacheDirectory,
+                                   outcome: inout SourceOutcome, logger: Logger) throws {
         var missing: [String] = []
         let wanted = try Row.fetchAll(db, sql: """
             SELECT DISTINCT f.filename, f.fileSize FROM src.entryFile f JOIN temp.mergeTake m ON m.key = f.entryKey
@@ -215,21 +234,28 @@ public enum CacheMerge {
         }
         outcome.entriesTaken = try taken()
         outcome.entriesNew = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM temp.mergeTake WHERE previousAccess IS NULL") ?? 0
+    }
 
-        // Same content: the validators and the later access of the winning side.
+    /// Entries of the same content that win: the validators and the later access of the
+    /// source; what is neither taken nor refreshed is kept.
+    private static func refreshSameContent(_ db: Database, origin: String, outcome: inout SourceOutcome) throws {
+        let sourceEntries = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM src.entry") ?? 0
         try db.execute(sql: """
             UPDATE main.entry SET lastAccess = MAX(entry.lastAccess, s.lastAccess), fetchedAt = s.fetchedAt,
                 freshUntil = s.freshUntil, etag = s.etag, lastModified = s.lastModified
             FROM src.entry s, main.entry t
             WHERE s.key = entry.key AND t.key = entry.key AND entry.key NOT IN (SELECT key FROM temp.mergeTake)
-              AND \(wins)
+              AND \(sourceWins)
               AND (s.lastAccess > t.lastAccess OR s.fetchedAt IS NOT t.fetchedAt OR s.freshUntil IS NOT t.freshUntil
                    OR s.etag IS NOT t.etag OR s.lastModified IS NOT t.lastModified)
             """, arguments: [origin])
         outcome.entriesRefreshed = db.changesCount
         outcome.entriesKept = sourceEntries - outcome.entriesTaken - outcome.entriesMissingFiles - outcome.entriesRefreshed
+    }
 
-        // Replace the taken entries; their old files are deleted once nothing uses them.
+    /// Replaces the chosen entries with the source's, keeping the later access; their old
+    /// files are deleted once nothing uses them.
+    private static func replaceChosenEntries(_ db: Database, session: CacheSession) throws {
         let replaced = try String.fetchAll(db, sql: """
             SELECT DISTINCT f.filename FROM main.entryFile f JOIN temp.mergeTake m ON m.key = f.entryKey
             """)
@@ -244,29 +270,32 @@ public enum CacheMerge {
             UPDATE main.entry SET lastAccess = m.previousAccess FROM temp.mergeTake m
                 WHERE m.key = entry.key AND m.previousAccess > entry.lastAccess;
             """)
+    }
 
-        // Profiles: between shards of one split, the row of the record read last (what a
-        // single run keeps), the newest update on a tie (a user whose record moved to
-        // another shard since); otherwise the newest update. Failures: the newest failure.
+    /// Profiles: between shards of one split, the row of the record read last (what a
+    /// single run keeps), the newest update on a tie (a user whose record moved to
+    /// another shard since); otherwise the newest update. Failures: the newest failure.
+    private static func takeProfilesAndFailures(_ db: Database, from source: Source, outcome: inout SourceOutcome) throws {
         let sameSplit = source.shard.map { "shard %/\($0.count)" }
         outcome.profilesTaken = try take(db, table: "profile", column: "id", kind: "profile",
-                                         columns: ProfileRecord.Columns.list, origin: origin, newer: """
+                                         columns: ProfileRecord.Columns.list, origin: source.origin, newer: """
             CASE WHEN EXISTS (SELECT 1 FROM main.mergeClaim c WHERE c.kind = 'profile' AND c.key = s.id AND c.origin LIKE ?3)
                  THEN COALESCE(s.readOrder, -1) > COALESCE(t.readOrder, -1)
                       OR (COALESCE(s.readOrder, -1) = COALESCE(t.readOrder, -1) AND s.updatedAt > t.updatedAt)
                  ELSE s.updatedAt > t.updatedAt END
             """, sameSplit)
         outcome.failuresTaken = try take(db, table: "failure", column: "key", kind: "failure",
-                                         columns: FailureRow.Columns.list, origin: origin,
+                                         columns: FailureRow.Columns.list, origin: source.origin,
                                          newer: "s.failedAt > t.failedAt")
+    }
 
-        // Everything the source has is now this origin's (rows another source's newer
-        // version won are shared: dropped only when no origin has them any more).
+    /// Everything the source has is now this origin's (rows another source's newer
+    /// version won are shared: dropped only when no origin has them any more).
+    private static func claimAll(_ db: Database, origin: String) throws {
         for (kind, table, column) in claimedTables {
             try db.execute(sql: "INSERT OR IGNORE INTO main.mergeClaim (origin, kind, key) SELECT ?, ?, \(column) FROM src.\(table)",
                            arguments: [origin, kind])
         }
-        return outcome
     }
 
     /// Takes the source's rows of `table` the target lacks, has older (`newer`, an SQL

@@ -62,47 +62,84 @@ public struct CacheVerifier: Sendable {
     /// back to its monogram), rewrites metadata.json from the index and removes orphans
     /// and leftovers, leaving good entries as they are. Call inside a `CacheSession`.
     public func verify(_ session: CacheSession, budgetBytes: Int64, repair: Bool) throws -> Result {
-        let index = session.index
         let listing = try directory.listFiles()
-        var sizes: [String: Int64] = [:]
-        for file in listing { sizes[file.name] = file.size }
+        var findings = Findings(listing: listing, interrupted: directory.hasInterruptedRun)
+        try checkEntries(session.index, &findings)
+        let referenced = try session.index.read { try EntryRecords.allFileNames($0) }
+        checkUnreferenced(referenced, &findings)
+        checkDocument(&findings)
+        let total = try checkTotals(session.index, budgetBytes: budgetBytes, &findings)
+        var repaired: [String] = []
+        if repair && !findings.problems.isEmpty {
+            repaired = try self.repair(session, findings, referenced: referenced, budgetBytes: budgetBytes)
+        }
+        var result = Result(entries: findings.entries, files: listing.count, cacheBytes: total, budgetBytes: budgetBytes,
+                            problems: findings.problems, repaired: repaired, notices: findings.notices)
+        if !repaired.isEmpty {
+            result.unrepaired = try verify(session, budgetBytes: budgetBytes, repair: false).problems
+        }
+        return result
+    }
+
+    /// What the checks find, as they go.
+    private struct Findings {
+        /// The directory's files by name, with their sizes.
+        let sizes: [String: Int64]
+        let listing: [(name: String, size: Int64)]
+        /// The last run was killed: its leftovers are notices, not problems.
+        let interrupted: Bool
         var problems: [Problem] = []
+        var notices: [String] = []
+        /// The entries with a missing or damaged file, by key.
         var broken = Set<String>()
-        var hashes: [String: String] = [:]
         var entries = 0
 
+        init(listing: [(name: String, size: Int64)], interrupted: Bool) {
+            self.listing = listing
+            self.interrupted = interrupted
+            var sizes: [String: Int64] = [:]
+            for file in listing { sizes[file.name] = file.size }
+            self.sizes = sizes
+        }
+    }
+
+    /// Every entry's files exist, with the recorded size and SHA-256 (each file hashed once).
+    private func checkEntries(_ index: CacheIndex, _ findings: inout Findings) throws {
+        var hashes: [String: String] = [:]
         try index.read { db in
             try EntryRecords.forEach(db) { key, entry in
-                entries += 1
+                findings.entries += 1
                 let subject = shownURL(key)
                 for file in entry.distinctFilenames.sorted() {
                     guard let recorded = entry.files.values.first(where: { $0.filename == file }) else { continue }
-                    guard let size = sizes[file] else {
-                        problems.append(Problem(kind: .missingFile, subject: subject, detail: "\(file) does not exist"))
-                        broken.insert(key)
+                    guard let size = findings.sizes[file] else {
+                        findings.problems.append(Problem(kind: .missingFile, subject: subject, detail: "\(file) does not exist"))
+                        findings.broken.insert(key)
                         continue
                     }
                     if size != recorded.fileSize {
-                        problems.append(Problem(kind: .wrongSize, subject: subject, detail: "\(file) is \(size) bytes, recorded \(recorded.fileSize)"))
-                        broken.insert(key)
+                        findings.problems.append(Problem(kind: .wrongSize, subject: subject, detail: "\(file) is \(size) bytes, recorded \(recorded.fileSize)"))
+                        findings.broken.insert(key)
                         continue
                     }
                     if let expected = recorded.sha256 {
                         let actual = try hashes[file] ?? hashFile(file)
                         hashes[file] = actual
                         if actual != expected {
-                            problems.append(Problem(kind: .wrongHash, subject: subject, detail: "\(file) has SHA-256 \(actual.prefix(12))…, recorded \(expected.prefix(12))…"))
-                            broken.insert(key)
+                            findings.problems.append(Problem(kind: .wrongHash, subject: subject, detail: "\(file) has SHA-256 \(actual.prefix(12))…, recorded \(expected.prefix(12))…"))
+                            findings.broken.insert(key)
                         }
                     }
                 }
             }
         }
-        let referenced = try index.read { try EntryRecords.allFileNames($0) }
-        let interrupted = directory.hasInterruptedRun
-        var notices: [String] = []
+    }
+
+    /// No temporary leftover and no cache file that no entry references: a problem, or
+    /// after a killed run what the next run sweeps (a notice).
+    private func checkUnreferenced(_ referenced: Set<String>, _ findings: inout Findings) {
         var litter = 0
-        for file in listing.sorted(by: { $0.name < $1.name }) {
+        for file in findings.listing.sorted(by: { $0.name < $1.name }) {
             let problem: Problem
             if file.name.hasPrefix(CacheDirectory.temporaryPrefix) {
                 problem = Problem(kind: .temporaryLeftover, subject: file.name, detail: "left by an interrupted write")
@@ -111,64 +148,73 @@ public struct CacheVerifier: Sendable {
             } else {
                 continue
             }
-            if interrupted { litter += 1 } else { problems.append(problem) }
+            if findings.interrupted { litter += 1 } else { findings.problems.append(problem) }
         }
-        // The apps' document: every file it names must exist.
-        if sizes[CacheDirectory.metadataName] != nil {
-            do {
-                let document = try MetadataDocument.read(directory)
-                outer: for (key, entry) in document.entries.sorted(by: { $0.key < $1.key }) {
-                    for name in entry.distinctFilenames.sorted() where sizes[name] == nil {
-                        problems.append(Problem(kind: .documentDangling, subject: shownURL(key), detail: "metadata.json names \(name), which does not exist"))
-                        continue outer
-                    }
-                }
-            } catch {
-                problems.append(Problem(kind: .documentUnreadable, subject: CacheDirectory.metadataName, detail: "\(error)"))
+        if findings.interrupted {
+            findings.notices.append("the last run was killed before it finished: its \(litter) leftover or not-yet-referenced files are swept by the next run; the saved cache is consistent")
+        }
+    }
+
+    /// The apps' document reads, and every file it names exists.
+    private func checkDocument(_ findings: inout Findings) {
+        guard findings.sizes[CacheDirectory.metadataName] != nil else {
+            if !findings.interrupted && findings.entries > 0 {
+                findings.problems.append(Problem(kind: .documentUnreadable, subject: CacheDirectory.metadataName, detail: "missing"))
             }
-        } else if !interrupted && entries > 0 {
-            problems.append(Problem(kind: .documentUnreadable, subject: CacheDirectory.metadataName, detail: "missing"))
+            return
         }
-        if interrupted {
-            notices.append("the last run was killed before it finished: its \(litter) leftover or not-yet-referenced files are swept by the next run; the saved cache is consistent")
+        do {
+            let document = try MetadataDocument.read(directory)
+            outer: for (key, entry) in document.entries.sorted(by: { $0.key < $1.key }) {
+                for name in entry.distinctFilenames.sorted() where findings.sizes[name] == nil {
+                    findings.problems.append(Problem(kind: .documentDangling, subject: shownURL(key), detail: "metadata.json names \(name), which does not exist"))
+                    continue outer
+                }
+            }
+        } catch {
+            findings.problems.append(Problem(kind: .documentUnreadable, subject: CacheDirectory.metadataName, detail: "\(error)"))
         }
+    }
+
+    /// The index's running total is its files' sizes, and within the budget (a killed
+    /// run had not pruned yet: a notice). Returns the total.
+    private func checkTotals(_ index: CacheIndex, budgetBytes: Int64, _ findings: inout Findings) throws -> Int64 {
         let (total, runningTotal) = try index.read { (try EntryRecords.cacheBytesCounted($0), try EntryRecords.cacheBytes($0)) }
         if total != runningTotal {
-            problems.append(Problem(kind: .indexTotalWrong, subject: CacheIndex.fileName, detail: "the running total says \(runningTotal) bytes, the files \(total)"))
+            findings.problems.append(Problem(kind: .indexTotalWrong, subject: CacheIndex.fileName, detail: "the running total says \(runningTotal) bytes, the files \(total)"))
         }
         if total > budgetBytes {
             let over = "\(ByteSize.format(total)) is over the budget of \(ByteSize.format(budgetBytes))"
-            if interrupted {
+            if findings.interrupted {
                 // A run commits its photos as they come and prunes at its end.
-                notices.append("\(over): the killed run had not pruned yet; the next run does")
+                findings.notices.append("\(over): the killed run had not pruned yet; the next run does")
             } else {
-                problems.append(Problem(kind: .overBudget, subject: directory.root.path, detail: over))
+                findings.problems.append(Problem(kind: .overBudget, subject: directory.root.path, detail: over))
             }
         }
+        return total
+    }
 
+    /// Drops the broken entries, removes orphans and leftovers, prunes to the budget and
+    /// rewrites metadata.json from the index. Returns what was done.
+    private func repair(_ session: CacheSession, _ findings: Findings, referenced: Set<String>, budgetBytes: Int64) throws -> [String] {
         var repaired: [String] = []
-        if repair && !problems.isEmpty {
-            let freed = try index.write { db in
-                let freed = try broken.sorted().flatMap { key in try EntryRecords.delete(db, key: key).map(\.filename) }
-                try EntryRecords.recountCacheBytes(db)
-                return freed
-            }
-            for key in broken.sorted() { repaired.append("dropped entry \(shownURL(key))") }
-            session.pendingDeletes.formUnion(freed)
-            let orphans = Set(listing.map(\.name).filter {
-                $0.hasPrefix(CacheDirectory.temporaryPrefix) || (CacheDirectory.isCacheFileName($0) && !referenced.contains($0))
-            })
-            let outcome = try session.finish(pruner: Pruner(budgetBytes: budgetBytes), entriesChanged: true, orphans: orphans)
-            if outcome.deletedFiles > 0 { repaired.append("removed \(outcome.deletedFiles) unreferenced or leftover files") }
-            if !outcome.plan.evicted.isEmpty { repaired.append("evicted \(outcome.plan.evicted.count) least recently used entries to fit the budget") }
-            repaired.append("rewrote \(CacheDirectory.metadataName) from the index")
+        let broken = findings.broken.sorted()
+        let freed = try session.index.write { db in
+            let freed = try broken.flatMap { key in try EntryRecords.delete(db, key: key).map(\.filename) }
+            try EntryRecords.recountCacheBytes(db)
+            return freed
         }
-        var result = Result(entries: entries, files: listing.count, cacheBytes: total, budgetBytes: budgetBytes,
-                            problems: problems, repaired: repaired, notices: notices)
-        if !repaired.isEmpty {
-            result.unrepaired = try verify(session, budgetBytes: budgetBytes, repair: false).problems
-        }
-        return result
+        for key in broken { repaired.append("dropped entry \(shownURL(key))") }
+        session.pendingDeletes.formUnion(freed)
+        let orphans = Set(findings.listing.map(\.name).filter {
+            $0.hasPrefix(CacheDirectory.temporaryPrefix) || (CacheDirectory.isCacheFileName($0) && !referenced.contains($0))
+        })
+        let outcome = try session.finish(pruner: Pruner(budgetBytes: budgetBytes), entriesChanged: true, orphans: orphans)
+        if outcome.deletedFiles > 0 { repaired.append("removed \(outcome.deletedFiles) unreferenced or leftover files") }
+        if !outcome.plan.evicted.isEmpty { repaired.append("evicted \(outcome.plan.evicted.count) least recently used entries to fit the budget") }
+        repaired.append("rewrote \(CacheDirectory.metadataName) from the index")
+        return repaired
     }
 
     private func hashFile(_ name: String) throws -> String {
