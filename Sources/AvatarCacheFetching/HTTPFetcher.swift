@@ -179,24 +179,12 @@ public final class HTTPFetcher: Sendable {
         var redirects = 0
         while true {
             let addresses = try await policy.checkAddresses(of: url)
-            var request = HTTPClientRequest(url: url.absoluteString)
-            request.method = .GET
-            request.headers.add(name: "User-Agent", value: Self.userAgent)
-            if let credential, credential.matches(url) {
-                request.headers.add(name: "Authorization", value: "Bearer \(credential.token)")
-            }
-            if let etag = validators?.etag { request.headers.add(name: "If-None-Match", value: etag) }
-            if let lastModified = validators?.lastModified { request.headers.add(name: "If-Modified-Since", value: lastModified) }
-            request.headers.add(name: "Accept", value: "image/jpeg, image/png, image/webp, image/gif, image/heic, image/avif;q=0.9, */*;q=0.1")
             let response: HTTPClientResponse
             do {
-                response = try await execute(request, url: url, connectingTo: addresses, deadline: deadline)
+                response = try await execute(request(for: url, credential: credential, validators: validators),
+                                             url: url, connectingTo: addresses, deadline: deadline)
             } catch {
-                let failure = Self.classify(error)
-                // A TLS failure (an https:// URL on a plain HTTP port, a bad certificate)
-                // fails the same way every time: final for the source, not retried.
-                let final = Self.isTLSFailure(error)
-                throw !final && (failure.failureClass == .timeout || failure.failureClass == .network) ? Retryable(failure: failure) : failure
+                throw Self.transportFailure(error)
             }
             let status = response.status.code
             trace?.trace("http hop", metadata: [
@@ -213,64 +201,100 @@ public final class HTTPFetcher: Sendable {
                     lastModified: response.headers.first(name: "Last-Modified")
                 )
             }
-            if (300..<400).contains(status), let location = response.headers.first(name: "Location") {
-                try? await Self.drain(response)
-                redirects += 1
-                guard redirects <= limits.maxRedirects else {
-                    throw SourceFailure(.httpStatus, "more than \(limits.maxRedirects) redirects")
-                }
-                guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
-                    throw SourceFailure(.invalidURL, "redirect to an invalid Location")
-                }
-                url = try policy.checkedURL(next.absoluteString)
+            if let next = try await redirect(response, from: url, redirects: &redirects) {
+                url = next
                 continue
             }
             guard status == 200 else {
                 try? await Self.drain(response)
-                let failure = Self.failure(forStatus: response.status)
-                if status == 408 || status == 429 || (500..<600).contains(status) {
-                    throw Retryable(failure: failure, retryAfter: Self.retryAfter(response.headers))
-                }
-                throw failure
+                throw Self.statusFailure(response)
             }
-            let declared = response.headers.first(name: "Content-Length").flatMap(Int.init)
-            if let declared, declared > limits.maxBytes {
-                throw SourceFailure(.tooLarge, "Content-Length \(declared) bytes exceeds the limit of \(limits.maxBytes)")
-            }
-            var body: [UInt8] = []
-            // The declared size (already within the limit) up front: no doubling copies.
-            if let declared, declared > 0 {
-                body.reserveCapacity(declared)
-                await sized?(declared)
-            }
-            var hasher = SHA256()
-            do {
-                for try await chunk in response.body {
-                    guard body.count + chunk.readableBytes <= limits.maxBytes else {
-                        throw SourceFailure(.tooLarge, "body exceeds the limit of \(limits.maxBytes) bytes")
-                    }
-                    chunk.withUnsafeReadableBytes { raw in
-                        hasher.update(bufferPointer: raw)
-                        body.append(contentsOf: raw)
-                    }
-                }
-            } catch let failure as SourceFailure {
-                throw failure
-            } catch {
-                let failure = Self.classify(error)
-                // A TLS failure (an https:// URL on a plain HTTP port, a bad certificate)
-                // fails the same way every time: final for the source, not retried.
-                let final = Self.isTLSFailure(error)
-                throw !final && (failure.failureClass == .timeout || failure.failureClass == .network) ? Retryable(failure: failure) : failure
-            }
-            return .fetched(FetchedPhoto(
-                bytes: body,
-                sha256: hasher.finalize().hexString,
-                etag: response.headers.first(name: "ETag"),
-                lastModified: response.headers.first(name: "Last-Modified"),
-                freshnessLifetime: Self.freshnessLifetime(response.headers)
-            ))
+            return .fetched(try await body(of: response, sized: sized))
         }
+    }
+
+    /// The GET for `url`: the token only for its host, the validators of a conditional request.
+    private func request(for url: URL, credential: MonicaCredential?, validators: Validators?) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = .GET
+        request.headers.add(name: "User-Agent", value: Self.userAgent)
+        if let credential, credential.matches(url) {
+            request.headers.add(name: "Authorization", value: "Bearer \(credential.token)")
+        }
+        if let etag = validators?.etag { request.headers.add(name: "If-None-Match", value: etag) }
+        if let lastModified = validators?.lastModified { request.headers.add(name: "If-Modified-Since", value: lastModified) }
+        request.headers.add(name: "Accept", value: "image/jpeg, image/png, image/webp, image/gif, image/heic, image/avif;q=0.9, */*;q=0.1")
+        return request
+    }
+
+    /// Where a redirect leads, checked by the policy (nil when `response` is none); counts it.
+    private func redirect(_ response: HTTPClientResponse, from url: URL, redirects: inout Int) async throws -> URL? {
+        guard (300..<400).contains(response.status.code), let location = response.headers.first(name: "Location") else { return nil }
+        try? await Self.drain(response)
+        redirects += 1
+        guard redirects <= limits.maxRedirects else {
+            throw SourceFailure(.httpStatus, "more than \(limits.maxRedirects) redirects")
+        }
+        guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
+            throw SourceFailure(.invalidURL, "redirect to an invalid Location")
+        }
+        return try policy.checkedURL(next.absoluteString)
+    }
+
+    /// A status other than 200: retried after a 408, 429 or 5xx (when the server says).
+    private static func statusFailure(_ response: HTTPClientResponse) -> Error {
+        let status = response.status.code
+        let failure = failure(forStatus: response.status)
+        if status == 408 || status == 429 || (500..<600).contains(status) {
+            return Retryable(failure: failure, retryAfter: retryAfter(response.headers))
+        }
+        return failure
+    }
+
+    /// A 200's body, within the size limit, hashed as it arrives.
+    private func body(of response: HTTPClientResponse, sized: (@Sendable (Int) async -> Void)?) async throws -> FetchedPhoto {
+        let declared = response.headers.first(name: "Content-Length").flatMap(Int.init)
+        if let declared, declared > limits.maxBytes {
+            throw SourceFailure(.tooLarge, "Content-Length \(declared) bytes exceeds the limit of \(limits.maxBytes)")
+        }
+        var body: [UInt8] = []
+        // The declared size (already within the limit) up front: no doubling copies.
+        if let declared, declared > 0 {
+            body.reserveCapacity(declared)
+            await sized?(declared)
+        }
+        var hasher = SHA256()
+        do {
+            for try await chunk in response.body {
+                guard body.count + chunk.readableBytes <= limits.maxBytes else {
+                    throw SourceFailure(.tooLarge, "body exceeds the limit of \(limits.maxBytes) bytes")
+                }
+                chunk.withUnsafeReadableBytes { raw in
+                    hasher.update(bufferPointer: raw)
+                    body.append(contentsOf: raw)
+                }
+            }
+        } catch let failure as SourceFailure {
+            throw failure
+        } catch {
+            throw Self.transportFailure(error)
+        }
+        return FetchedPhoto(
+            bytes: body,
+            sha256: hasher.finalize().hexString,
+            etag: response.headers.first(name: "ETag"),
+            lastModified: response.headers.first(name: "Last-Modified"),
+            freshnessLifetime: Self.freshnessLifetime(response.headers)
+        )
+    }
+
+    /// A failure of the connection or the transfer: a timeout or network error is retried;
+    /// a TLS failure (an https:// URL on a plain HTTP port, a bad certificate) fails the
+    /// same way every time: final for the source.
+    private static func transportFailure(_ error: Error) -> Error {
+        let failure = classify(error)
+        let final = isTLSFailure(error)
+        return !final && (failure.failureClass == .timeout || failure.failureClass == .network) ? Retryable(failure: failure) : failure
     }
 
     /// `Cache-Control: max-age` (no-cache and no-store: 0), else `Expires` − `Date`.

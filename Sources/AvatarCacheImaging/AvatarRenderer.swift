@@ -132,41 +132,85 @@ public struct AvatarRenderer: Sendable {
     static let hevcDecoder = CVIPSSHIM_HEVC_LIBAVCODEC
 
     private func decode(_ bytes: UnsafeRawBufferPointer, format: ImageFormat, header: VipsImageRef, tolerant: Bool) throws -> RenderedAvatar {
-        var width = header.width, height = header.height
-        let largestTier = tiers.first ?? 0
-        var image: VipsImageRef
-        var orientation = header.orientation
-        var warning: String?
-        if format == .jpeg, crop == .centre, let square = try decodeJPEGCentre(bytes, target: largestTier, header: header, tolerant: tolerant, warning: &warning) {
-            image = square
-        } else if format == .heif, let decoded = try decodeHEIF(bytes, halfSquareFrom: crop == .centre ? largestTier : 0) {
-            (image, width, height) = decoded
-            orientation = 1
-        } else {
-            let shrink = Self.shrinkOnLoad(shortSide: min(width, height), target: largestTier, format: format)
-            image = shrink == 1 ? header : try load(bytes, format: format, shrink: shrink, tolerant: tolerant)
-        }
-
-        // Centre crop first: the centre square is the same whatever the orientation,
-        // and every later step then works on fewer pixels.
-        let side = min(image.width, image.height)
-        if image.width != image.height {
-            if crop == .attention {
-                // The attention crop reads the image more than once: decode it first.
-                do { image = try image.copiedToMemory() } catch ImagingError.library(let message) { throw ImagingError.invalidImage(message) }
-                image = try image.apply("smartcrop") { cvipsshim_smartcrop_attention($0, $1, Int32(side), Int32(side)) }
-            } else {
-                let left = (image.width - side) / 2, top = (image.height - side) / 2
-                image = try image.apply("crop") { cvipsshim_extract_area($0, $1, Int32(left), Int32(top), Int32(side), Int32(side)) }
+        let source = try decodeSource(bytes, format: format, header: header, tolerant: tolerant)
+        var (image, colourLater) = try upright(try square(source.image), orientation: source.orientation)
+        var outputs: [RenderedTier] = []
+        for (index, tier) in tiers.enumerated() {
+            if image.width > tier {
+                image = try Self.resizeKeepingAlpha(image, to: tier)
+                if colourLater {
+                    image = try toSRGB(image)
+                    colourLater = false
+                }
+                // Into memory before encoding when a smaller tier is resized from this
+                // one: a lazy image would be resampled again for it.
+                if index + 1 < tiers.count && !image.isInMemory { image = try image.copiedToMemory() }
             }
+            // The smallest tier into memory too: its pixels make the placeholder.
+            if index + 1 == tiers.count && !image.isInMemory { image = try image.copiedToMemory() }
+            outputs.append(RenderedTier(tier: tier, side: image.width, bytes: try encode(image)))
         }
+        let (width, height) = source.orientation >= 5 ? (source.height, source.width) : (source.width, source.height)
+        return RenderedAvatar(format: format, sourceWidth: width, sourceHeight: height, tiers: outputs.reversed(),
+                              warning: source.warning, placeholder: Self.placeholder(image))
+    }
+
+    /// A source picture as decoded: its size and orientation as its header says (a HEIC
+    /// decoded upright: 1), and libjpeg's warning for a JPEG decoded past damage.
+    private struct Loaded {
+        var image: VipsImageRef
+        var width: Int
+        var height: Int
+        var orientation: Int
+        var warning: String?
+    }
+
+    /// Decodes by the quickest path the format and crop allow: a JPEG's centre square
+    /// alone, a HEIC's (at half size when that is enough), else libvips' loader with its
+    /// shrink-on-load.
+    private func decodeSource(_ bytes: UnsafeRawBufferPointer, format: ImageFormat, header: VipsImageRef, tolerant: Bool) throws -> Loaded {
+        let largestTier = tiers.first ?? 0
+        var loaded = Loaded(image: header, width: header.width, height: header.height, orientation: header.orientation)
+        if format == .jpeg, crop == .centre,
+           let square = try decodeJPEGCentre(bytes, target: largestTier, header: header, tolerant: tolerant, warning: &loaded.warning) {
+            loaded.image = square
+        } else if format == .heif, let decoded = try decodeHEIF(bytes, halfSquareFrom: crop == .centre ? largestTier : 0) {
+            (loaded.image, loaded.width, loaded.height) = decoded
+            loaded.orientation = 1
+        } else {
+            let shrink = Self.shrinkOnLoad(shortSide: min(header.width, header.height), target: largestTier, format: format)
+            if shrink != 1 { loaded.image = try load(bytes, format: format, shrink: shrink, tolerant: tolerant) }
+        }
+        return loaded
+    }
+
+    /// The square cut from the middle, or by libvips' attention crop. Cropped before
+    /// anything else: the centre square is the same whatever the orientation, and every
+    /// later step then works on fewer pixels.
+    private func square(_ image: VipsImageRef) throws -> VipsImageRef {
+        guard image.width != image.height else { return image }
+        let side = min(image.width, image.height)
+        if crop == .attention {
+            // The attention crop reads the image more than once: decode it first.
+            let decoded: VipsImageRef
+            do { decoded = try image.copiedToMemory() } catch ImagingError.library(let message) { throw ImagingError.invalidImage(message) }
+            return try decoded.apply("smartcrop") { cvipsshim_smartcrop_attention($0, $1, Int32(side), Int32(side)) }
+        }
+        let left = (image.width - side) / 2, top = (image.height - side) / 2
+        return try image.apply("crop") { cvipsshim_extract_area($0, $1, Int32(left), Int32(top), Int32(side), Int32(side)) }
+    }
+
+    /// The square in sRGB (or with its profile still to apply: `colourLater`), on white
+    /// when a JPEG is written, decoded into memory and turned upright.
+    private func upright(_ square: VipsImageRef, orientation: Int) throws -> (VipsImageRef, colourLater: Bool) {
+        var image = square
         // An embedded profile is applied after the first resize when that comes first
         // (8-bit, no alpha): the largest tier has fewer pixels than the decoded square
         // (a third fewer for a phone photo), and lcms' CMYK transform costs per pixel.
         // Resampling the device values first is as good as resampling sRGB's gamma-
         // encoded ones, which is what every tier's resize does anyway.
-        var colourLater = image.hasICCProfile && !image.hasAlpha && image.isUnsignedChar
-            && (image.bands == 3 || image.bands == 4) && image.width > largestTier
+        let colourLater = image.hasICCProfile && !image.hasAlpha && image.isUnsignedChar
+            && (image.bands == 3 || image.bands == 4) && image.width > (tiers.first ?? 0)
         if !colourLater { image = try toSRGB(image) }
         if image.hasAlpha && outputFormat == .jpeg {
             // A transparent source goes on white, never on black.
@@ -183,27 +227,7 @@ public struct AvatarRenderer: Sendable {
             vips_image_set_int(image.pointer, "orientation", Int32(orientation))
             image = try image.apply("autorot") { cvipsshim_autorot($0, $1) }
         }
-
-        var outputs: [RenderedTier] = []
-        var current = image
-        for (index, tier) in tiers.enumerated() {
-            if current.width > tier {
-                current = try Self.resizeKeepingAlpha(current, to: tier)
-                if colourLater {
-                    current = try toSRGB(current)
-                    colourLater = false
-                }
-                // Into memory before encoding when a smaller tier is resized from this
-                // one: a lazy image would be resampled again for it.
-                if index + 1 < tiers.count && !current.isInMemory { current = try current.copiedToMemory() }
-            }
-            // The smallest tier into memory too: its pixels make the placeholder.
-            if index + 1 == tiers.count && !current.isInMemory { current = try current.copiedToMemory() }
-            outputs.append(RenderedTier(tier: tier, side: current.width, bytes: try encode(current)))
-        }
-        let upright = orientation >= 5 ? (height, width) : (width, height)
-        return RenderedAvatar(format: format, sourceWidth: upright.0, sourceHeight: upright.1, tiers: outputs.reversed(), warning: warning,
-                              placeholder: Self.placeholder(current))
+        return (image, colourLater)
     }
 
     /// The side of the picture a ThumbHash is made from: more pixels change the hash
