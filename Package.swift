@@ -177,9 +177,26 @@ let package = Package(
             name: "CVipsShimTesting",
             path: "Tests/CVipsShimTesting"
         ),
+        // Test support shared by the tests: an HTTP server on 127.0.0.1, fixtures and
+        // temporary caches, sample exports, pixels to compare, running the built binary.
+        .target(
+            name: "AvatarCacheTestSupport",
+            dependencies: [
+                "AvatarCache",
+                "CVips",
+                "CVipsShim",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/AvatarCacheTestSupport"
+        ),
         .testTarget(
             name: "AvatarCacheTests",
             dependencies: [
+                "AvatarCacheTestSupport",
                 "AvatarCache",
                 "AvatarCacheConfiguration",
                 "AvatarCacheExports",

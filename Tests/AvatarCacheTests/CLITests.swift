@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import AvatarCacheTestSupport
 @testable import AvatarCache
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheExports
@@ -13,52 +14,8 @@ import Testing
 @testable import AvatarCacheMonograms
 @testable import AvatarCacheSupport
 
-/// Runs the built `avatar-cache` binary and checks stdout, stderr and the exit code.
+/// The built `avatar-cache` binary: its stdout, stderr and exit codes.
 @Suite struct CLITests {
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    static var binary: URL {
-        // The test bundle sits beside the built products.
-        let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let candidates = [products, products.deletingLastPathComponent()]
-        for directory in candidates {
-            let url = directory.appendingPathComponent("avatar-cache")
-            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-        }
-        return Fixtures.repositoryRoot.appendingPathComponent(".build/debug/avatar-cache")
-    }
-
-    func run(_ arguments: [String]) throws -> Result { try Self.run(arguments) }
-
-    /// Runs the binary (or `executable`) to its end, with `environment` added to this
-    /// process's, and collects its output.
-    static func run(_ arguments: [String], environment: [String: String] = [:], executable: URL = binary) throws -> Result {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Both pipes drained at once: a child that fills one (64 KB of stderr) while the
-        // other is read to its end would wait forever.
-        let stderrRead = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var stderr = Data()
-        Thread.detachNewThread {
-            stderr = err.fileHandleForReading.readDataToEndOfFile()
-            stderrRead.signal()
-        }
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        stderrRead.wait()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
-    }
-
     @Test func warmPrintsASummaryWritesTheReportAndExitsZero() throws {
         let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("astronaut.jpg"))])
         defer { server.shutdown() }
@@ -71,7 +28,7 @@ import Testing
         let cache = directory.appendingPathComponent("cache").path
         let reportPath = directory.appendingPathComponent("report.json").path
 
-        let result = try run(["warm", export, "--cache", cache, "--allow-private-networks", "--report", reportPath, "--budget", "50MB"])
+        let result = try Binary.run(["warm", export, "--cache", cache, "--allow-private-networks", "--report", reportPath, "--budget", "50MB"])
 
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout.contains("2 profiles, 2 sources"))
@@ -86,10 +43,10 @@ import Testing
     }
 
     @Test func badUsageExits64() throws {
-        let result = try run(["warm", "x.json", "--cache", "/tmp/x", "--budget", "lots"])
+        let result = try Binary.run(["warm", "x.json", "--cache", "/tmp/x", "--budget", "lots"])
         #expect(result.status == 64)
         #expect(result.stderr.contains("--budget"))
-        let zero = try run(["warm", "x.json", "--cache", "/tmp/x", "--concurrency", "0"])
+        let zero = try Binary.run(["warm", "x.json", "--cache", "/tmp/x", "--concurrency", "0"])
         #expect(zero.status == 64)
         #expect(zero.stderr.contains("--concurrency"))
     }
@@ -97,7 +54,7 @@ import Testing
     @Test func unreadableExportExits65AndNamesTheFile() throws {
         let directory = try Fixtures.temporaryDirectory("cli-bad")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let result = try run(["warm", "/nonexistent/users.json", "--cache", directory.appendingPathComponent("cache").path])
+        let result = try Binary.run(["warm", "/nonexistent/users.json", "--cache", directory.appendingPathComponent("cache").path])
         #expect(result.status == 65)
         #expect(result.stderr.contains("/nonexistent/users.json"))
     }
@@ -112,11 +69,11 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let export = try Fixtures.writeUsersExport([(id: "1", name: "A", url: server.url("/a.jpg")), (id: "2", name: "B", url: server.url("/b.jpg"))], in: directory)
         let cache = directory.appendingPathComponent("cache")
-        #expect(try run(["warm", export, "--cache", cache.path, "--allow-private-networks"]).status == 0)
+        #expect(try Binary.run(["warm", export, "--cache", cache.path, "--allow-private-networks"]).status == 0)
 
         // About 84 KB (retina, /a.jpg) + 190 KB (hubble, /b.jpg), both used in the same
         // run; the export's first record counts as the more recent, so /b.jpg goes first.
-        let result = try run(["prune", "--cache", cache.path, "--budget", "250KB"])
+        let result = try Binary.run(["prune", "--cache", cache.path, "--budget", "250KB"])
 
         #expect(result.status == 0, "stderr: \(result.stderr)")
         #expect(result.stdout.contains("evicted 1 entries"))
@@ -130,7 +87,7 @@ import Testing
         let metadataPath = cache.appendingPathComponent(CacheDirectory.metadataName).path
         let inode = { try (FileManager.default.attributesOfItem(atPath: metadataPath)[.systemFileNumber] as? NSNumber)?.intValue }
         let (inodeBefore, bytesBefore) = (try inode(), try Data(contentsOf: URL(fileURLWithPath: metadataPath)))
-        let again = try run(["prune", "--cache", cache.path, "--budget", "250KB"])
+        let again = try Binary.run(["prune", "--cache", cache.path, "--budget", "250KB"])
         #expect(again.status == 0 && again.stdout.contains("evicted 0 entries"), "\(again.stdout) \(again.stderr)")
         #expect(try inode() == inodeBefore && (try Data(contentsOf: URL(fileURLWithPath: metadataPath))) == bytesBefore)
     }
@@ -144,23 +101,23 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let export = try Fixtures.writeUsersExport([(id: "1", name: "A", url: server.url("/a.jpg"))], in: directory)
         let cache = directory.appendingPathComponent("cache")
-        #expect(try CLITests().run(["warm", export, "--cache", cache.path, "--allow-private-networks"]).status == 0)
+        #expect(try Binary.run(["warm", export, "--cache", cache.path, "--allow-private-networks"]).status == 0)
         let photo = try #require(try Fixtures.fileNames(in: cache).first { $0.hasSuffix("-900.jpg") })
         try FileManager.default.removeItem(at: cache.appendingPathComponent(photo))
 
-        let found = try CLITests().run(["verify", "--cache", cache.path])
+        let found = try Binary.run(["verify", "--cache", cache.path])
         #expect(found.status == 4 && found.stdout.contains("missingFile"), "\(found.stdout)")
-        let repaired = try CLITests().run(["verify", "--cache", cache.path, "--repair"])
+        let repaired = try Binary.run(["verify", "--cache", cache.path, "--repair"])
         #expect(repaired.status == 0, "nothing is left after the repair: \(repaired.stdout) \(repaired.stderr)")
         #expect(repaired.stdout.contains("(all repaired)") && !repaired.stdout.contains("1 problems"), "\(repaired.stdout)")
-        #expect(try CLITests().run(["verify", "--cache", cache.path]).status == 0)
+        #expect(try Binary.run(["verify", "--cache", cache.path]).status == 0)
 
         // A first run killed before it made its index: its marker and a file, no index.
         let first = directory.appendingPathComponent("first")
         try FileManager.default.createDirectory(at: first, withIntermediateDirectories: true)
         try Data("pid 1 started\n".utf8).write(to: first.appendingPathComponent(CacheDirectory.runMarkerName))
         try Data("x".utf8).write(to: first.appendingPathComponent(String(repeating: "a", count: 64) + "-330.jpg"))
-        let interrupted = try CLITests().run(["verify", "--cache", first.path])
+        let interrupted = try Binary.run(["verify", "--cache", first.path])
         #expect(interrupted.status == 0 && interrupted.stdout.contains("a first run was killed"), "\(interrupted.stdout) \(interrupted.stderr)")
     }
 
@@ -172,7 +129,7 @@ import Testing
         var colours: [[String: String]] = []
         for run in 0..<2 {
             let cache = directory.appendingPathComponent("cache-\(run)")
-            let result = try CLITests().run(["warm", export, "--cache", cache.path])
+            let result = try Binary.run(["warm", export, "--cache", cache.path])
             #expect(result.status == 0, "stderr: \(result.stderr)")
             colours.append(try Fixtures.loadMetadata(cache).profiles.mapValues(\.avatarColorHex))
         }
@@ -186,9 +143,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let export = try Fixtures.writeUsersExport([(id: "u1", name: "Ann Lee", url: nil)], in: directory)
         let cache = directory.appendingPathComponent("cache").path
-        #expect(try CLITests().run(["warm", export, "--cache", cache]).status == 0)
+        #expect(try Binary.run(["warm", export, "--cache", cache]).status == 0)
 
-        let found = try CLITests().run(["lookup", "--cache", cache, "--user", "u1", "--size", "150", "--json"])
+        let found = try Binary.run(["lookup", "--cache", cache, "--user", "u1", "--size", "150", "--json"])
         #expect(found.status == 0, "stderr: \(found.stderr)")
         let answer = try JSONSerialization.jsonObject(with: Data(found.stdout.utf8)) as! [String: Any]
         #expect(answer["initials"] as? String == "AL")
@@ -197,7 +154,7 @@ import Testing
         #expect((answer["color"] as? String)?.hasPrefix("#") == true)
         #expect((answer["file"] as? String).map { FileManager.default.fileExists(atPath: $0) } == true)
 
-        let missing = try CLITests().run(["lookup", "--cache", cache, "--user", "nobody"])
+        let missing = try Binary.run(["lookup", "--cache", cache, "--user", "nobody"])
         #expect(missing.status == 66)
         #expect(missing.stderr.contains("\"nobody\" is not in the cache"))
     }
@@ -208,7 +165,7 @@ import Testing
         let tokenFile = directory.appendingPathComponent("token").path
         try Data("abc\n".utf8).write(to: URL(fileURLWithPath: tokenFile))
         let export = try Fixtures.writeUsersExport([(id: "u1", name: "A", url: nil)], in: directory)
-        let result = try CLITests().run(["warm", export, "--cache", directory.appendingPathComponent("c").path, "--monica-token-file", tokenFile])
+        let result = try Binary.run(["warm", export, "--cache", directory.appendingPathComponent("c").path, "--monica-token-file", tokenFile])
         #expect(result.status == 64)
         #expect(result.stderr.contains("--monica-host"))
         #expect(!result.stderr.contains("abc"))
@@ -217,18 +174,6 @@ import Testing
 
 /// The operator's view: exit codes, lock, signals, outputs for cron and CI.
 @Suite struct CLIOperationsTests {
-    func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, Pipe, Pipe) {
-        let process = Process()
-        process.executableURL = CLITests.binary
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        return (process, out, err)
-    }
-
     func slowServer(_ count: Int, seconds: Double) throws -> FixtureServer {
         let photo = try Fixtures.photo("astronaut.jpg")
         var routes: [String: FixtureServer.Reply] = [:]
@@ -243,18 +188,18 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let export = try Fixtures.writeUsersExport((0..<2).map { (id: "u\($0)", name: "U", url: Optional(server.url("/slow\($0).jpg"))) }, in: directory)
         let cache = directory.appendingPathComponent("cache").path
-        let (first, _, _) = try start(["warm", export, "--cache", cache, "--allow-private-networks"])
+        let (first, _, _) = try Binary.start(["warm", export, "--cache", cache, "--allow-private-networks"])
         // Wait until the first run holds the lock (its lock file exists and a request arrived).
         let deadline = Date().addingTimeInterval(10)
         while server.requests.isEmpty && Date() < deadline { usleep(50_000) }
 
-        let second = try CLITests().run(["warm", export, "--cache", cache, "--allow-private-networks"])
+        let second = try Binary.run(["warm", export, "--cache", cache, "--allow-private-networks"])
 
         #expect(second.status == 75)
         #expect(second.stderr.contains("in use by another avatar-cache run"))
         first.waitUntilExit()
         #expect(first.terminationStatus == 0)
-        let waited = try CLITests().run(["warm", export, "--cache", cache, "--allow-private-networks", "--wait", "5"])
+        let waited = try Binary.run(["warm", export, "--cache", cache, "--allow-private-networks", "--wait", "5"])
         #expect(waited.status == 0, "with nobody else running, --wait just runs")
     }
 
@@ -266,7 +211,7 @@ import Testing
         let export = try Fixtures.writeUsersExport((0..<30).map { (id: "u\($0)", name: "User \($0)", url: Optional(server.url("/slow\($0).jpg"))) }, in: directory)
         let cache = directory.appendingPathComponent("cache").path
         let report = directory.appendingPathComponent("report.json").path
-        let (process, out, _) = try start(["warm", export, "--cache", cache, "--allow-private-networks", "--concurrency", "2", "--report", report])
+        let (process, out, _) = try Binary.start(["warm", export, "--cache", cache, "--allow-private-networks", "--concurrency", "2", "--report", report])
         let deadline = Date().addingTimeInterval(10)
         while server.requests.count < 4 && Date() < deadline { usleep(50_000) }
 
@@ -279,7 +224,7 @@ import Testing
         #expect(stdout.contains("30 profiles"), "the summary is still printed")
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as! [String: Any]
         #expect(json["interrupted"] as? String == "SIGTERM")
-        let verify = try CLITests().run(["verify", "--cache", cache])
+        let verify = try Binary.run(["verify", "--cache", cache])
         #expect(verify.status == 0, "verify after SIGTERM: \(verify.stdout) \(verify.stderr)")
         let metadata = try Fixtures.loadMetadata(URL(fileURLWithPath: cache))
         #expect(metadata.entries.values.filter { $0.kind == .photo }.count >= 2, "what finished was saved")
@@ -298,20 +243,12 @@ import Testing
         let metrics = directory.appendingPathComponent("avatar-cache.prom").path
         let summary = directory.appendingPathComponent("summary.md").path
         try Data("earlier step\n".utf8).write(to: URL(fileURLWithPath: summary))
-        let process = Process()
-        process.executableURL = CLITests.binary
-        process.arguments = ["warm", export, "--cache", cache, "--allow-private-networks", "--log-format", "json",
-                             "--metrics-file", metrics, "--max-failure-rate", "0.5"]
-        process.environment = ProcessInfo.processInfo.environment.merging(["GITHUB_STEP_SUMMARY": summary]) { $1 }
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = Pipe()
-        try process.run()
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let result = try Binary.run(["warm", export, "--cache", cache, "--allow-private-networks", "--log-format", "json",
+                                     "--metrics-file", metrics, "--max-failure-rate", "0.5"],
+                                    environment: ["GITHUB_STEP_SUMMARY": summary])
 
-        #expect(process.terminationStatus == 3, "2 of 3 failed, over 0.5")
-        let lines = stderr.split(separator: "\n")
+        #expect(result.status == 3, "2 of 3 failed, over 0.5")
+        let lines = result.stderr.split(separator: "\n")
         #expect(!lines.isEmpty)
         for line in lines {
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
@@ -335,7 +272,7 @@ import Testing
         let cache = directory.appendingPathComponent("cache").path
         try Data("cache: \(cache)\ninputs: [x.json]\nttl-hours: soon\n".utf8).write(to: URL(fileURLWithPath: file))
 
-        let result = try CLITests().run(["run", file])
+        let result = try Binary.run(["run", file])
 
         #expect(result.status == 64)
         #expect(result.stderr.contains("bad.yml:3: key \"ttl-hours\": expected a number of hours, found \"soon\""))
@@ -352,15 +289,31 @@ import Testing
         let cache = directory.appendingPathComponent("cache")
         try Data("cache: \(cache.path)\ninputs: [\(export)]\nscales: [2]\nallow-private-networks: true\n".utf8).write(to: URL(fileURLWithPath: file))
 
-        let result = try CLITests().run(["run", file, "--scale", "1"])
+        let result = try Binary.run(["run", file, "--scale", "1"])
 
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let entry = try #require(try Fixtures.loadMetadata(cache).entries[server.url("/a.jpg")])
         #expect(Set(entry.files.keys) == ["110", "300"], "--scale 1 overrode scales: [2]")
-        let stats = try CLITests().run(["stats", "--cache", cache.path, "--json"])
+        let stats = try Binary.run(["stats", "--cache", cache.path, "--json"])
         let figures = try JSONSerialization.jsonObject(with: Data(stats.stdout.utf8)) as! [String: Any]
         #expect(figures["photoEntries"] as? Int == 1)
         #expect((figures["bytesByTier"] as? [String: Int])?.keys.sorted() == ["110", "300"])
         #expect((figures["budgetUse"] as? Double ?? 0) > 0)
+    }
+}
+
+extension CLITests {
+    @Test func helpNamesEachOptionsValuesOnceAndSpeaksToUsers() throws {
+        // --help names each option's allowed values once.
+        let help = try Binary.run(["warm", "--help"])
+        let logLevelHelp = try #require(help.stdout.range(of: "--log-level").map { String(help.stdout[$0.lowerBound...].prefix(220)) })
+        #expect(logLevelHelp.components(separatedBy: "critical").count - 1 == 1, "\(logLevelHelp)")
+        let formatHelp = try #require(help.stdout.range(of: "--format <format>").map { String(help.stdout[$0.lowerBound...].prefix(220)) })
+        #expect(formatHelp.components(separatedBy: "nexus-conversations").count - 1 == 1, "\(formatHelp)")
+        // Help speaks to users, not of the documents the project came from.
+        for command in ["warm", "lookup", "merge", "prune", "verify", "stats", "run"] {
+            let text = try Binary.run([command, "--help"]).stdout
+            #expect(!text.contains("seed 0") && !text.contains("PRD"), "\(command) --help")
+        }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+import AvatarCacheTestSupport
 @testable import AvatarCache
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheExports
@@ -54,7 +55,7 @@ import Testing
     /// Runs scripts/benchmark/firestore_export.py into a new folder.
     func generate(_ arguments: [String]) throws -> String {
         let out = scratch.appendingPathComponent("generated-\(UUID().uuidString)").path
-        let result = try CLITests.run([Fixtures.repositoryRoot.appendingPathComponent("scripts/benchmark/firestore_export.py").path, out] + arguments,
+        let result = try Binary.run([Fixtures.repositoryRoot.appendingPathComponent("scripts/benchmark/firestore_export.py").path, out] + arguments,
                                       executable: URL(fileURLWithPath: "/usr/bin/env").deletingLastPathComponent().appendingPathComponent("python3"))
         try #require(result.status == 0, "\(result.stderr)")
         return out
@@ -383,7 +384,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let cache = directory.appendingPathComponent("cache").path
         let report = directory.appendingPathComponent("report.json").path
-        let result = try CLITests.run(["warm", Self.fixture("hedwig"), "--cache", cache, "--report", report, "--log-level", "debug"])
+        let result = try Binary.run(["warm", Self.fixture("hedwig"), "--cache", cache, "--report", report, "--log-level", "debug"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("3 profiles"), "\(result.stdout)")
         #expect(result.stderr.contains("people from collection \\\"users\\\"") || result.stderr.contains("people from collection \"users\""), "\(result.stderr)")
@@ -393,7 +394,7 @@ import Testing
             #expect(!text.contains("fakeHash") && !text.contains("password=") && !text.contains("fakeSalt"))
         }
         // A map that names no collection of the export: exit 65, naming what there is.
-        let wrong = try CLITests.run(["warm", Self.fixture("hedwig"), "--cache", cache, "--map", "users=people"])
+        let wrong = try Binary.run(["warm", Self.fixture("hedwig"), "--cache", cache, "--map", "users=people"])
         #expect(wrong.status == 65)
         #expect(wrong.stderr.contains("no collection \"people\"") && wrong.stderr.contains("\"users\" (3 documents"), "\(wrong.stderr)")
     }
@@ -418,14 +419,14 @@ import Testing
             python3 -m http.server 8000 --bind 127.0.0.1 --directory \(path("www")) 2>/dev/null &
             server=$!
             for _ in $(seq 1 100); do python3 -c "import socket; socket.create_connection(('127.0.0.1', 8000))" 2>/dev/null && break; sleep 0.05; done
-            \(CLITests.binary.path) warm \(Self.fixture("the-bulletin")) --cache \(path("cache")) --allow-private-networks --timeout 5 --report \(path("report.json"))
+            \(Binary.url.path) warm \(Self.fixture("the-bulletin")) --cache \(path("cache")) --allow-private-networks --timeout 5 --report \(path("report.json"))
             status=$?
             kill $server
             wait $server 2>/dev/null
             exit $status
             """
         try script.write(toFile: path("run.sh"), atomically: true, encoding: .utf8)
-        let result = try CLITests.run(["-n", "--", "/bin/sh", path("run.sh")], executable: URL(fileURLWithPath: "/usr/bin/unshare"))
+        let result = try Binary.run(["-n", "--", "/bin/sh", path("run.sh")], executable: URL(fileURLWithPath: "/usr/bin/unshare"))
         #expect(result.status == 0, "\(result.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path("report.json")))) as? [String: Any])
         #expect(report["profiles"] as? Int == 17)
@@ -441,7 +442,7 @@ import Testing
         var seen: [String] = []
         for index in 0..<3 {
             let directory = scratch.appendingPathComponent("shard-\(index)").path
-            let result = try CLITests.run(["warm", root, "--cache", directory, "--shard", "\(index)/3", "--report", directory + ".json"])
+            let result = try Binary.run(["warm", root, "--cache", directory, "--shard", "\(index)/3", "--report", directory + ".json"])
             #expect(result.status == 0, "\(result.stderr)")
             let report = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: directory + ".json"))) as? [String: Any])
             let profiles = try #require(report["profiles"] as? Int)

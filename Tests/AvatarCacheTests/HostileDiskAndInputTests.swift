@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import AvatarCacheTestSupport
 @testable import AvatarCache
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheExports
@@ -33,7 +34,7 @@ import Testing
         return try FixtureServer(routes: routes)
     }
 
-    func cli(_ arguments: [String]) throws -> CLITests.Result { try CLITests().run(arguments) }
+    func cli(_ arguments: [String]) throws -> Binary.Result { try Binary.run(arguments) }
 
     @Test func killedAtTwentyMomentsTheCacheStaysConsistent() throws {
         let server = try corpusServer(24, delay: 0.05)
@@ -59,12 +60,7 @@ import Testing
         for index in 0..<20 {
             let cache = directory.appendingPathComponent("kill-\(index)")
             try FileManager.default.copyItem(at: base, to: cache)
-            let process = Process()
-            process.executableURL = CLITests.binary
-            process.arguments = ["warm", everyone, "--cache", cache.path] + flags
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try Binary.startQuietly(["warm", everyone, "--cache", cache.path] + flags)
             usleep(useconds_t(duration * (Double(index) + 0.5) / 20 * 1_000_000))
             if process.isRunning { killedMidRun += 1 }
             kill(process.processIdentifier, SIGKILL)

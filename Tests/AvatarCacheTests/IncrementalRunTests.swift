@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import AvatarCacheTestSupport
 @testable import AvatarCache
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheExports
@@ -180,5 +181,73 @@ import Testing
         #expect(server.requests.count == 1)
         #expect(report.skippedRecentlyFailed == 1 && report.failed == 0)
         #expect(try Fixtures.loadMetadata(cache).profiles["/gone.jpg"]?.kind == .monogram)
+    }
+}
+
+extension IncrementalRunTests {
+    @Test func aRefusalByPolicyIsDecidedAgainUnderTheNextRunsPolicy() throws {
+        let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("chelsea.jpg"))])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("policy-change")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport([(id: "1", name: "Ann Lee", url: server.url("/a.jpg"))], in: directory)
+        let cache = directory.appendingPathComponent("cache").path
+        // Loopback refused (the default policy): decided here, no request made.
+        let refused = try Binary.run(["warm", export, "--cache", cache])
+        #expect(refused.status == 0 && refused.stdout.contains("1 failed"), "\(refused.stdout)\n\(refused.stderr)")
+        #expect(server.requests.isEmpty, "the refusal is decided before any connection")
+        HostileLedger.record("network", "a refusal by policy, then the policy changed", tried: "a loopback URL refused, then --allow-private-networks", count: 1,
+                             outcome: "not remembered: fetched on the next run")
+        // The advice followed: the next run fetches it at once, not "failed recently".
+        let allowed = try Binary.run(["warm", export, "--cache", cache, "--allow-private-networks", "--log-level", "debug"])
+        #expect(allowed.status == 0 && allowed.stdout.contains(" 1 downloaded"), "\(allowed.stdout)\n\(allowed.stderr)")
+        #expect(!allowed.stderr.contains("not asked again"), "\(allowed.stderr)")
+        #expect(server.requests.count == 1)
+    }
+
+    @Test func failureTTLHoursZeroAsksAgainAtOnce() throws {
+        let server = try FixtureServer(routes: ["/gone.jpg": .status(404)])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("failure-ttl")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport([(id: "1", name: "Ann Lee", url: server.url("/gone.jpg"))], in: directory)
+        let cache = directory.appendingPathComponent("cache").path
+        _ = try Binary.run(["warm", export, "--cache", cache, "--allow-private-networks"])
+        #expect(server.requests.count == 1)
+        _ = try Binary.run(["warm", export, "--cache", cache, "--allow-private-networks"])
+        #expect(server.requests.count == 1, "a 404 is not asked again within the default 24 h")
+        _ = try Binary.run(["warm", export, "--cache", cache, "--allow-private-networks", "--failure-ttl-hours", "0"])
+        #expect(server.requests.count == 2, "--failure-ttl-hours 0 counts for failures remembered before")
+    }
+
+    @Test func aFirstRunKilledMidwayKeepsWhatItFinished() async throws {
+        // Six photos answered at once, one that takes a minute: the run is killed while it waits.
+        var routes: [String: FixtureServer.Reply] = ["/slow.jpg": .delayed(seconds: 60, bytes: try Fixtures.photo("coffee.jpg"))]
+        let names = ["astronaut.jpg", "chelsea.jpg", "coffee.jpg", "rocket.jpg", "hubble.jpg", "retina.jpg"]
+        for name in names { routes["/\(name)"] = .ok(bytes: try Fixtures.photo(name)) }
+        let server = try FixtureServer(routes: routes)
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("killed-first-run")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let users = names.enumerated().map { (id: "u\($0.offset)", name: "User \($0.offset)", url: Optional(server.url("/\($0.element)"))) }
+            + [(id: "slow", name: "Slow Poke", url: Optional(server.url("/slow.jpg")))]
+        let export = try Fixtures.writeUsersExport(users, in: directory)
+        let cache = directory.appendingPathComponent("cache").path
+        let process = try Binary.startQuietly(["warm", export, "--cache", cache, "--allow-private-networks",
+                                                "--timeout", "120", "--source-deadline", "120"])
+        // Until the six are in, then past the commit interval.
+        let deadline = Date().addingTimeInterval(30)
+        while server.requests.count < 7, Date() < deadline { try await Task.sleep(nanoseconds: 100_000_000) }
+        try await Task.sleep(nanoseconds: UInt64((WarmPipeline.commitInterval + 2.5) * 1e9))
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal, "killed, not finished")
+        let before = server.requests.count
+        let again = try Binary.run(["warm", export, "--cache", cache, "--allow-private-networks", "--timeout", "1"])
+        let asked = server.requests.dropFirst(before).map(\.path)
+        #expect(Set(asked).isSubset(of: ["/slow.jpg"]), "only the unfinished source is asked for again: \(asked)")
+        #expect(again.stdout.contains("6 fresh"), "the six committed before the kill are fresh: \(again.stdout)")
+        HostileLedger.record("disk", "a first run killed mid-way", tried: "SIGKILL while one source of seven still downloads", count: 1,
+                             outcome: "the six finished were committed (every 2 s at least): the next run asked only for the seventh")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import AvatarCacheTestSupport
 @testable import AvatarCache
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheExports
@@ -29,16 +30,6 @@ import Testing
         return path
     }
 
-    func start(_ arguments: [String]) throws -> Process {
-        let process = Process()
-        process.executableURL = CLITests.binary
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
-    }
-
     @Test func killedWhileWritingALargeIndexTheCacheStaysConsistent() throws {
         let directory = try Fixtures.temporaryDirectory("kill-index")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -50,12 +41,12 @@ import Testing
                 .replacingOccurrences(of: "{\"users\": [\n", with: ""))
             .write(toFile: both, atomically: true, encoding: .utf8)
         let base = directory.appendingPathComponent("base")
-        #expect(try CLITests().run(["warm", first, "--cache", base.path]).status == 0)
+        #expect(try Binary.run(["warm", first, "--cache", base.path]).status == 0)
 
         let probe = directory.appendingPathComponent("probe")
         try FileManager.default.copyItem(at: base, to: probe)
         let started = Date()
-        #expect(try CLITests().run(["warm", both, "--cache", probe.path]).status == 0)
+        #expect(try Binary.run(["warm", both, "--cache", probe.path]).status == 0)
         let duration = Date().timeIntervalSince(started)
 
         var killedMidRun = 0, inconsistent = 0
@@ -63,7 +54,7 @@ import Testing
         for index in 0..<moments {
             let cache = directory.appendingPathComponent("kill-\(index)")
             try FileManager.default.copyItem(at: base, to: cache)
-            let process = try start(["warm", both, "--cache", cache.path])
+            let process = try Binary.startQuietly(["warm", both, "--cache", cache.path])
             // Spread over the first three quarters of the probe's duration: a run's length
             // varies with the machine's load, and a kill after its end proves nothing.
             usleep(useconds_t(duration * 0.75 * (Double(index) + 0.5) / Double(moments) * 1_000_000))
@@ -84,7 +75,7 @@ import Testing
         #expect(killedMidRun >= moments / 2, "the kills landed during runs (\(killedMidRun) of \(moments))")
         // The next run completes and leaves a clean cache with everyone.
         let last = directory.appendingPathComponent("kill-\(moments - 1)")
-        #expect(try CLITests().run(["warm", both, "--cache", last.path]).status == 0)
+        #expect(try Binary.run(["warm", both, "--cache", last.path]).status == 0)
         let after = try CacheVerifier(directory: CacheDirectory(root: last)).verify(budgetBytes: 100_000_000, repair: false)
         #expect(after.problems.isEmpty && after.notices.isEmpty, "\(after.problems) \(after.notices)")
         #expect(try CacheLookup(directory: CacheDirectory(root: last)).lookup(userID: "b29999", viewPoints: 55, scale: 3).kind == .monogram)
@@ -97,10 +88,10 @@ import Testing
         let first = try Self.storeExport(20_000, prefix: "a", in: directory, name: "a.json")
         let renamed = try Self.storeExport(40_000, prefix: "a", in: directory, name: "more.json")
         let cache = directory.appendingPathComponent("cache")
-        #expect(try CLITests().run(["warm", first, "--cache", cache.path]).status == 0)
+        #expect(try Binary.run(["warm", first, "--cache", cache.path]).status == 0)
 
         let lookup = try CacheLookup(directory: CacheDirectory(root: cache))
-        let process = try start(["warm", renamed, "--cache", cache.path])
+        let process = try Binary.startQuietly(["warm", renamed, "--cache", cache.path])
         var answered = 0, slowest = 0.0
         while process.isRunning {
             let started = Date()

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import AvatarCacheTestSupport
 @testable import AvatarCache
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheExports
@@ -84,7 +85,7 @@ import Testing
         defer { server.shutdown() }
         let users = try Fixtures.writeUsersExport([(id: "web", name: "Web User", url: server.url("/photo.tiff"))], in: directory)
         let report = directory.appendingPathComponent("report.json").path
-        let result = try CLITests.run(["warm", users, cardPath, "--cache", directory.appendingPathComponent("cache").path,
+        let result = try Binary.run(["warm", users, cardPath, "--cache", directory.appendingPathComponent("cache").path,
                                        "--allow-private-networks", "--report", report])
         #expect(result.status == 0, "\(result.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])

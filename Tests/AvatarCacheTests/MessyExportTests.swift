@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import AvatarCacheTestSupport
 @testable import AvatarCache
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheExports
@@ -168,7 +169,7 @@ import Testing
         ], in: directory)
         let reportPath = directory.appendingPathComponent("report.json").path
         let cache = directory.appendingPathComponent("cache").path
-        let result = try CLITests().run(["warm", export, "--cache", cache, "--report", reportPath])
+        let result = try Binary.run(["warm", export, "--cache", cache, "--report", reportPath])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.utf8.count < 5_000, "stderr holds \(result.stderr.utf8.count) bytes")
         #expect(result.stderr.contains("(100024 characters, sha256 "), "\(result.stderr.prefix(600))")
@@ -183,7 +184,7 @@ import Testing
         let metadata = try Fixtures.loadMetadata(URL(fileURLWithPath: cache))
         #expect(metadata.profiles["one"]?.photoSource == long + "1.jpg")
         #expect(metadata.failures.values.allSatisfy { $0.reason.count <= ShownText.maxReasonCharacters + 100 })
-        let verify = try CLITests().run(["verify", "--cache", cache])
+        let verify = try Binary.run(["verify", "--cache", cache])
         #expect(verify.stdout.utf8.count < 5_000)
         HostileLedger.record("inputs", "a 100 KB URL in the outputs", tried: "two 100 KB URLs differing at their end", count: 2,
                              outcome: "shown as 200 characters and a hash in the log (\(result.stderr.utf8.count) bytes of stderr), the report and verify; the two stay apart; the cache's keys keep the whole URL")
@@ -246,7 +247,7 @@ import Testing
         let photos = directory.appendingPathComponent("photos.json").path
         let photo = { (id: Int) in "{\"id\": \(id), \"object\": \"photo\", \"original_filename\": \"p\(id).jpg\", \"link\": \"https://monica.example.com/store/photos/p\(id).jpg\", \"information\": {}}" }
         try Data("{\"data\": [\(photo(1)), \(photo(2)), \(photo(3))]}".utf8).write(to: URL(fileURLWithPath: photos))
-        let result = try CLITests().run(["warm", photos, "--format", "monica", "--cache", directory.appendingPathComponent("c").path])
+        let result = try Binary.run(["warm", photos, "--format", "monica", "--cache", directory.appendingPathComponent("c").path])
         #expect(result.status == 65, "no contact in a photos page: \(result.stderr)")
         #expect(result.stderr.contains("a \"photo\" object, not a contact"), "\(result.stderr)")
 

@@ -1,6 +1,7 @@
 import CTestZlib
 import Foundation
 import Testing
+import AvatarCacheTestSupport
 @testable import AvatarCache
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheExports

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import AvatarCacheTestSupport
 @testable import AvatarCache
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheExports
@@ -89,7 +90,7 @@ import Testing
 
     @Test func everyFlagOfWarmIsAKeyInSingularAndPluralForms() throws {
         // The flags as swift-argument-parser knows them (its help dump), not a list kept here.
-        let dump = try CLITests().run(["warm", "--experimental-dump-help"])
+        let dump = try Binary.run(["warm", "--experimental-dump-help"])
         let json = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
         let arguments = try #require((json["command"] as? [String: Any])?["arguments"] as? [[String: Any]])
         let flags = arguments.compactMap { argument -> String? in
@@ -118,5 +119,31 @@ import Testing
         flags.budget = 20_000_000
         file = file.overridden(by: flags)
         #expect(file.budget == 20_000_000 && file.ttlHours == 5 && file.cache == "/a")
+    }
+}
+
+extension PipelineFileTests {
+    @Test func relativePathsInAPipelineFileAreTakenFromItsFolder() throws {
+        let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("chelsea.jpg"))])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("relative-paths")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = directory.appendingPathComponent("etc")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("exports"), withIntermediateDirectories: true)
+        _ = try Fixtures.writeUsersExport([(id: "1", name: "Ann Lee", url: server.url("/a.jpg"))], in: folder.appendingPathComponent("exports"))
+        try Data("""
+            cache: cache
+            inputs: [exports/*.json]
+            report: reports/../report.json
+            allow-private-networks: true
+            """.utf8).write(to: folder.appendingPathComponent("p.yml"))
+        // Run from elsewhere (cron starts in a home directory).
+        let elsewhere = directory.appendingPathComponent("home")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let result = try Binary.run(["-c", "cd \(elsewhere.path) && \(Binary.url.path) run ../etc/p.yml"], executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("cache/index.sqlite").path), "the cache beside the file")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("report.json").path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path).isEmpty, "nothing where the command ran")
     }
 }

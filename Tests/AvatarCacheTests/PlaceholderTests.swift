@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+import AvatarCacheTestSupport
 @testable import AvatarCache
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheExports
@@ -213,9 +214,9 @@ import AvatarCacheLookupCommand
         for path in [directory.path, cache.path] { try FileManager.default.setAttributes([.posixPermissions: 0o555], ofItemAtPath: path) }
         let arguments = ["lookup", "--cache", cache.path, "--user", "a", "--json"]
         let readOnly = getuid() == 0
-            ? try CLITests.run(["--reuid=65534", "--regid=65534", "--clear-groups", CLITests.binary.path] + arguments,
+            ? try Binary.run(["--reuid=65534", "--regid=65534", "--clear-groups", Binary.url.path] + arguments,
                                executable: URL(fileURLWithPath: "/usr/bin/setpriv"))
-            : try CLITests.run(arguments)
+            : try Binary.run(arguments)
         #expect(readOnly.status == 0 && readOnly.stdout.contains("\"kind\" : \"photo\"") && !readOnly.stdout.contains("\"placeholder\""),
                 "\(readOnly.stdout) \(readOnly.stderr)")
         for path in [directory.path, cache.path] { try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: path) }
@@ -248,7 +249,7 @@ import AvatarCacheLookupCommand
     /// alone: no image library among the shared objects it needs, and its lookups are the
     /// engine's, byte for byte.
     @Test func theLookupBinaryLinksNoImageLibraryAndAnswersAsTheEngine() async throws {
-        let front = CLITests.binary
+        let front = Binary.url
         let engine = front.deletingLastPathComponent().appendingPathComponent("avatar-cache-engine")
         let needed = try Self.neededLibraries(front.path)
         #expect(needed.contains { $0.hasPrefix("libsqlite3") }, "\(needed)")
@@ -263,7 +264,7 @@ import AvatarCacheLookupCommand
         defer { try? FileManager.default.removeItem(at: directory) }
         let export = try Fixtures.writeUsersExport([(id: "p", name: "Pat Doe", url: server.url("/p.jpg")), (id: "m", name: "Mo Lee", url: nil)], in: directory)
         let cache = directory.appendingPathComponent("cache").path
-        let warm = try CLITests.run(["warm", export, "--cache", cache, "--allow-private-networks", "--log-level", "error"])
+        let warm = try Binary.run(["warm", export, "--cache", cache, "--allow-private-networks", "--log-level", "error"])
         #expect(warm.status == 0, "\(warm.stderr)")
         // The forms the front parses itself, and those it leaves to swift-argument-parser
         // (help, mistakes, a repeated option): the engine's answers, byte for byte.
@@ -274,16 +275,16 @@ import AvatarCacheLookupCommand
                           ["--cache", cache, "--user", "p", "--scale", "9"], ["--cache", cache, "--user", "p", "--url", "x"],
                           ["--cache", cache, "--user", "m", "--user", "p"], ["--cache", cache], ["--cache", cache, "--user", "p", "--size", "abc"],
                           ["--cache", cache, "--user", "p", "--colour"], ["--help"], ["--cache", "/nonexistent", "--user", "p"]] {
-            let fromFront = try CLITests.run(["lookup"] + arguments)
-            let fromEngine = try CLITests.run(["lookup"] + arguments, executable: engine)
+            let fromFront = try Binary.run(["lookup"] + arguments)
+            let fromEngine = try Binary.run(["lookup"] + arguments, executable: engine)
             #expect(fromFront.status == fromEngine.status && fromFront.stdout == fromEngine.stdout && fromFront.stderr == fromEngine.stderr,
                     "\(arguments): \(fromFront.status) \(fromFront.stdout) \(fromFront.stderr) against \(fromEngine.status) \(fromEngine.stdout) \(fromEngine.stderr)")
         }
         #expect(Lookup.Request.parseCommonForm(["--cache", cache, "--user", "p"]) != nil)
         #expect(Lookup.Request.parseCommonForm(["--cache", cache, "--user", "p", "--help"]) == nil)
         #expect(Lookup.Request.parseCommonForm(["--cache", cache, "--user", "m", "--user", "p"]) == nil)
-        #expect(try CLITests.run(["lookup", "--cache", cache, "--user", "absent"]).status == 66)
-        let answer = try CLITests.run(["lookup", "--cache", cache, "--user", "p", "--json"]).stdout
+        #expect(try Binary.run(["lookup", "--cache", cache, "--user", "absent"]).status == 66)
+        let answer = try Binary.run(["lookup", "--cache", cache, "--user", "p", "--json"]).stdout
         #expect(answer.contains("\"thumbHash\""), "\(answer)")
 
         // docs/embedding.md's example route, built against AvatarCacheLookup alone: no image
@@ -293,12 +294,12 @@ import AvatarCacheLookupCommand
         #expect(!exampleNeeds.contains { $0.contains("vips") || $0.contains("jpeg") || $0.contains("glib") }, "\(exampleNeeds)")
         struct Answer: Decodable { var file: String?; var placeholder: Placeholder?; var etag: String?; var status: Int? }
         let fromCLI = try JSONDecoder().decode(Answer.self, from: Data(answer.utf8))
-        let routed = try CLITests.run([cache, "p"], executable: example)
+        let routed = try Binary.run([cache, "p"], executable: example)
         #expect(routed.status == 0, "\(routed.stderr)")
         let fromRoute = try JSONDecoder().decode(Answer.self, from: Data(routed.stdout.utf8))
         #expect(fromRoute.status == 200 && fromRoute.file == fromCLI.file && fromRoute.placeholder == fromCLI.placeholder)
         #expect(fromRoute.etag.map { $0.hasPrefix("\"") && fromCLI.file?.contains($0.dropFirst().dropLast()) == true } == true)
-        #expect(try CLITests.run([cache, "absent"], executable: example).stdout.contains("\"status\" : 404"))
+        #expect(try Binary.run([cache, "absent"], executable: example).stdout.contains("\"status\" : 404"))
     }
 
     /// A server keeps one lookup open for its life: once its accesses are written it holds no

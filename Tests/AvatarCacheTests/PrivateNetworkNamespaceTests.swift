@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import AvatarCacheTestSupport
 @testable import AvatarCache
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheExports
@@ -64,7 +65,7 @@ import Testing
             server=$!
             for _ in $(seq 1 100); do [ -s \(path("port")) ] && break; sleep 0.05; done
             sed "s/PORT/$(cat \(path("port")))/g" \(path("users.template.json")) > \(path("users.json"))
-            \(CLITests.binary.path) warm \(path("users.json")) --cache \(path("cache")) --allow-private-networks --timeout 3 --report \(path("report.json"))
+            \(Binary.url.path) warm \(path("users.json")) --cache \(path("cache")) --allow-private-networks --timeout 3 --report \(path("report.json"))
             status=$?
             kill $server
             wait $server 2>/dev/null

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+import AvatarCacheTestSupport
 @testable import AvatarCache
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheExports
@@ -39,7 +40,7 @@ import Testing
 
     /// The shell lines that ask the cache everything a reader asks, each answer behind a marker.
     func readerScript(_ cache: String) -> String {
-        let binary = CLITests.binary.path
+        let binary = Binary.url.path
         var lines = Self.users.map { "echo '== lookup \($0)'; \(binary) lookup --cache \(cache) --user \($0) --size 55 --json" }
         lines.append("echo '== stats'; \(binary) stats --cache \(cache) --json")
         lines.append("echo '== verify'; \(binary) verify --cache \(cache) --json")
@@ -50,7 +51,7 @@ import Testing
     /// The answers from the cache where it can be written (the prune left out).
     func writableAnswers(_ cache: CacheDirectory) throws -> [String: String] {
         let script = readerScript(cache.root.path).components(separatedBy: "echo '== prune'")[0]
-        let result = try CLITests.run(["-c", script], executable: URL(fileURLWithPath: "/bin/sh"))
+        let result = try Binary.run(["-c", script], executable: URL(fileURLWithPath: "/bin/sh"))
         #expect(result.status == 0, "\(result.stderr)")
         return sections(result.stdout)
     }
@@ -68,7 +69,7 @@ import Testing
     /// Checks the read-only answers against the writable ones: the same lookups (same
     /// file, tier, colour), the same stats, verify clean, the prune refused (exit 73)
     /// with a message that says the cache is read-only.
-    func expectSameAnswers(_ output: CLITests.Result, as expected: [String: String]) throws {
+    func expectSameAnswers(_ output: Binary.Result, as expected: [String: String]) throws {
         let answers = sections(output.stdout)
         for user in Self.users {
             #expect(answers["lookup \(user)"] == expected["lookup \(user)"] && expected["lookup \(user)"]?.contains("\"file\"") == true,
@@ -93,7 +94,7 @@ import Testing
             touch \(cache.root.path)/probe 2>/dev/null && echo "the mount is writable"
             \(readerScript(cache.root.path))
             """
-        let result = try CLITests.run(["-m", "--", "/bin/sh", "-c", script], executable: URL(fileURLWithPath: "/usr/bin/unshare"))
+        let result = try Binary.run(["-m", "--", "/bin/sh", "-c", script], executable: URL(fileURLWithPath: "/usr/bin/unshare"))
         #expect(!result.stdout.contains("the mount is writable"), "the bind mount is read-only: \(result.stderr)")
         try expectSameAnswers(result, as: expected)
         #expect(try listing(cache) == before, "nothing in the cache changed")
@@ -136,8 +137,8 @@ import Testing
         let before = try listing(cache)
         let script = readerScript(cache.root.path)
         let result = getuid() == 0
-            ? try CLITests.run(["--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", "-c", script], executable: URL(fileURLWithPath: "/usr/bin/setpriv"))
-            : try CLITests.run(["-c", script], executable: URL(fileURLWithPath: "/bin/sh"))
+            ? try Binary.run(["--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", "-c", script], executable: URL(fileURLWithPath: "/usr/bin/setpriv"))
+            : try Binary.run(["-c", script], executable: URL(fileURLWithPath: "/bin/sh"))
         try expectSameAnswers(result, as: expected)
         #expect(try listing(cache) == before, "nothing in the cache changed")
         _ = samples

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import AvatarCacheTestSupport
 @testable import AvatarCache
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheExports
@@ -82,7 +83,7 @@ import Testing
         defer { server.shutdown() }
         let export = try Fixtures.writeUsersExport([(id: "1", name: "Dam Aged", url: server.url("/damaged.jpg"))], in: directory)
         let report = directory.appendingPathComponent("report.json").path
-        let result = try CLITests.run(["warm", export, "--cache", directory.appendingPathComponent("cache").path,
+        let result = try Binary.run(["warm", export, "--cache", directory.appendingPathComponent("cache").path,
                                        "--allow-private-networks", "--report", report])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("source decoded past damage"), "\(result.stderr)")

@@ -2,6 +2,7 @@ import CVipsShim
 import CVipsShimTesting
 import Foundation
 import Testing
+import AvatarCacheTestSupport
 @testable import AvatarCache
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheExports

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Testing
+import AvatarCacheTestSupport
 @testable import AvatarCache
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheExports
@@ -231,27 +232,27 @@ import Testing
         let directory = try Fixtures.temporaryDirectory("shard-cli")
         defer { try? FileManager.default.removeItem(at: directory) }
         let export = try Fixtures.writeUsersExport([(id: "1", name: "A", url: nil)], in: directory)
-        let bad = try CLITests().run(["warm", export, "--cache", directory.appendingPathComponent("c").path, "--shard", "3/3"])
+        let bad = try Binary.run(["warm", export, "--cache", directory.appendingPathComponent("c").path, "--shard", "3/3"])
         #expect(bad.status == 64, "\(bad.stderr)")
         #expect(bad.stderr.contains("between 0 and 2"), "\(bad.stderr)")
-        let ok = try CLITests().run(["warm", export, "--cache", directory.appendingPathComponent("c").path, "--shard", "0/1"])
+        let ok = try Binary.run(["warm", export, "--cache", directory.appendingPathComponent("c").path, "--shard", "0/1"])
         #expect(ok.status == 0 && ok.stdout.contains("shard 0/1"), "\(ok.stdout) \(ok.stderr)")
         // merge refuses the target as a source, and two caches of the same shard.
         let c = directory.appendingPathComponent("c").path
-        let intoItself = try CLITests().run(["merge", c, "--into", c])
+        let intoItself = try Binary.run(["merge", c, "--into", c])
         #expect(intoItself.status == 64 && intoItself.stderr.contains("the target itself"), "\(intoItself.stderr)")
         try FileManager.default.copyItem(atPath: c, toPath: c + "-copy")
-        let twice = try CLITests().run(["merge", c, c + "-copy", "--into", directory.appendingPathComponent("m").path])
+        let twice = try Binary.run(["merge", c, c + "-copy", "--into", directory.appendingPathComponent("m").path])
         #expect(twice.status == 64 && twice.stderr.contains("both shard 0/1"), "\(twice.stderr)")
-        let merged = try CLITests().run(["merge", c, "--into", directory.appendingPathComponent("m").path])
+        let merged = try Binary.run(["merge", c, "--into", directory.appendingPathComponent("m").path])
         #expect(merged.status == 0 && merged.stdout.contains("merged 1 cache into"), "\(merged.stdout) \(merged.stderr)")
         // A cache still being written (its lock held) is exit 75 before the target is touched.
         let held = try CacheLock.acquire(in: CacheDirectory(root: URL(fileURLWithPath: c)))
-        let busy = try CLITests().run(["merge", c, "--into", directory.appendingPathComponent("m2").path])
+        let busy = try Binary.run(["merge", c, "--into", directory.appendingPathComponent("m2").path])
         held.release()
         #expect(busy.status == 75, "\(busy.stderr)")
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("m2").path), "the target is not created")
-        let notACache = try CLITests().run(["merge", directory.path, "--into", directory.appendingPathComponent("m").path])
+        let notACache = try Binary.run(["merge", directory.path, "--into", directory.appendingPathComponent("m").path])
         #expect(notACache.status == 73 && notACache.stderr.contains("is not an avatar-cache cache"), "\(notACache.stderr)")
     }
 
@@ -264,7 +265,7 @@ import Testing
         let expected = try files(samples.cache("shard"))
         let mount = samples.directory.appendingPathComponent("tmpfs").path
         try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-        let binary = CLITests.binary.path
+        let binary = Binary.url.path
         let script = """
             set -eu
             mount -t tmpfs tmpfs \(mount)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import AvatarCacheTestSupport
 import Yams
 @testable import AvatarCache
 @testable import AvatarCacheConfiguration
@@ -25,7 +26,7 @@ import Yams
         let exports: URL
         let work: URL
         var port: Int { samples.server.port }
-        var binDirectory: String { CLITests.binary.deletingLastPathComponent().path }
+        var binDirectory: String { Binary.url.deletingLastPathComponent().path }
 
         init(_ label: String) throws {
             samples = try SampleExports(label: label)
@@ -52,14 +53,14 @@ import Yams
         var monica: [String: String] { ["MONICA_HOST": "localhost:\(port)", "AVATAR_CACHE_MONICA_TOKEN": "test-token"] }
 
         /// Runs a shell command in the work folder, avatar-cache on PATH.
-        func shell(_ command: String, environment: [String: String] = [:]) throws -> CLITests.Result {
-            try CLITests.run(["-c", "set -eo pipefail\ncd \(work.path)\n" + command],
+        func shell(_ command: String, environment: [String: String] = [:]) throws -> Binary.Result {
+            try Binary.run(["-c", "set -eo pipefail\ncd \(work.path)\n" + command],
                              environment: loopbackEnvironment.merging(environment) { $1 },
                              executable: URL(fileURLWithPath: "/bin/bash"))
         }
 
-        func verify(_ cache: String) throws -> CLITests.Result {
-            try CLITests.run(["verify", "--cache", cache.hasPrefix("/") ? cache : work.appendingPathComponent(cache).path, "--budget", "10GB"])
+        func verify(_ cache: String) throws -> Binary.Result {
+            try Binary.run(["verify", "--cache", cache.hasPrefix("/") ? cache : work.appendingPathComponent(cache).path, "--budget", "10GB"])
         }
     }
 
@@ -88,7 +89,7 @@ import Yams
         environment["AVATAR_CACHE_INPUTS"] = served.exports.path
         // The paths the package installs, in the repository.
         let command = fields[6]
-            .replacingOccurrences(of: "/usr/bin/avatar-cache", with: CLITests.binary.path)
+            .replacingOccurrences(of: "/usr/bin/avatar-cache", with: Binary.url.path)
             .replacingOccurrences(of: "/etc/avatar-cache/prefetch.yml", with: Fixtures.repositoryRoot.appendingPathComponent("pipelines/prefetch.yml").path)
             .replacingOccurrences(of: "| logger -t avatar-cache", with: "| cat")
         let result = try served.shell(command, environment: environment.merging(served.monica) { $1 })
@@ -116,7 +117,7 @@ import Yams
 
     /// The long flags of a subcommand, from swift-argument-parser's help dump: name -> takes a value.
     func flags(of subcommand: String) throws -> [String: Bool] {
-        let dump = try CLITests.run([subcommand, "--experimental-dump-help"])
+        let dump = try Binary.run([subcommand, "--experimental-dump-help"])
         let json = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
         var result: [String: Bool] = [:]
         for argument in (json["command"] as? [String: Any])?["arguments"] as? [[String: Any]] ?? [] {
@@ -183,7 +184,7 @@ import Yams
         let report = try String(contentsOf: served.work.appendingPathComponent("ci-report.json"), encoding: .utf8)
         #expect(report.contains("\"version\" : \"\(AvatarCacheVersion.string)\""), "the report names the version: \(report.prefix(300))")
         // Tiers 330 and 900 px: --size 110 and 300 from `args` reached the CLI.
-        let lookup = try CLITests.run(["lookup", "--cache", served.work.appendingPathComponent("ci-cache").path, "--user", "u1001", "--size", "150", "--json"])
+        let lookup = try Binary.run(["lookup", "--cache", served.work.appendingPathComponent("ci-cache").path, "--user", "u1001", "--size", "150", "--json"])
         #expect(lookup.stdout.contains("\"tier\" : 900"), "\(lookup.stdout)")
     }
 
@@ -271,7 +272,7 @@ import Yams
     }
 
     @Test func theVersionIsWrittenOnceAndCarriesTheCommit() throws {
-        let version = try CLITests.run(["--version"])
+        let version = try Binary.run(["--version"])
         #expect(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == AvatarCacheVersion.string)
         #expect(AvatarCacheVersion.string.hasPrefix(AvatarCacheVersion.number))
         // scripts/test (like every script that builds) stamps the build with the commit.

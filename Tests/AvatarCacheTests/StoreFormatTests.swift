@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Testing
+import AvatarCacheTestSupport
 @testable import AvatarCache
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheExports

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import AvatarCacheTestSupport
 @testable import AvatarCache
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheExports
@@ -141,7 +142,7 @@ import Testing
         let indexURL = cache.appendingPathComponent(CacheIndex.fileName)
         try Data(repeating: 0x5A, count: 8192).write(to: indexURL)
 
-        let refused = try CLITests().run(["warm", users, "--cache", cache.path, "--allow-private-networks"])
+        let refused = try Binary.run(["warm", users, "--cache", cache.path, "--allow-private-networks"])
         #expect(refused.status == 73)
         #expect(refused.stderr.contains(CacheIndex.fileName) && refused.stderr.contains("move it aside"), "\(refused.stderr)")
 

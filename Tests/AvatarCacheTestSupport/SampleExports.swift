@@ -1,26 +1,26 @@
 import Foundation
-@testable import AvatarCache
-@testable import AvatarCacheModel
-@testable import AvatarCacheMonograms
-@testable import AvatarCacheSupport
-@testable import AvatarCacheConfiguration
-@testable import AvatarCacheExports
-@testable import AvatarCacheFetching
-@testable import AvatarCacheImaging
-@testable import AvatarCachePipeline
-@testable import AvatarCacheReporting
-@testable import AvatarCacheStore
+import AvatarCache
+import AvatarCacheModel
+import AvatarCacheMonograms
+import AvatarCacheSupport
+import AvatarCacheConfiguration
+import AvatarCacheExports
+import AvatarCacheFetching
+import AvatarCacheImaging
+import AvatarCachePipeline
+import AvatarCacheReporting
+import AvatarCacheStore
 
 /// The three systems' samples (samples/), photos served on loopback as the demo does,
 /// the exports rewritten to point at the server; all removed with the instance.
-final class SampleExports {
-    let server: FixtureServer
-    let directory: URL
-    var exports: [String] = []
+package final class SampleExports {
+    package let server: FixtureServer
+    package let directory: URL
+    package var exports: [String] = []
 
     /// `monicaOnLocalhost`: Monica's URLs served as "localhost" (so its host differs from
     /// the photos' and the token has a host of its own), else as 127.0.0.1 like them.
-    init(label: String, monicaOnLocalhost: Bool = true) throws {
+    package init(label: String, monicaOnLocalhost: Bool = true) throws {
         var routes: [String: FixtureServer.Reply] = [:]
         let photos = Fixtures.repositoryRoot.appendingPathComponent("samples/photos")
         for name in try FileManager.default.contentsOfDirectory(atPath: photos.path) {
@@ -39,7 +39,7 @@ final class SampleExports {
         exports.append(Fixtures.repositoryRoot.appendingPathComponent("samples/jami").path)
     }
 
-    func configuration(_ cache: String, shard: Shard? = nil) -> WarmConfiguration {
+    package func configuration(_ cache: String, shard: Shard? = nil) -> WarmConfiguration {
         var configuration = Fixtures.configuration(exports: exports, cache: directory.appendingPathComponent(cache))
         configuration.monica = MonicaCredential(host: "localhost:\(server.port)", token: "test-token")
         configuration.budgetBytes = 1_000_000_000
@@ -47,7 +47,7 @@ final class SampleExports {
         return configuration
     }
 
-    func cache(_ name: String) -> CacheDirectory { CacheDirectory(root: directory.appendingPathComponent(name)) }
+    package func cache(_ name: String) -> CacheDirectory { CacheDirectory(root: directory.appendingPathComponent(name)) }
 
     deinit {
         server.shutdown()

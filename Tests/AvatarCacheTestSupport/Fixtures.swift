@@ -1,30 +1,28 @@
 import Foundation
-import Testing
-@testable import AvatarCache
-@testable import AvatarCacheModel
-@testable import AvatarCacheMonograms
-@testable import AvatarCacheSupport
-@testable import AvatarCacheConfiguration
-@testable import AvatarCacheExports
-@testable import AvatarCacheFetching
-@testable import AvatarCacheImaging
-@testable import AvatarCachePipeline
-@testable import AvatarCacheReporting
-@testable import AvatarCacheStore
+import AvatarCache
+import AvatarCacheModel
+import AvatarCacheMonograms
+import AvatarCacheSupport
+import AvatarCacheConfiguration
+import AvatarCacheExports
+import AvatarCacheFetching
+import AvatarCacheImaging
+import AvatarCachePipeline
+import AvatarCacheReporting
+import AvatarCacheStore
 
 /// Paths and bytes the tests share: the committed sample photos.
-enum Fixtures {
-    static let repositoryRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+package enum Fixtures {
+    package static let repositoryRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-    static func photo(_ name: String) throws -> [UInt8] {
+    package static func photo(_ name: String) throws -> [UInt8] {
         let url = repositoryRoot.appendingPathComponent("samples/photos/\(name)")
         return try [UInt8](Data(contentsOf: url))
     }
 
     /// A new empty directory under the system temporary directory.
-    static func temporaryDirectory(_ label: String = "test") throws -> URL {
+    package static func temporaryDirectory(_ label: String = "test") throws -> URL {
         let url = FileManager.default.temporaryDirectory
             .appendingPathComponent("avatar-cache-\(label)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -32,7 +30,7 @@ enum Fixtures {
     }
 
     /// Writes a NexusAI users export (`{"users": [...]}`) and returns its path.
-    static func writeUsersExport(_ users: [(id: String, name: String, url: String?)], in directory: URL, name: String = "users.json") throws -> String {
+    package static func writeUsersExport(_ users: [(id: String, name: String, url: String?)], in directory: URL, name: String = "users.json") throws -> String {
         var records: [[String: String]] = []
         for user in users {
             var record = ["id": user.id, "displayName": user.name, "email": "\(user.id)@example.com"]
@@ -46,7 +44,7 @@ enum Fixtures {
     }
 
     /// A configuration for tests: loopback allowed, short timeout.
-    static func configuration(exports: [String], cache: URL) -> WarmConfiguration {
+    package static func configuration(exports: [String], cache: URL) -> WarmConfiguration {
         var configuration = WarmConfiguration(exports: exports, cacheDirectory: cache)
         configuration.allowPrivateNetworks = true
         configuration.fetchLimits.timeout = 5
@@ -55,24 +53,24 @@ enum Fixtures {
     }
 
     /// The whole index of a cache, each profile pointed at what it shows.
-    static func loadMetadata(_ cache: URL) throws -> CacheMetadata {
+    package static func loadMetadata(_ cache: URL) throws -> CacheMetadata {
         let index = try CacheIndex.openExisting(CacheDirectory(root: cache))
         defer { index.close() }
         return try index.snapshot()
     }
 
     /// The cache's metadata.json, the apps' document.
-    static func loadDocument(_ cache: URL) throws -> MetadataDocument {
+    package static func loadDocument(_ cache: URL) throws -> MetadataDocument {
         try MetadataDocument.read(CacheDirectory(root: cache))
     }
 
     /// Everything a reader yields: its profiles and its bad records, in order.
     /// A documentation page of the repository (README.md, docs/…), as text.
-    static func page(_ path: String) throws -> String {
+    package static func page(_ path: String) throws -> String {
         try String(contentsOf: repositoryRoot.appendingPathComponent(path), encoding: .utf8)
     }
 
-    static func read(_ reader: ExportReader) throws -> (profiles: [Profile], bad: [BadRecord]) {
+    package static func read(_ reader: ExportReader) throws -> (profiles: [Profile], bad: [BadRecord]) {
         var profiles: [Profile] = [], bad: [BadRecord] = []
         try reader.read { item in
             switch item {
@@ -84,7 +82,7 @@ enum Fixtures {
         return (profiles, bad)
     }
 
-    static func fileNames(in cache: URL) throws -> [String] {
+    package static func fileNames(in cache: URL) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: cache.path).sorted()
     }
 }
@@ -92,7 +90,7 @@ enum Fixtures {
 import Logging
 
 extension Logger {
-    static let test: Logger = {
+    package static let test: Logger = {
         var logger = Logger(label: "avatar-cache-tests")
         logger.logLevel = .critical
         return logger
@@ -102,8 +100,8 @@ extension Logger {
 /// Whether this process may make private namespaces (`unshare -n`, `unshare -m`): root,
 /// or a kernel that lets users. Tests that need one are skipped, saying so, where it
 /// cannot be made (a container without the capability), rather than failing.
-enum Namespaces {
-    static func canUnshare(_ flag: String) -> Bool {
+package enum Namespaces {
+    package static func canUnshare(_ flag: String) -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         process.arguments = [flag, "--", "/bin/true"]
@@ -114,6 +112,6 @@ enum Namespaces {
         return process.terminationStatus == 0
     }
 
-    static let network = canUnshare("-n")
-    static let mount = canUnshare("-m")
+    package static let network = canUnshare("-n")
+    package static let mount = canUnshare("-m")
 }

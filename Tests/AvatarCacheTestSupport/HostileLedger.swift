@@ -3,8 +3,8 @@ import Foundation
 /// Records what each hostile-input case tried and what the tool did, when
 /// `AVATAR_CACHE_HOSTILE_REPORT` names a file (scripts/hostile-report sets it and turns
 /// the lines into the README's table). Recording happens after the case's assertions.
-enum HostileLedger {
-    struct Case: Codable {
+package enum HostileLedger {
+    package struct Case: Codable {
         var area: String
         var name: String
         var tried: String
@@ -18,7 +18,7 @@ enum HostileLedger {
 
     private static let lock = NSLock()
 
-    static func record(_ area: String, _ name: String, tried: String, count: Int, outcome: String,
+    package static func record(_ area: String, _ name: String, tried: String, count: Int, outcome: String,
                        crashes: Int = 0, hangs: Int = 0, inconsistentCaches: Int = 0, secretsLeaked: Int = 0) {
         guard let path = ProcessInfo.processInfo.environment["AVATAR_CACHE_HOSTILE_REPORT"] else { return }
         let entry = Case(area: area, name: name, tried: tried, count: count, outcome: outcome, crashes: crashes,

@@ -6,8 +6,8 @@ import NIOPosix
 
 /// A real HTTP server on 127.0.0.1, port chosen by the kernel, for the download path.
 /// It records every request it receives (path and headers) so tests can count them.
-final class FixtureServer: @unchecked Sendable {
-    enum Reply: Sendable {
+package final class FixtureServer: @unchecked Sendable {
+    package enum Reply: Sendable {
         case ok(bytes: [UInt8], headers: [(String, String)] = [])
         case status(Int)
         case statusWithHeaders(Int, [(String, String)])
@@ -31,13 +31,13 @@ final class FixtureServer: @unchecked Sendable {
 
     fileprivate let streamed = NIOLockedValueBox(0)
     /// Bytes of `.streamed` bodies written to sockets so far.
-    var streamedBytes: Int { streamed.withLockedValue { $0 } }
+    package var streamedBytes: Int { streamed.withLockedValue { $0 } }
 
-    struct Request: Sendable {
-        var path: String
-        var headers: [(String, String)]
+    package struct Request: Sendable {
+        package var path: String
+        package var headers: [(String, String)]
         /// When its head was read.
-        var at = Date()
+        package var at = Date()
     }
 
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -46,12 +46,12 @@ final class FixtureServer: @unchecked Sendable {
     private let log = NIOLockedValueBox<[Request]>([])
     private let accepted = NIOLockedValueBox(0)
     /// Connections accepted, whatever was said on them (a TLS hello counts too).
-    var connections: Int { accepted.withLockedValue { $0 } }
-    private(set) var port = 0
+    package var connections: Int { accepted.withLockedValue { $0 } }
+    package private(set) var port = 0
 
     /// `host`: another loopback address (127.0.0.2, …) for a test that needs two servers
     /// on one port; `port` 0 lets the kernel choose.
-    init(routes: [String: Reply] = [:], host: String = "127.0.0.1", port: Int = 0) throws {
+    package init(routes: [String: Reply] = [:], host: String = "127.0.0.1", port: Int = 0) throws {
         self.routes = NIOLockedValueBox(routes)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
@@ -67,17 +67,17 @@ final class FixtureServer: @unchecked Sendable {
         self.port = channel.localAddress!.port!
     }
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    package var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    func url(_ path: String) -> String { baseURL + path }
+    package func url(_ path: String) -> String { baseURL + path }
 
-    func setRoute(_ path: String, _ reply: Reply) {
+    package func setRoute(_ path: String, _ reply: Reply) {
         routes.withLockedValue { $0[path] = reply }
     }
 
-    var requests: [Request] { log.withLockedValue { $0 } }
+    package var requests: [Request] { log.withLockedValue { $0 } }
 
-    func shutdown() {
+    package func shutdown() {
         try? channel.close().wait()
         try? group.syncShutdownGracefully()
     }
