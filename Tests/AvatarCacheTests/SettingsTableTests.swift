@@ -103,6 +103,16 @@ import AvatarCacheTestSupport
         }
     }
 
+    /// Each property of `PipelineSettings` (the inputs aside) is the key path of one
+    /// setting of the table: none is left that no file or flag can set or merge.
+    @Test func everyPropertyOfTheSettingsIsOneSettingsKeyPath() throws {
+        let properties = Mirror(reflecting: PipelineSettings()).children.compactMap(\.label).filter { $0 != "inputs" }
+        let paths = Settings.all.compactMap { ($0 as? any KeyPathNamed)?.propertyName }
+        #expect(paths.count == Settings.all.count)
+        #expect(Set(paths).count == paths.count, "two settings hold one property")
+        #expect(Set(properties) == Set(paths), "properties \(Set(properties).symmetricDifference(paths).sorted())")
+    }
+
     /// `_maxTtlHours` → `max-ttl-hours`, as swift-argument-parser names a long flag.
     static func flagName(of label: String) -> String {
         var name = ""
@@ -196,4 +206,13 @@ extension SettingsTableTests {
         let roomy = try Binary.run(["warm", export, "--cache", cache + "2", "--max-bytes", "1KB"])
         #expect(roomy.status == 0 && roomy.stdout.contains("2 profiles"), "a small --max-bytes leaves records alone: \(roomy.stdout) \(roomy.stderr)")
     }
+}
+
+/// The name of the property a setting's key path leads to (`\PipelineSettings.quality`).
+protocol KeyPathNamed {
+    var propertyName: String { get }
+}
+
+extension Setting: KeyPathNamed {
+    var propertyName: String { "\(path)".replacingOccurrences(of: "\\PipelineSettings.", with: "") }
 }
