@@ -132,8 +132,13 @@ public struct AvatarRenderer: Sendable {
     static let hevcDecoder = CVIPSSHIM_HEVC_LIBAVCODEC
 
     private func decode(_ bytes: UnsafeRawBufferPointer, format: ImageFormat, header: VipsImageRef, tolerant: Bool) throws -> RenderedAvatar {
-        let source = try decodeSource(bytes, format: format, header: header, tolerant: tolerant)
-        var (image, colourLater) = try upright(try square(source.image), orientation: source.orientation)
+        // One variable for the picture as it goes: each step's input is released as the
+        // next is made (a HEIC's whole decode is not held while the tiers are made).
+        var image: VipsImageRef
+        let source: Source
+        (image, source) = try decodeSource(bytes, format: format, header: header, tolerant: tolerant)
+        image = try square(image)
+        var colourLater = try makeUpright(&image, orientation: source.orientation)
         var outputs: [RenderedTier] = []
         for (index, tier) in tiers.enumerated() {
             if image.width > tier {
@@ -155,10 +160,10 @@ public struct AvatarRenderer: Sendable {
                               warning: source.warning, placeholder: Self.placeholder(image))
     }
 
-    /// A source picture as decoded: its size and orientation as its header says (a HEIC
-    /// decoded upright: 1), and libjpeg's warning for a JPEG decoded past damage.
-    private struct Loaded {
-        var image: VipsImageRef
+    /// What is known of a source picture once decoded: its size and orientation as its
+    /// header says (a HEIC decoded upright: 1), and libjpeg's warning for a JPEG decoded
+    /// past damage.
+    private struct Source {
         var width: Int
         var height: Int
         var orientation: Int
@@ -168,20 +173,20 @@ public struct AvatarRenderer: Sendable {
     /// Decodes by the quickest path the format and crop allow: a JPEG's centre square
     /// alone, a HEIC's (at half size when that is enough), else libvips' loader with its
     /// shrink-on-load.
-    private func decodeSource(_ bytes: UnsafeRawBufferPointer, format: ImageFormat, header: VipsImageRef, tolerant: Bool) throws -> Loaded {
+    private func decodeSource(_ bytes: UnsafeRawBufferPointer, format: ImageFormat, header: VipsImageRef,
+                              tolerant: Bool) throws -> (VipsImageRef, Source) {
         let largestTier = tiers.first ?? 0
-        var loaded = Loaded(image: header, width: header.width, height: header.height, orientation: header.orientation)
+        var source = Source(width: header.width, height: header.height, orientation: header.orientation)
         if format == .jpeg, crop == .centre,
-           let square = try decodeJPEGCentre(bytes, target: largestTier, header: header, tolerant: tolerant, warning: &loaded.warning) {
-            loaded.image = square
-        } else if format == .heif, let decoded = try decodeHEIF(bytes, halfSquareFrom: crop == .centre ? largestTier : 0) {
-            (loaded.image, loaded.width, loaded.height) = decoded
-            loaded.orientation = 1
-        } else {
-            let shrink = Self.shrinkOnLoad(shortSide: min(header.width, header.height), target: largestTier, format: format)
-            if shrink != 1 { loaded.image = try load(bytes, format: format, shrink: shrink, tolerant: tolerant) }
+           let square = try decodeJPEGCentre(bytes, target: largestTier, header: header, tolerant: tolerant, warning: &source.warning) {
+            return (square, source)
         }
-        return loaded
+        if format == .heif, let decoded = try decodeHEIF(bytes, halfSquareFrom: crop == .centre ? largestTier : 0) {
+            (source.width, source.height, source.orientation) = (decoded.width, decoded.height, 1)
+            return (decoded.image, source)
+        }
+        let shrink = Self.shrinkOnLoad(shortSide: min(header.width, header.height), target: largestTier, format: format)
+        return (shrink == 1 ? header : try load(bytes, format: format, shrink: shrink, tolerant: tolerant), source)
     }
 
     /// The square cut from the middle, or by libvips' attention crop. Cropped before
@@ -200,10 +205,10 @@ public struct AvatarRenderer: Sendable {
         return try image.apply("crop") { cvipsshim_extract_area($0, $1, Int32(left), Int32(top), Int32(side), Int32(side)) }
     }
 
-    /// The square in sRGB (or with its profile still to apply: `colourLater`), on white
-    /// when a JPEG is written, decoded into memory and turned upright.
-    private func upright(_ square: VipsImageRef, orientation: Int) throws -> (VipsImageRef, colourLater: Bool) {
-        var image = square
+    /// Makes the square sRGB (or leaves its profile to apply after the first resize:
+    /// returns true), puts it on white when a JPEG is written, decodes it into memory and
+    /// turns it upright.
+    private func makeUpright(_ image: inout VipsImageRef, orientation: Int) throws -> Bool {
         // An embedded profile is applied after the first resize when that comes first
         // (8-bit, no alpha): the largest tier has fewer pixels than the decoded square
         // (a third fewer for a phone photo), and lcms' CMYK transform costs per pixel.
@@ -227,7 +232,7 @@ public struct AvatarRenderer: Sendable {
             vips_image_set_int(image.pointer, "orientation", Int32(orientation))
             image = try image.apply("autorot") { cvipsshim_autorot($0, $1) }
         }
-        return (image, colourLater)
+        return colourLater
     }
 
     /// The side of the picture a ThumbHash is made from: more pixels change the hash
@@ -257,7 +262,7 @@ public struct AvatarRenderer: Sendable {
     /// tier), a large one's centre square comes at half size straight from its YCbCr
     /// planes (no full-size RGB image) when that is still at least the largest tier. nil
     /// when the shim was built without this path (heifload then).
-    private func decodeHEIF(_ bytes: UnsafeRawBufferPointer, halfSquareFrom: Int) throws -> (VipsImageRef, Int, Int)? {
+    private func decodeHEIF(_ bytes: UnsafeRawBufferPointer, halfSquareFrom: Int) throws -> (image: VipsImageRef, width: Int, height: Int)? {
         var codedWidth: Int32 = 0, codedHeight: Int32 = 0, shownWidth: Int32 = 0, shownHeight: Int32 = 0
         var status = CVIPSSHIM_OK
         var square: [Double] = [0, 0, 0]
