@@ -187,7 +187,4 @@ public enum Settings {
     /// Each setting by its pipeline keys (every spelling).
     public static let byKey: [String: any AnySetting] = Dictionary(
         uniqueKeysWithValues: all.flatMap { setting in ([setting.key] + setting.otherKeys).map { ($0, setting) } })
-
-    /// Each setting by its flag.
-    public static let byFlag: [String: any AnySetting] = Dictionary(uniqueKeysWithValues: all.map { ($0.flag, $0) })
 }

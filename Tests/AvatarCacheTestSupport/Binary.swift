@@ -23,24 +23,24 @@ package enum Binary {
     /// the caller through the pipes returned.
     package static func start(_ arguments: [String], environment: [String: String] = [:],
                               executable: URL = url) throws -> (process: Process, stdout: Pipe, stderr: Pipe) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
+        let process = try launch(arguments, environment: environment, executable: executable, output: out, errors: err)
         return (process, out, err)
     }
 
     /// Starts the binary with its output discarded (a run to be killed, say).
     package static func startQuietly(_ arguments: [String]) throws -> Process {
+        try launch(arguments, environment: [:], executable: url, output: FileHandle.nullDevice, errors: FileHandle.nullDevice)
+    }
+
+    private static func launch(_ arguments: [String], environment: [String: String], executable: URL,
+                               output: Any, errors: Any) throws -> Process {
         let process = Process()
-        process.executableURL = url
+        process.executableURL = executable
         process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = output
+        process.standardError = errors
         try process.run()
         return process
     }

@@ -1,18 +1,6 @@
 import Foundation
 import Testing
 import AvatarCacheTestSupport
-@testable import AvatarCache
-@testable import AvatarCacheConfiguration
-@testable import AvatarCacheExports
-@testable import AvatarCacheFetching
-@testable import AvatarCacheImaging
-@testable import AvatarCachePipeline
-@testable import AvatarCacheReporting
-@testable import AvatarCacheStore
-@testable import AvatarCacheLookup
-@testable import AvatarCacheModel
-@testable import AvatarCacheMonograms
-@testable import AvatarCacheSupport
 
 /// Mistakes and failures an operator meets, each with its exit code and its words: found before
 /// the cache is touched, an export that is not there or not an export, output files that

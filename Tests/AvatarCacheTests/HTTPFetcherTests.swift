@@ -2,19 +2,10 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import Testing
+import AvatarCacheModel
+import AvatarCacheSupport
 import AvatarCacheTestSupport
-@testable import AvatarCache
-@testable import AvatarCacheConfiguration
-@testable import AvatarCacheExports
 @testable import AvatarCacheFetching
-@testable import AvatarCacheImaging
-@testable import AvatarCachePipeline
-@testable import AvatarCacheReporting
-@testable import AvatarCacheStore
-@testable import AvatarCacheLookup
-@testable import AvatarCacheModel
-@testable import AvatarCacheMonograms
-@testable import AvatarCacheSupport
 
 /// The fetcher over a real connection: errors classified by type, the body's declared size
 /// told, the byte limit where it is reached, and each connection made to an address its

@@ -1,18 +1,7 @@
 import Foundation
 import Testing
 import AvatarCacheTestSupport
-@testable import AvatarCache
-@testable import AvatarCacheConfiguration
-@testable import AvatarCacheExports
-@testable import AvatarCacheFetching
-@testable import AvatarCacheImaging
-@testable import AvatarCachePipeline
-@testable import AvatarCacheReporting
-@testable import AvatarCacheStore
-@testable import AvatarCacheLookup
-@testable import AvatarCacheModel
-@testable import AvatarCacheMonograms
-@testable import AvatarCacheSupport
+import AvatarCacheLookup
 
 /// What the log says: each source's decision and each hop at debug and trace level without
 /// secrets, JSON lines with their types, fatal errors as JSON lines too.

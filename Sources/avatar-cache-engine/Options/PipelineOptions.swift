@@ -112,7 +112,7 @@ struct PipelineOptions: ParsableArguments {
         try settings.take(logFormat, by: Settings.logFormat)
         try settings.take(maxFailureRate, by: Settings.maxFailureRate)
         try settings.take(logLevel, by: Settings.logLevel)
-        if allowPrivateNetworks { settings.allowPrivateNetworks = true }
+        try settings.take(allowPrivateNetworks, by: Settings.allowPrivateNetworks)
         return settings
     }
 }
@@ -133,6 +133,11 @@ extension PipelineSettings {
     /// The value of a flag given once, read by its setting; nothing when it was not given.
     mutating func take<Value>(_ flag: Written<Value>?, by setting: Setting<Value>) throws {
         try take(flag.map { [$0] } ?? [], by: setting)
+    }
+
+    /// A flag without a value (`--allow-private-networks`): "true" when given.
+    mutating func take(_ flag: Bool, by setting: Setting<Bool>) throws {
+        try take(flag ? [Written(argument: "true")] : [], by: setting)
     }
 
     /// The values of a repeated flag, read by its setting as one list.
