@@ -28,6 +28,35 @@ public enum ExportItem: Sendable {
     /// What the reader chose or found, for the log (info) and the report: which
     /// collection and fields were read, and how many people had each.
     case note(String)
+    /// How many records an input states it holds, and how many were read: a Firestore
+    /// export's overall metadata, Monica's `meta.total`, a vCard file's `BEGIN:VCARD` lines.
+    case count(InputCount)
+}
+
+/// What an input states it holds against what was read of it. Fewer read than stated is
+/// never silent: each lost file or record is a bad record too, and the run fails
+/// (exit 5) unless `--max-failure-rate` allows the loss.
+public struct InputCount: Sendable, Codable, Equatable, CustomStringConvertible {
+    /// The input (its path) and who states the number (a metadata file, a field).
+    public var source: String
+    public var statedBy: String
+    /// What is counted: "documents", "contacts", "cards".
+    public var unit: String
+    public var stated: Int
+    public var read: Int
+
+    public init(source: String, statedBy: String, unit: String, stated: Int, read: Int) {
+        self.source = source
+        self.statedBy = statedBy
+        self.unit = unit
+        self.stated = stated
+        self.read = read
+    }
+
+    /// Records stated and not read.
+    public var lost: Int { max(0, stated - read) }
+
+    public var description: String { "\(unit) read \(read) of \(stated) stated" }
 }
 
 /// Why a whole export could not be read (as opposed to one bad record in it).

@@ -38,10 +38,11 @@ struct MappedPeopleReader {
 
     /// Every document of the source. `reportDamage`: damage comes to `damage`; `verify`:
     /// Firestore checksums are checked (a first look at the collections skips them).
-    private func documents(reportDamage: Bool, verify: Bool = true, _ body: (SourceDocument) throws -> Void, damage: (BadRecord) throws -> Void) throws {
+    @discardableResult
+    private func documents(reportDamage: Bool, verify: Bool = true, _ body: (SourceDocument) throws -> Void, damage: (BadRecord) throws -> Void) throws -> Int {
         switch source {
         case .firestore(let export):
-            try export.forEach(maxRecordBytes: limits.maxRecordBytes, reportDamage: reportDamage, verify: verify, body, damage: damage)
+            return try export.forEach(maxRecordBytes: limits.maxRecordBytes, reportDamage: reportDamage, verify: verify, body, damage: damage)
         case .json(let path, let recordsKey):
             let stream: JSONRecordStream
             do {
@@ -49,6 +50,7 @@ struct MappedPeopleReader {
             } catch {
                 throw ExportError(file: path, reason: "cannot open: \(error.localizedDescription)")
             }
+            var read = 0
             for record in stream {
                 let origin = RecordOrigin(file: path, index: record.index, line: record.line)
                 switch record.bytes {
@@ -61,10 +63,24 @@ struct MappedPeopleReader {
                         if reportDamage { try damage(BadRecord(file: path, index: record.index, line: record.line, reason: "not a JSON object")) }
                         continue
                     }
+                    read += 1
                     try body(SourceDocument(path: [(recordsKey, record.key ?? "")], origin: origin, offset: nil, parsed: fields))
                 }
             }
+            return read
         }
+    }
+
+    /// What a Firestore export states it holds against the documents read (every
+    /// collection's), and a bad record for what no other line accounts for.
+    private func account(read: Int, _ body: (ExportItem) throws -> Void) throws {
+        guard case .firestore(let export) = source, let stated = export.stated else { return }
+        let statedBy = export.overallMetadata.count == 1 ? export.overallMetadata[0] : "\(export.overallMetadata.count) overall metadata files"
+        if read < stated {
+            try body(.bad(BadRecord(file: statedBy, index: 0, line: 0,
+                                    reason: "states \(stated) documents; \(read) were read: \(stated - read) lost (the bad records of its files say where)")))
+        }
+        try body(.count(InputCount(source: path, statedBy: statedBy, unit: "documents", stated: stated, read: read)))
     }
 
     private struct Stop: Error {}
@@ -332,6 +348,9 @@ struct MappedPeopleReader {
 
         let collection = try usersCollection(scan)
         guard let collection else {
+            // Every document is still read once with its damage reported, and counted.
+            let read = try documents(reportDamage: true, { _ in }, damage: { try body(.bad($0)) })
+            try account(read: read, body)
             if !auth.isEmpty {
                 try body(.note("\(path): no collection of people (\(describeCollections(scan))): the \(auth.count) Firebase Auth accounts are read alone"))
                 try emitAuthOnly(auth, authOrder, seen: [], body)
@@ -403,14 +422,16 @@ struct MappedPeopleReader {
             profile = found
             return profile
         }
+        var documentsRead = 0
         func forEachPerson(counting: Bool, _ each: (Profile) throws -> Void) throws {
-            try documents(reportDamage: counting, { document in
+            let read = try documents(reportDamage: counting, { document in
                 guard document.collection == collection else { return }
                 if let profile = try person(document, counting: counting) { try each(profile) }
             }, damage: { bad in
                 // JSON: records past the samples are reported here.
                 if bad.index > FieldChooser.sampleSize || !damages.contains(bad) { try body(.bad(bad)) }
             })
+            if counting { documentsRead = read }
         }
 
         if rank.isEmpty {
@@ -461,6 +482,7 @@ struct MappedPeopleReader {
         }
         if map.isEmpty { note += " (chosen from the documents; --map sets them)" }
         try body(.note(note))
+        try account(read: documentsRead, body)
         if !auth.isEmpty { try emitAuthOnly(auth, authOrder, seen: seen, body) }
     }
 

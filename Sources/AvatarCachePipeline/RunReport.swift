@@ -46,6 +46,10 @@ public struct RunReport: Codable, Sendable {
     /// What the readers chose (the collection and fields of people read through a field
     /// map, and how many had each) and found (Auth accounts merged).
     public var inputNotes: [String] = []
+    /// What each input states it holds against what was read (`InputCount`), and the
+    /// records stated and not read, summed.
+    public var inputCounts: [InputCount] = []
+    public var recordsLost = 0
     /// Distinct source URLs.
     public var sources = 0
     /// Sources cached within the TTL: no request made.
@@ -108,6 +112,25 @@ public struct RunReport: Codable, Sendable {
         }
     }
 
+    mutating func record(_ count: InputCount) {
+        inputCounts.append(count)
+        recordsLost += count.lost
+    }
+
+    /// "documents read 1550 of 1550 stated", each unit summed over the inputs.
+    var countsText: String? {
+        guard !inputCounts.isEmpty else { return nil }
+        var units: [String] = []
+        var sums: [String: (read: Int, stated: Int)] = [:]
+        for count in inputCounts {
+            if sums[count.unit] == nil { units.append(count.unit) }
+            sums[count.unit, default: (0, 0)].read += count.read
+            sums[count.unit, default: (0, 0)].stated += count.stated
+        }
+        return units.map { "\($0) read \(sums[$0]!.read) of \(sums[$0]!.stated) stated" }.joined(separator: ", ")
+            + (recordsLost > 0 ? " (\(recordsLost) LOST)" : "")
+    }
+
     mutating func record(_ bad: BadRecord) {
         badRecords += 1
         if badRecordDetails.count < Self.detailLimit { badRecordDetails.append(bad) }
@@ -125,6 +148,7 @@ public struct RunReport: Codable, Sendable {
         text += "; \(profilesWithPhoto) profiles show a photo, \(profilesWithMonogram) a monogram (\(monogramsRendered) drawn)"
         if profilesWithNothing > 0 { text += ", \(profilesWithNothing) nothing" }
         if badRecords > 0 { text += "; \(badRecords) bad records" }
+        if let countsText { text += "; \(countsText)" }
         text += "; cache \(ByteSize.format(cacheBytes)) of \(ByteSize.format(budgetBytes))"
         if evicted > 0 { text += ", \(evicted) evicted (\(ByteSize.format(evictedBytes)))" }
         return text

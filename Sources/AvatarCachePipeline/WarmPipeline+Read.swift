@@ -116,6 +116,14 @@ extension WarmPipeline {
                 case .note(let note):
                     report.inputNotes.append(note)
                     logger.info("read", metadata: ["input": "\(note)"])
+                case .count(let count):
+                    report.record(count)
+                    if count.lost > 0 {
+                        logger.error("records lost", metadata: ["input": "\(count.source)", "statedBy": "\(count.statedBy)",
+                                                               "stated": "\(count.stated)", "read": "\(count.read)", "unit": "\(count.unit)"])
+                    } else {
+                        logger.info("read", metadata: ["input": "\(count.source): \(count)"])
+                    }
                 }
             }
             try flush()

@@ -11,7 +11,9 @@ struct AvatarCacheCommand: AsyncParsableCommand {
         abstract: "Prepare avatar caches ahead of time: read profile exports, download photos, resize them with libvips, prune to budget.",
         discussion: """
             Exit codes: 0 success (per-source failures are in the report); 3 more sources failed \
-            than --max-failure-rate allows; 4 verify found problems; 64 bad usage or configuration; \
+            than --max-failure-rate allows; 4 verify found problems; 5 an input held fewer records than it \
+            states (a Firestore export's metadata, Monica's meta.total, a vCard file's cards) beyond what \
+            --max-failure-rate allows; 64 bad usage or configuration; \
             65 an export cannot be read; 66 lookup: not in the cache; 70 avatar-cache cannot find or start \
             its engine (an incomplete installation); 73 the cache cannot be read or \
             written; 74 the run is done and the cache saved, but a report, metrics or step-summary \
@@ -51,6 +53,7 @@ enum ExitCodes {
     static let success = ExitCode(0)
     static let failureRateExceeded = ExitCode(3)
     static let integrityFailure = ExitCode(4)
+    static let recordsLost = ExitCode(5)
     static let usage = ExitCode(64)
     static let unreadableExport = ExitCode(65)
     static let notInCache = Lookup.notInCache

@@ -77,6 +77,7 @@ package enum Fixtures {
             case .profile(let profile): profiles.append(profile)
             case .bad(let record): bad.append(record)
             case .note: break
+            case .count: break
             }
         }
         return (profiles, bad)

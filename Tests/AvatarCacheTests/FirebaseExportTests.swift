@@ -31,15 +31,22 @@ import AvatarCacheTestSupport
 
     /// Profiles, bad records and notes a reader yields.
     func read(_ reader: ExportReader) throws -> (profiles: [Profile], bad: [BadRecord], notes: [String]) {
-        var profiles: [Profile] = [], bad: [BadRecord] = [], notes: [String] = []
+        let all = try readCounting(reader)
+        return (all.profiles, all.bad, all.notes)
+    }
+
+    /// The same, with what the input states it holds against what was read.
+    func readCounting(_ reader: ExportReader) throws -> (profiles: [Profile], bad: [BadRecord], notes: [String], counts: [InputCount]) {
+        var profiles: [Profile] = [], bad: [BadRecord] = [], notes: [String] = [], counts: [InputCount] = []
         try reader.read { item in
             switch item {
             case .profile(let profile): profiles.append(profile)
             case .bad(let record): bad.append(record)
             case .note(let note): notes.append(note)
+            case .count(let count): counts.append(count)
             }
         }
-        return (profiles, bad, notes)
+        return (profiles, bad, notes, counts)
     }
 
     /// Every document of an export, decoded whole, by path.

@@ -228,6 +228,7 @@ import AvatarCacheTestSupport
                 case .profile: profiles += 1
                 case .bad: bad += 1
                 case .note: break
+                case .count: break
                 }
             }
         } catch {
@@ -266,6 +267,7 @@ import AvatarCacheTestSupport
             case .profile(let profile): names.append(profile.displayName)
             case .bad(let bad): reasons.append(bad.reason)
             case .note: break
+            case .count: break
             }
         }
         #expect(names.count == 1 && names[0].hasSuffix("Latin1 é"), "\(names)")

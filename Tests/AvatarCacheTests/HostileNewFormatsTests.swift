@@ -84,6 +84,7 @@ import AvatarCacheTestSupport
                     case .profile: profiles += 1
                     case .bad: bad += 1
                     case .note: break
+                    case .count: break
                     }
                 }
             } catch is ExportError {

@@ -2,18 +2,40 @@ import AvatarCacheLookup
 import Foundation
 
 /// A Firestore export on disk, as `gcloud firestore export` and `firebase
-/// emulators:export` write it: a folder with `<name>.overall_export_metadata`, and below it
-/// one `<namespace>_<kind>.export_metadata` per namespace and kind, each naming its
-/// `output-N` files (LevelDB logs of entities). The emulator's export root holds
-/// `firebase-export-metadata.json`, which names the Firestore folder and the Auth one
-/// (`auth_export/accounts.json`).
+/// emulators:export` write it, and whatever an emulator export holds beside it.
+///
+/// ```
+/// <root>/firebase-export-metadata.json       the emulator's: names the parts below
+/// <root>/firestore_export/                    (or a production export's folder, anywhere under the root)
+///   <name>.overall_export_metadata            LevelDB log: per kind, its metadata's path, documents, bytes
+///   all_namespaces/all_kinds/                 (or kind_<collection>/ with --collection-ids, namespace_<ns>/…)
+///     all_namespaces_all_kinds.export_metadata    { 1: {…}, 2: { 1: kind, 2: output-0, 2: output-1, … } }
+///     output-0 … output-N                     LevelDB logs of EntityProto documents
+/// <root>/auth_export/accounts.json            Firebase Auth
+/// <root>/database_export/<instance>.json      the Realtime Database
+/// <root>/storage_export/blobs/…               Cloud Storage objects (their metadata in storage_export/metadata/)
+/// ```
+/// Every output file of every kind is read: those its kind's metadata names (the name
+/// field repeated in one message, or one message per file) and those beside it. The
+/// overall metadata states how many documents each kind holds; `stated` sums them.
 struct FirestoreExport {
     /// Every output file, each kind's in numeric order.
     var outputFiles: [String] = []
     /// Output files a metadata file names that are not there: (metadata, file).
     var missing: [(metadata: String, file: String)] = []
+    /// Kind metadata an overall metadata names that is not there, and the documents it stated.
+    var missingKinds: [(overall: String, file: String, documents: Int)] = []
+    /// The documents the overall metadata files state, when any does; and those files.
+    var stated: Int?
+    var overallMetadata: [String] = []
     /// The Auth export beside it (an emulator export), if any.
     var authAccounts: String?
+    /// The Realtime Database exports beside it (an emulator export's `database_export/*.json`).
+    var databaseExports: [String] = []
+    /// Cloud Storage objects beside it (an emulator export's `storage_export`).
+    var storage: String?
+    /// What was found that a person should know (output files no metadata names, …).
+    var notes: [String] = []
 
     static func isExport(_ path: String) -> Bool {
         var isDirectory: ObjCBool = false
@@ -23,14 +45,19 @@ struct FirestoreExport {
             return name.hasSuffix(".export_metadata") || outputNumber(name) != nil
         }
         return FileManager.default.fileExists(atPath: (path as NSString).appendingPathComponent("firebase-export-metadata.json"))
-            || !metadataFiles(under: path, overall: true, depth: 1).isEmpty
+            || !metadataFiles(under: path, overall: true, depth: 2).isEmpty
     }
 
-    /// N of `output-N`.
+    /// N of `output-N` (zero-padded or not).
     static func outputNumber(_ name: String) -> Int? {
         guard name.hasPrefix("output-") else { return nil }
-        return Int(name.dropFirst(7))
+        let digits = name.dropFirst(7)
+        guard !digits.isEmpty, digits.count <= 9, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        return Int(digits)
     }
+
+    /// Folders of an emulator export that are not Firestore's.
+    static let otherParts: Set<String> = ["auth_export", "database_export", "storage_export", "functions_export", "pubsub_export"]
 
     static func locate(_ path: String) throws -> FirestoreExport {
         var export = FirestoreExport()
@@ -39,8 +66,10 @@ struct FirestoreExport {
             throw ExportError(file: path, reason: "no such file or folder")
         }
         if !isDirectory.boolValue {
-            if path.hasSuffix(".export_metadata") && !path.hasSuffix(".overall_export_metadata") {
-                try export.add(metadata: path)
+            if path.hasSuffix(".overall_export_metadata") {
+                return try locate((path as NSString).deletingLastPathComponent)
+            } else if path.hasSuffix(".export_metadata") {
+                try export.add(metadata: path, seen: [])
             } else if outputNumber((path as NSString).lastPathComponent) != nil {
                 export.outputFiles = [path]
             } else {
@@ -48,35 +77,80 @@ struct FirestoreExport {
             }
             return export
         }
-        var firestoreFolder = path
+        var firestoreFolder: String? = path
+        var searchRoot = path
         let emulator = (path as NSString).appendingPathComponent("firebase-export-metadata.json")
         if let data = FileManager.default.contents(atPath: emulator) {
             struct Root: Decodable {
                 struct Part: Decodable { var path: String? }
                 var firestore: Part?
                 var auth: Part?
+                var database: Part?
+                var storage: Part?
             }
             guard let root = try? JSONDecoder().decode(Root.self, from: data) else {
                 throw ExportError(file: emulator, reason: "not the emulator's export metadata (expected JSON with \"firestore\" and \"auth\" parts)")
             }
-            if let auth = root.auth {
-                let accounts = ((path as NSString).appendingPathComponent(auth.path ?? "auth_export") as NSString).appendingPathComponent("accounts.json")
+            func part(_ part: Root.Part?, _ folder: String) -> String? {
+                let candidate = (path as NSString).appendingPathComponent(part?.path ?? folder)
+                return FileManager.default.fileExists(atPath: candidate) ? candidate : nil
+            }
+            if let auth = part(root.auth, "auth_export") {
+                let accounts = (auth as NSString).appendingPathComponent("accounts.json")
                 if FileManager.default.fileExists(atPath: accounts) { export.authAccounts = accounts }
             }
-            guard let firestore = root.firestore else { return export }
-            firestoreFolder = (path as NSString).appendingPathComponent(firestore.path ?? "firestore_export")
+            if let database = part(root.database, "database_export") {
+                export.databaseExports = ((try? FileManager.default.contentsOfDirectory(atPath: database)) ?? [])
+                    .filter { $0.hasSuffix(".json") }.sorted().map { (database as NSString).appendingPathComponent($0) }
+            }
+            export.storage = part(root.storage, "storage_export")
+            firestoreFolder = part(root.firestore, "firestore_export")
+            // A production export may be kept anywhere under the root (one copied into an
+            // emulator's folder to import it): every metadata file under it counts.
+            searchRoot = path
         }
-        let metadata = metadataFiles(under: firestoreFolder, overall: false, depth: 4)
-        if metadata.isEmpty {
-            if export.authAccounts != nil, !FileManager.default.fileExists(atPath: firestoreFolder) { return export }
-            throw ExportError(file: firestoreFolder, reason: "no Firestore export here: no *.export_metadata file in this folder or the three below it")
+        let overall = metadataFiles(under: searchRoot, overall: true, depth: 5).filter { $0.hasSuffix(".overall_export_metadata") }
+        var named: [String: Int] = [:]
+        var anyStated = false
+        var stated = 0
+        for file in overall {
+            export.overallMetadata.append(file)
+            for kind in OverallMetadata.kinds(file) {
+                let kindPath = kind.path.hasPrefix("/") ? kind.path : ((file as NSString).deletingLastPathComponent as NSString).appendingPathComponent(kind.path)
+                let resolved = (kindPath as NSString).standardizingPath
+                guard named[resolved] == nil else { continue }
+                named[resolved] = kind.documents ?? 0
+                if let documents = kind.documents {
+                    anyStated = true
+                    stated += documents
+                }
+                if !FileManager.default.fileExists(atPath: resolved) {
+                    export.missingKinds.append((file, kind.path, kind.documents ?? 0))
+                }
+            }
         }
-        for file in metadata { try export.add(metadata: file) }
+        if anyStated { export.stated = stated }
+        let kinds = metadataFiles(under: searchRoot, overall: false, depth: 6)
+        if kinds.isEmpty && export.missingKinds.isEmpty {
+            if export.authAccounts != nil || !export.databaseExports.isEmpty {
+                if let firestoreFolder, FileManager.default.fileExists(atPath: firestoreFolder) {
+                    export.notes.append("\(firestoreFolder): no Firestore documents (no *.export_metadata file); the export's other parts are read")
+                }
+                return export
+            }
+            throw ExportError(file: firestoreFolder ?? path, reason: "no Firestore export here: no *.export_metadata file in this folder or the five below it")
+        }
+        var seen = Set<String>()
+        for file in kinds {
+            try export.add(metadata: file, seen: seen)
+            seen.formUnion(export.outputFiles)
+        }
         return export
     }
 
     /// The `.export_metadata` files (or, with `overall`, also `.overall_export_metadata`)
-    /// under `folder`, `depth` levels at most, in path order.
+    /// under `folder`, `depth` levels at most, in path order; an emulator export's other
+    /// parts are not looked into.
     static func metadataFiles(under folder: String, overall: Bool, depth: Int) -> [String] {
         var found: [String] = []
         func walk(_ folder: String, _ depth: Int) {
@@ -86,7 +160,7 @@ struct FirestoreExport {
                 var isDirectory: ObjCBool = false
                 FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
                 if isDirectory.boolValue {
-                    walk(path, depth - 1)
+                    if !otherParts.contains(name) { walk(path, depth - 1) }
                 } else if name.hasSuffix(".overall_export_metadata") ? overall : name.hasSuffix(".export_metadata") {
                     found.append(path)
                 }
@@ -96,50 +170,32 @@ struct FirestoreExport {
         return found
     }
 
-    /// The output files a kind's metadata names (field 2 of the message: { 1: folder, 2: name }),
-    /// in numeric order; those missing are noted.
-    private mutating func add(metadata path: String) throws {
+    /// The output files a kind's metadata names, and those beside it, in numeric order;
+    /// those named and missing are noted. `seen`: output files already taken.
+    private mutating func add(metadata path: String, seen: Set<String>) throws {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ExportError(file: path, reason: "cannot read")
         }
         let folder = (path as NSString).deletingLastPathComponent
-        var names: [String] = []
-        let parsed: Bool = data.withUnsafeBytes { raw in
-            var wire = ProtoWire(raw)
-            do {
-                while wire.position < raw.count {
-                    let (field, type) = try wire.tag()
-                    guard field == 2, type == 2 else { try wire.skip(field: field, type: type); continue }
-                    let end = wire.position + (try wire.length())
-                    var directory = "", name = ""
-                    while wire.position < end {
-                        let (inner, innerType) = try wire.tag()
-                        switch (inner, innerType) {
-                        case (1, 2): directory = try wire.string()
-                        case (2, 2): name = try wire.string()
-                        default: try wire.skip(field: inner, type: innerType)
-                        }
-                    }
-                    if !name.isEmpty { names.append(directory.isEmpty ? name : (directory as NSString).appendingPathComponent(name)) }
-                }
-                return true
-            } catch {
-                return false
-            }
-        }
-        if !parsed || names.isEmpty {
-            // Not the message expected: the output files beside it.
-            names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { Self.outputNumber($0) != nil }
-        }
-        names.sort { (Self.outputNumber(($0 as NSString).lastPathComponent) ?? 0, $0) < (Self.outputNumber(($1 as NSString).lastPathComponent) ?? 0, $1) }
-        for name in names {
+        let named = KindMetadata.outputNames(Array(data))
+        let beside = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { Self.outputNumber($0) != nil }
+        func order(_ name: String) -> (Int, String) { (Self.outputNumber((name as NSString).lastPathComponent) ?? Int.max, name) }
+        var files: [String] = []
+        for name in named.sorted(by: { order($0) < order($1) }) {
             let file = name.hasPrefix("/") ? name : (folder as NSString).appendingPathComponent(name)
             if FileManager.default.fileExists(atPath: file) {
-                outputFiles.append(file)
+                files.append(file)
             } else {
                 missing.append((path, name))
             }
         }
+        let unnamed = beside.filter { name in !files.contains((folder as NSString).appendingPathComponent(name)) }
+        if !named.isEmpty, !unnamed.isEmpty {
+            notes.append("\(path) does not name \(unnamed.count) output file\(unnamed.count == 1 ? "" : "s") beside it (\(unnamed.sorted { order($0) < order($1) }.prefix(4).joined(separator: ", "))); read too")
+        }
+        files += unnamed.map { (folder as NSString).appendingPathComponent($0) }
+        files.sort { order($0) < order($1) }
+        outputFiles += files.filter { !seen.contains($0) && !outputFiles.contains($0) }
     }
 
     /// Calls `body` with every document of every output file in order, each decoded to
@@ -147,19 +203,24 @@ struct FirestoreExport {
     /// a document that does not decode) comes as a `BadRecord` naming the file and the
     /// byte offset, when `reportDamage`. `verify` (by default `reportDamage`): whether
     /// checksums are checked; a first look at the collections need not, the pass that
-    /// reads the documents for good does.
-    func forEach(maxRecordBytes: Int, reportDamage: Bool, verify: Bool? = nil, _ body: (SourceDocument) throws -> Void, damage: (BadRecord) throws -> Void) throws {
+    /// reads the documents for good does. Returns the documents read.
+    @discardableResult
+    func forEach(maxRecordBytes: Int, reportDamage: Bool, verify: Bool? = nil, _ body: (SourceDocument) throws -> Void, damage: (BadRecord) throws -> Void) throws -> Int {
         if reportDamage {
+            for (overall, file, documents) in missingKinds {
+                try damage(BadRecord(file: overall, index: 0, line: 0, reason: "names the kind metadata \"\(file)\", which is missing: its \(documents) documents are not read"))
+            }
             for (metadata, file) in missing {
                 try damage(BadRecord(file: metadata, index: 0, line: 0, reason: "names the output file \"\(file)\", which is missing: its documents are not read"))
             }
         }
+        var read = 0
         for file in outputFiles {
             var log: LevelDBLogReader
             do {
                 log = try LevelDBLogReader(path: file, maxRecordBytes: maxRecordBytes, verify: verify ?? reportDamage)
             } catch {
-                if reportDamage { try damage(BadRecord(file: file, index: 0, line: 0, reason: "cannot open: \(error.localizedDescription)")) }
+                if reportDamage { try damage(BadRecord(file: file, index: 0, line: 0, reason: "cannot open: \(error.localizedDescription); its documents are not read")) }
                 continue
             }
             defer { log.close() }
@@ -182,10 +243,127 @@ struct FirestoreExport {
                         if reportDamage { try damage(BadRecord(file: file, index: index, line: 0, reason: "document at byte \(offset) has no key (path)")) }
                         continue
                     }
+                    read += 1
                     try body(SourceDocument(path: path, origin: origin, offset: offset, bytes: bytes))
                 }
             }
         }
+        return read
+    }
+}
+
+/// The messages of a metadata file: a LevelDB log's records (the overall metadata, and a
+/// kind's in some exports) or, when the file is not one, the file as one message.
+enum MetadataMessages {
+    static func messages(_ bytes: [UInt8]) -> [[UInt8]] {
+        if let records = logRecords(bytes) { return records }
+        return [bytes]
+    }
+
+    /// The records, when the file is a LevelDB log whose every record's checksum holds.
+    static func logRecords(_ bytes: [UInt8]) -> [[UInt8]]? {
+        var records: [[UInt8]] = []
+        var position = 0
+        var partial: [UInt8]?
+        while position < bytes.count {
+            let leftInBlock = LevelDBLogReader.blockSize - position % LevelDBLogReader.blockSize
+            if leftInBlock < LevelDBLogReader.headerSize {
+                position += leftInBlock
+                continue
+            }
+            guard bytes.count - position >= LevelDBLogReader.headerSize else { return nil }
+            let stored = UInt32(bytes[position]) | UInt32(bytes[position + 1]) << 8 | UInt32(bytes[position + 2]) << 16 | UInt32(bytes[position + 3]) << 24
+            let length = Int(bytes[position + 4]) | Int(bytes[position + 5]) << 8
+            let type = bytes[position + 6]
+            if stored == 0 && length == 0 && type == 0 { position += leftInBlock; continue }   // zero padding
+            let end = position + LevelDBLogReader.headerSize + length
+            guard end <= bytes.count, length <= leftInBlock - LevelDBLogReader.headerSize, (1...4).contains(type) else { return nil }
+            let crc = bytes.withUnsafeBytes { CRC32C.masked(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(position + 6)..<end]))) }
+            guard crc == stored else { return nil }
+            let data = Array(bytes[(position + LevelDBLogReader.headerSize)..<end])
+            switch type {
+            case 1: records.append(data)
+            case 2: partial = data
+            case 3: partial?.append(contentsOf: data)
+            default:
+                if var whole = partial { whole.append(contentsOf: data); records.append(whole) }
+                partial = nil
+            }
+            position = end
+        }
+        return records.isEmpty ? nil : records
+    }
+
+    /// A message's fields: (number, varint value or bytes), nil when it is not a message.
+    static func fields(_ bytes: [UInt8]) -> [(field: Int, number: UInt64?, bytes: [UInt8]?)]? {
+        bytes.withUnsafeBytes { raw in
+            var wire = ProtoWire(raw)
+            var fields: [(field: Int, number: UInt64?, bytes: [UInt8]?)] = []
+            do {
+                while wire.position < raw.count {
+                    let (field, type) = try wire.tag()
+                    switch type {
+                    case 0: fields.append((field, try wire.varint(), nil))
+                    case 2:
+                        let length = try wire.length()
+                        fields.append((field, nil, wire.bytes(at: wire.position, length: length)))
+                        wire.position += length
+                    default: try wire.skip(field: field, type: type)
+                    }
+                }
+                return fields
+            } catch {
+                return nil
+            }
+        }
+    }
+}
+
+/// A kind's `.export_metadata`: `{ 1: { 1: folder, 2: start, 3: end }, 2: { 1: kind, 2:
+/// output file (repeated) } (repeated) }`. The emulator names every file in one message
+/// (the name field repeated); an output file may also have a message of its own.
+enum KindMetadata {
+    static func outputNames(_ bytes: [UInt8]) -> [String] {
+        var names: [String] = []
+        for message in MetadataMessages.messages(bytes) {
+            guard let fields = MetadataMessages.fields(message) else { continue }
+            for (field, _, value) in fields where field == 2 {
+                guard let value, let inner = MetadataMessages.fields(value) else { continue }
+                for (innerField, _, name) in inner where innerField == 2 {
+                    guard let name, !name.isEmpty, !name.contains(0), let text = String(validating: name, as: UTF8.self) else { continue }
+                    if !names.contains(text) { names.append(text) }
+                }
+            }
+        }
+        return names
+    }
+}
+
+/// An `.overall_export_metadata`: a LevelDB log whose message lists each kind: `{ 1: {
+/// 1: { namespaces and kinds }, 2: the kind's metadata path, 3: documents, 4: bytes } }`.
+enum OverallMetadata {
+    struct Kind { var path: String; var documents: Int?; var bytes: Int? }
+
+    static func kinds(_ file: String) -> [Kind] {
+        guard let data = FileManager.default.contents(atPath: file) else { return [] }
+        var kinds: [Kind] = []
+        for message in MetadataMessages.messages(Array(data)) {
+            guard let fields = MetadataMessages.fields(message) else { continue }
+            for (field, _, value) in fields where field == 1 {
+                guard let value, let inner = MetadataMessages.fields(value) else { continue }
+                var kind = Kind(path: "", documents: nil, bytes: nil)
+                for (innerField, number, bytes) in inner {
+                    switch innerField {
+                    case 2: if let bytes { kind.path = String(decoding: bytes, as: UTF8.self) }
+                    case 3: kind.documents = number.map { Int(clamping: $0) }
+                    case 4: kind.bytes = number.map { Int(clamping: $0) }
+                    default: break
+                    }
+                }
+                if kind.path.hasSuffix(".export_metadata") { kinds.append(kind) }
+            }
+        }
+        return kinds
     }
 }
 

@@ -17,6 +17,7 @@ public struct FirestoreReader: ExportReader {
 
     public func read(_ body: (ExportItem) throws -> Void) throws {
         let export = try FirestoreExport.locate(path)
+        for note in export.notes { try body(.note(note)) }
         var reader = MappedPeopleReader(path: path, source: .firestore(export), map: map, limits: limits)
         reader.authPath = export.authAccounts
         try reader.read(body)

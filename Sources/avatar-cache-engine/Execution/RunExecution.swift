@@ -44,8 +44,16 @@ struct RunExecution {
         progress?.finish()
 
         var exitCode = ExitCodes.success
+        let stated = report.inputCounts.reduce(0) { $0 + $1.stated }
         if let signal = signals.received {
             exitCode = ExitCode(128 + signal)
+        } else if report.recordsLost > 0, Double(report.recordsLost) / Double(max(stated, 1)) > (settings.maxFailureRate ?? 0) {
+            // Records an input states and the run did not read: never silent.
+            exitCode = ExitCodes.recordsLost
+            logger.error("fewer records read than the inputs state", metadata: [
+                "lost": .stringConvertible(report.recordsLost), "stated": .stringConvertible(stated),
+                "maxFailureRate": .stringConvertible(settings.maxFailureRate ?? 0),
+            ])
         } else if let allowed = settings.maxFailureRate, report.sources > 0,
                   Double(report.failed) / Double(report.sources) > allowed {
             exitCode = ExitCodes.failureRateExceeded
