@@ -10,7 +10,17 @@ for the rest, the key's path as groups, entity_group 16).
     usage: firestore_export.py OUT (--users N | --from-json USERS.json) [--photo-base URL] [--photo-field NAME]
            [--name-field NAME] [--collection users] [--conversations M]
            [--participants array|map|subcollection|roles] [--auth N] [--docs-per-file K]
-           [--seed S]
+           [--layout emulator|production] [--collection-ids] [--times START,END] [--seed S]
+
+The metadata is Firebase's own layout, checked byte for byte against real exports in
+FirebaseExportTests: a kind's .export_metadata names every output file in one message (the
+name field repeated; production repeats the kind inside it in field 3 and calls it `__all__`, or
+by its collection id with --collection-ids); the overall metadata is a LevelDB log of the
+record "3" and one message stating each kind's documents and bytes (the documents' own
+bytes in production, the files' in the emulator). Production output files end
+zero-padded to a whole 32 KiB block; the emulator's do not. The emulator's layout is a root
+with firebase-export-metadata.json and firestore_export/; production's is the export's
+folder with <timestamp>.overall_export_metadata in it.
 
 User i is `u<i>`; every user has a photo URL `<photo-base>/<i % 60>.jpg?u=<i>` (distinct
 URLs) unless --photo-base is empty. Conversation j is between two users; the higher j, the
@@ -134,11 +144,14 @@ def entity(path, fields):
 class LogWriter:
     BLOCK = 32768
 
-    def __init__(self, path):
+    def __init__(self, path, pad=False):
         self.file = open(path, "wb")
         self.offset = 0
+        self.pad = pad
+        self.payload = 0
 
     def add(self, record):
+        self.payload += len(record)
         first = True
         while True:
             left = self.BLOCK - self.offset % self.BLOCK
@@ -158,12 +171,35 @@ class LogWriter:
                 return
 
     def close(self):
+        # A production export's files end zero-padded to a whole block.
+        if self.pad and self.offset % self.BLOCK:
+            self.file.write(b"\0" * (self.BLOCK - self.offset % self.BLOCK))
         self.file.close()
 
 
-def metadata(outputs):
-    info = ld(1, b"firestore_export") + tag(2, 0) + varint(1) + tag(3, 0) + varint(1)
-    return ld(1, info) + b"".join(ld(2, ld(1, b"") + ld(2, name.encode())) for name in outputs)
+def kind_metadata(outputs, kind, production, start, end):
+    """A kind's .export_metadata as Firebase writes it: raw protobuf, { 1: { label, start,
+    end }, 2: { 1: kind, 2: output file (repeated: every file in one message) } }; in
+    production the kind's message ends with { 3: { 1: kind } }."""
+    label = b"export_entities" if production else b"firestore_export"
+    info = ld(1, label) + tag(2, 0) + varint(start) + tag(3, 0) + varint(end)
+    files = ld(1, kind.encode()) + b"".join(ld(2, name.encode()) for name in outputs)
+    if production:
+        files += ld(3, ld(1, kind.encode()))
+    return ld(1, info) + ld(2, files)
+
+
+def overall_metadata(path, kinds):
+    """The .overall_export_metadata: a LevelDB log of the record "3" and one message with,
+    per kind, { 1: { 1: 2, 3: 3 }, 2: its metadata's path, 3: documents, 4: bytes }."""
+    log = LogWriter(path, pad=False)
+    log.add(b"3")
+    entries = b""
+    for metadata_path, documents, size in kinds:
+        entries += ld(1, ld(1, tag(1, 0) + varint(2) + tag(3, 0) + varint(3)) + ld(2, metadata_path.encode())
+                      + tag(3, 0) + varint(documents) + tag(4, 0) + varint(size))
+    log.add(entries)
+    log.close()
 
 
 def main():
@@ -178,7 +214,14 @@ def main():
     parser.add_argument("--conversations", type=int, default=0)
     parser.add_argument("--participants", default="array", choices=["array", "map", "subcollection", "roles"])
     parser.add_argument("--auth", type=int, default=0, help="Auth accounts for the first N users, and N/10 more without a document")
-    parser.add_argument("--docs-per-file", type=int, default=250000)
+    parser.add_argument("--docs-per-file", type=int, default=5000,
+                        help="documents an output file holds before the next is begun (the emulator splits at about that)")
+    parser.add_argument("--layout", default="emulator", choices=["emulator", "production"],
+                        help="emulator: firebase emulators:export's root; production: gcloud firestore export's folder")
+    parser.add_argument("--collection-ids", action="store_true",
+                        help="production: a kind folder per collection (kind_<id>), as gcloud firestore export --collection-ids writes")
+    parser.add_argument("--times", default="1779509654590966,1779509654597585",
+                        help="the export's start and end, microseconds since 1970, as its kind metadata states them")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     rng = random.Random(args.seed)
@@ -186,19 +229,36 @@ def main():
     last_names = ["Smith", "Okafor", "Müller", "Tanaka", "García", "Nguyen", "Kowalski", "Haddad"]
 
     root = args.out
-    kind_dir = os.path.join(root, "firestore_export", "all_namespaces", "all_kinds")
-    os.makedirs(kind_dir, exist_ok=True)
-    outputs, writer, count = [], None, 0
+    production = args.layout == "production"
+    store = os.path.join(root, "firestore_export") if not production else root
+    start_time, end_time = (int(t) for t in args.times.split(","))
+    # Per kind folder: its outputs, writer, documents, payload and file bytes.
+    kinds = {}
+
+    def kind_of(collection):
+        return ("kind_%s" % collection) if args.collection_ids else "all_kinds"
 
     def add(path, fields):
-        nonlocal writer, count
-        if writer is None or count % args.docs_per_file == 0:
-            if writer:
-                writer.close()
-            outputs.append("output-%d" % len(outputs))
-            writer = LogWriter(os.path.join(kind_dir, outputs[-1]))
-        writer.add(entity(path, fields))
-        count += 1
+        folder = kind_of(path[0][0])
+        kind = kinds.get(folder)
+        if kind is None:
+            os.makedirs(os.path.join(store, "all_namespaces", folder), exist_ok=True)
+            kind = kinds[folder] = {"outputs": [], "writer": None, "count": 0, "payload": 0, "files": 0,
+                                    "name": path[0][0] if args.collection_ids else ("__all__" if production else "")}
+        if kind["writer"] is None or kind["count"] % args.docs_per_file == 0:
+            close(kind)
+            kind["outputs"].append("output-%d" % len(kind["outputs"]))
+            kind["writer"] = LogWriter(os.path.join(store, "all_namespaces", folder, kind["outputs"][-1]), pad=production)
+        kind["writer"].add(entity(path, fields))
+        kind["count"] += 1
+
+    def close(kind):
+        writer = kind["writer"]
+        if writer:
+            writer.close()
+            kind["payload"] += writer.payload
+            kind["files"] += os.path.getsize(writer.file.name)
+            kind["writer"] = None
 
     base = 1_700_000_000_000_000
     if args.from_json:
@@ -228,14 +288,23 @@ def main():
         if args.participants == "subcollection":
             for user in (a, b):
                 add([("conversations", "c%d" % j), ("participants", "u%d" % user)], {"joinedAt": updated})
-    if writer:
-        writer.close()
-    with open(os.path.join(kind_dir, "all_namespaces_all_kinds.export_metadata"), "wb") as f:
-        f.write(metadata(outputs))
-    overall = LogWriter(os.path.join(root, "firestore_export", "firestore_export.overall_export_metadata"))
-    overall.add(b"3")
-    overall.add(ld(1, ld(1, tag(1, 0) + varint(2) + tag(3, 0) + varint(3)) + ld(2, b"all_namespaces/all_kinds/all_namespaces_all_kinds.export_metadata")))
-    overall.close()
+    entries = []
+    for folder in sorted(kinds):
+        kind = kinds[folder]
+        close(kind)
+        metadata_name = "all_namespaces_%s.export_metadata" % folder
+        with open(os.path.join(store, "all_namespaces", folder, metadata_name), "wb") as f:
+            f.write(kind_metadata(kind["outputs"], kind["name"], production, start_time, end_time))
+        # The bytes it states: the documents' own in production, the files' in the emulator.
+        entries.append(("all_namespaces/%s/%s" % (folder, metadata_name), kind["count"],
+                        kind["payload"] if production else kind["files"]))
+    count = sum(kind["count"] for kind in kinds.values())
+    outputs = [name for kind in kinds.values() for name in kind["outputs"]]
+    if production:
+        overall_metadata(os.path.join(root, "2026-11-27T08:00:00_54321.overall_export_metadata"), entries)
+        print("%d documents in %d output files" % (count, len(outputs)))
+        return
+    overall_metadata(os.path.join(store, "firestore_export.overall_export_metadata"), entries)
     meta = {"version": "13.0.0", "firestore": {"version": "1.19.0", "path": "firestore_export",
                                                 "metadata_file": "firestore_export/firestore_export.overall_export_metadata"}}
     if args.auth:

@@ -319,9 +319,11 @@ enum MetadataMessages {
     }
 }
 
-/// A kind's `.export_metadata`: `{ 1: { 1: folder, 2: start, 3: end }, 2: { 1: kind, 2:
-/// output file (repeated) } (repeated) }`. The emulator names every file in one message
-/// (the name field repeated); an output file may also have a message of its own.
+/// A kind's `.export_metadata`: `{ 1: { 1: label, 2: start, 3: end }, 2: { 1: kind, 2:
+/// output file (repeated), 3: { 1: kind } (production) } }`. Firebase names every file in
+/// one message (the name field repeated; MovieLens's production export names 66); a
+/// message per file is read the same. The kind is `""` in the emulator's, `__all__` or the
+/// collection id in production's; the files are beside the metadata whatever it says.
 enum KindMetadata {
     static func outputNames(_ bytes: [UInt8]) -> [String] {
         var names: [String] = []

@@ -1,0 +1,251 @@
+import Foundation
+import Testing
+import AvatarCacheTestSupport
+@testable import AvatarCacheExports
+@testable import AvatarCacheModel
+
+/// Every Firestore export an operator has, whatever layout Firebase wrote it in, every
+/// document accounted for: the real exports of Fixtures/firebase (emulator and production
+/// `gcloud firestore export`, one of 66 output files) read to the count their metadata
+/// states; the benchmark's generator checked against their bytes; and the layouts no
+/// licensed real export shows (several emulator output files, `--collection-ids`, an
+/// emulator root around a production export) written by that generator.
+@Suite final class FirebaseExportLayoutTests {
+    let scratch: URL
+
+    init() throws { scratch = try Fixtures.temporaryDirectory("firebase-layouts") }
+
+    deinit { try? FileManager.default.removeItem(at: scratch) }
+
+    static func fixture(_ path: String) -> String {
+        Fixtures.repositoryRoot.appendingPathComponent("Tests/AvatarCacheTests/Fixtures/firebase/\(path)").path
+    }
+
+    struct Read {
+        var profiles: [Profile] = []
+        var bad: [BadRecord] = []
+        var notes: [String] = []
+        var counts: [InputCount] = []
+    }
+
+    func read(_ reader: ExportReader) throws -> Read {
+        var read = Read()
+        try reader.read { item in
+            switch item {
+            case .profile(let profile): read.profiles.append(profile)
+            case .bad(let record): read.bad.append(record)
+            case .note(let note): read.notes.append(note)
+            case .count(let count): read.counts.append(count)
+            }
+        }
+        return read
+    }
+
+    /// Runs scripts/benchmark/firestore_export.py into a new folder.
+    func generate(_ arguments: [String], into out: String? = nil) throws -> String {
+        let out = out ?? scratch.appendingPathComponent("generated-\(UUID().uuidString)").path
+        let result = try Binary.run([Fixtures.repositoryRoot.appendingPathComponent("scripts/benchmark/firestore_export.py").path, out] + arguments,
+                                    executable: URL(fileURLWithPath: "/usr/bin/python3"))
+        try #require(result.status == 0, "\(result.stderr)")
+        return out
+    }
+
+    func copy(_ fixture: String) throws -> String {
+        let target = scratch.appendingPathComponent(UUID().uuidString).path
+        try FileManager.default.copyItem(atPath: Self.fixture(fixture), toPath: target)
+        return target
+    }
+
+    /// Every document of an export, counted the way the reader reads them, with the damage.
+    func count(_ path: String) throws -> (export: FirestoreExport, read: Int, damage: [BadRecord]) {
+        let export = try FirestoreExport.locate(path)
+        var damage: [BadRecord] = []
+        let read = try export.forEach(maxRecordBytes: ReaderLimits.defaultMaxRecordBytes, reportDamage: true, { _ in }, damage: { damage.append($0) })
+        return (export, read, damage)
+    }
+
+    // MARK: Real exports, every document
+
+    /// The counts are those the fixtures' overall metadata states, as read by a decoder
+    /// written apart from this project's (Fixtures/firebase/README.md): each export is read
+    /// to exactly that many documents, with no damage.
+    @Test(arguments: [("hedwig", 3, 1), ("ember-cloud-firestore-adapter", 19, 1), ("daily-cat", 11, 1), ("faker-app", 3, 1),
+                      ("journey-home", 19, 1), ("savage", 18, 1), ("movielens-gcloud", 9762, 66)])
+    func everyRealExportReadsEveryDocumentItsMetadataStates(fixture: String, documents: Int, outputFiles: Int) throws {
+        let (export, read, damage) = try count(Self.fixture(fixture))
+        #expect(export.stated == documents)
+        #expect(read == documents)
+        #expect(export.outputFiles.count == outputFiles)
+        #expect(export.missing.isEmpty && export.missingKinds.isEmpty)
+        #expect(damage.isEmpty, "\(damage)")
+    }
+
+    /// A production `gcloud firestore export` (MovieLens, 66 output files zero-padded to
+    /// whole blocks, its kind `__all__`, the overall metadata named by its prefix): read
+    /// through the field map, every file, the count said.
+    @Test func aProductionGcloudExportIsReadWholeThroughTheMap() throws {
+        let root = Self.fixture("movielens-gcloud")
+        #expect(try ExportFormat.detect(path: root) == .firestore)
+        let read = try read(FirestoreReader(path: root, map: try FieldMap(parsing: ["users=movies", "name=title", "photo=poster"])))
+        #expect(read.profiles.count == 9742)
+        #expect(read.bad.isEmpty, "\(read.bad.prefix(3))")
+        #expect(read.counts == [InputCount(source: root, statedBy: root + "/firestore.overall_export_metadata", unit: "documents", stated: 9762, read: 9762)])
+        #expect(read.profiles.first { $0.id == "152105" }?.displayName == "Dad's Army")
+        #expect(read.profiles.filter { $0.photoURL?.hasPrefix("http://image.tmdb.org/") == true }.count > 9000)
+        // Its metadata file alone, or its kind's, reads the same files.
+        #expect(try count(root + "/firestore.overall_export_metadata").read == 9762)
+        #expect(try count(root + "/all_namespaces/all_kinds/all_namespaces_all_kinds.export_metadata").read == 9762)
+    }
+
+    /// Journey Home's emulator export: people by first and last name, the count said.
+    @Test func anEmulatorExportsPeopleByFirstAndLastNameAndItsCount() throws {
+        let root = Self.fixture("journey-home")
+        let read = try read(FirestoreReader(path: root))
+        #expect(Set(read.profiles.map(\.displayName)) == ["Admin Test", "CaseManager Test", "Volunteer Test"], "\(read.profiles.map(\.displayName))")
+        #expect(read.counts.map(\.stated) == [19] && read.counts.map(\.read) == [19])
+        #expect(read.bad.isEmpty, "\(read.bad)")
+    }
+
+    // MARK: The generator against Firebase's bytes
+
+    /// The start and end times a kind's metadata states (field 1: { 2, 3 }).
+    func times(_ metadata: String) throws -> String {
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: metadata)))
+        let info = try #require(MetadataMessages.fields(bytes)?.first { $0.field == 1 }?.bytes)
+        let fields = try #require(MetadataMessages.fields(info))
+        let start = try #require(fields.first { $0.field == 2 }?.number)
+        let end = try #require(fields.first { $0.field == 3 }?.number)
+        return "\(start),\(end)"
+    }
+
+    /// The generator writes a kind's metadata byte for byte as Firebase does, given the
+    /// same times and files: the emulator's (hedwig's, one output) and production's
+    /// (MovieLens's, 66 outputs named in one message, `__all__`, field 3); and the overall
+    /// metadata's framing, its "3" record and its message up to the counts.
+    @Test(arguments: [("hedwig", "firestore_export/all_namespaces/all_kinds", "firestore_export/firestore_export.overall_export_metadata", "emulator", 1),
+                      ("movielens-gcloud", "all_namespaces/all_kinds", "firestore.overall_export_metadata", "production", 66)])
+    func theGeneratorWritesFirebasesOwnMetadataBytes(fixture: String, kindFolder: String, overall: String, layout: String, outputs: Int) throws {
+        let realKind = Self.fixture("\(fixture)/\(kindFolder)/all_namespaces_all_kinds.export_metadata")
+        let out = try generate(["--users", "\(outputs)", "--docs-per-file", "1", "--photo-base", "", "--layout", layout, "--times", try times(realKind)])
+        let generatedRoot = layout == "emulator" ? out + "/firestore_export" : out
+        let generatedKind = generatedRoot + "/all_namespaces/all_kinds/all_namespaces_all_kinds.export_metadata"
+        #expect(try Data(contentsOf: URL(fileURLWithPath: generatedKind)) == Data(contentsOf: URL(fileURLWithPath: realKind)))
+
+        let realOverall = Array(try Data(contentsOf: URL(fileURLWithPath: Self.fixture("\(fixture)/\(overall)"))))
+        let overallName = try #require(FileManager.default.contentsOfDirectory(atPath: generatedRoot).first { $0.hasSuffix(".overall_export_metadata") })
+        let generatedOverall = Array(try Data(contentsOf: URL(fileURLWithPath: generatedRoot + "/" + overallName)))
+        #expect(generatedOverall.prefix(8) == realOverall.prefix(8), "the record \"3\", its header included")
+        let real = try #require(MetadataMessages.logRecords(realOverall))
+        let generated = try #require(MetadataMessages.logRecords(generatedOverall))
+        #expect(real.count == 2 && generated.count == 2)
+        // { 1: { 1: { 1: 2, 3: 3 }, 2: path, 3: documents, 4: bytes } }: equal up to the counts.
+        let path = Array("all_namespaces/all_kinds/all_namespaces_all_kinds.export_metadata".utf8)
+        let upToCounts = 2 + 6 + 2 + path.count
+        #expect(Array(real[1][2..<upToCounts]) == Array(generated[1][2..<upToCounts]))
+        for record in [real[1], generated[1]] {
+            #expect(record[0] == 0x0A && record[upToCounts] == 0x18, "field 1, then the documents")
+            let entry = try #require(MetadataMessages.fields(Array(record[2...])))
+            #expect(entry.map(\.field) == [1, 2, 3, 4])
+        }
+        if layout == "production" {
+            // Production's output files end zero-padded to a whole block, as MovieLens's do.
+            for n in 0..<outputs {
+                let size = try #require(try FileManager.default.attributesOfItem(atPath: out + "/all_namespaces/all_kinds/output-\(n)")[.size] as? Int)
+                #expect(size % 32768 == 0)
+            }
+        }
+        #expect(try count(out).read == outputs)
+    }
+
+    // MARK: Layouts no licensed real export shows, written by the generator
+
+    /// 1,550 people over 11 output files, as the emulator splits a large export: every
+    /// one read (the reader once read only the last file: 60 of 1,550), the count said.
+    @Test func aLargeEmulatorExportIsReadFromEveryOutputFile() throws {
+        let out = try generate(["--users", "1550", "--docs-per-file", "150", "--photo-base", "http://127.0.0.1:9/p"])
+        let files = try FileManager.default.contentsOfDirectory(atPath: out + "/firestore_export/all_namespaces/all_kinds").filter { $0.hasPrefix("output-") }
+        #expect(files.count == 11)
+        let read = try read(FirestoreReader(path: out))
+        #expect(read.profiles.count == 1550)
+        #expect(Set(read.profiles.map(\.id)).count == 1550)
+        #expect(read.counts.map(\.read) == [1550] && read.counts.map(\.stated) == [1550])
+        #expect(read.bad.isEmpty, "\(read.bad.prefix(3))")
+    }
+
+    /// `gcloud firestore export --collection-ids`: a kind folder per collection, each kind
+    /// named by its id; people and the conversations that rank them both read.
+    @Test func aCollectionIDsExportReadsEveryKindFolder() throws {
+        let out = try generate(["--users", "500", "--conversations", "120", "--docs-per-file", "100", "--layout", "production",
+                                "--collection-ids", "--photo-base", "http://127.0.0.1:9/p"])
+        #expect(FileManager.default.fileExists(atPath: out + "/all_namespaces/kind_users/all_namespaces_kind_users.export_metadata"))
+        #expect(FileManager.default.fileExists(atPath: out + "/all_namespaces/kind_conversations/output-1"))
+        let read = try read(FirestoreReader(path: out))
+        #expect(read.profiles.count == 500)
+        #expect(read.counts.map(\.stated) == [620] && read.counts.map(\.read) == [620])
+        #expect(read.notes.contains { $0.contains("120 conversations") }, "\(read.notes)")
+        #expect(read.bad.isEmpty, "\(read.bad.prefix(3))")
+    }
+
+    /// A production export copied into an emulator's root to import it (beside the
+    /// emulator's own, with an empty output file of its own): both read, both counted.
+    @Test func aProductionExportInsideAnEmulatorRootIsReadToo() throws {
+        let root = try copy("journey-home")
+        let kind = root + "/firestore_export/all_namespaces/all_kinds"
+        // An empty output file the metadata does not name.
+        FileManager.default.createFile(atPath: kind + "/output-1", contents: Data())
+        _ = try generate(["--users", "40", "--docs-per-file", "25", "--layout", "production", "--collection-ids", "--photo-base", ""],
+                         into: root + "/prod-backup/2026-11-27T08:00:00_54321")
+        let read = try read(FirestoreReader(path: root))
+        #expect(read.profiles.count == 3 + 40, "\(read.profiles.count)")
+        #expect(read.counts.map(\.stated) == [59] && read.counts.map(\.read) == [59])
+        #expect(read.notes.contains { $0.contains("does not name 1 output file") && $0.contains("output-1") }, "\(read.notes)")
+        #expect(read.bad.isEmpty, "\(read.bad)")
+    }
+
+    // MARK: Fewer than stated is never silent
+
+    /// A missing output file and a flipped byte: each a bad record naming the file and
+    /// what was lost, the count short, and a bad record saying by how much.
+    @Test func aMissingFileAndADamagedBlockAreCountedAsLost() throws {
+        let out = try generate(["--users", "600", "--docs-per-file", "100", "--photo-base", ""])
+        let kind = out + "/firestore_export/all_namespaces/all_kinds"
+        try FileManager.default.removeItem(atPath: kind + "/output-2")
+        var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: kind + "/output-4")))
+        bytes[100] ^= 0xFF
+        try Data(bytes).write(to: URL(fileURLWithPath: kind + "/output-4"))
+        let read = try read(FirestoreReader(path: out))
+        let count = try #require(read.counts.first)
+        #expect(count.stated == 600)
+        #expect(count.read < 500 && count.read >= 400, "\(count)")
+        #expect(read.profiles.count == count.read)
+        #expect(read.bad.contains { $0.reason.contains("names the output file \"output-2\", which is missing") }, "\(read.bad)")
+        #expect(read.bad.contains { $0.file.hasSuffix("output-4") && $0.reason.contains("checksum mismatch") }, "\(read.bad)")
+        #expect(read.bad.contains { $0.file.hasSuffix(".overall_export_metadata") && $0.reason.contains("states 600 documents; \(count.read) were read") }, "\(read.bad)")
+    }
+
+    /// The run fails with its own exit status (5) when documents are lost, says so in its
+    /// summary and report, and keeps what it cached; `--max-failure-rate` allows a loss.
+    @Test func aRunThatLosesDocumentsExitsFiveUnlessTheRateAllowsIt() throws {
+        let out = try generate(["--users", "300", "--docs-per-file", "100", "--photo-base", ""])
+        try FileManager.default.removeItem(atPath: out + "/firestore_export/all_namespaces/all_kinds/output-1")
+        let cache = scratch.appendingPathComponent("cache").path
+        let report = scratch.appendingPathComponent("report.json").path
+        let lost = try Binary.run(["warm", out, "--cache", cache, "--report", report])
+        #expect(lost.status == 5, "\(lost.stderr)")
+        #expect(lost.stdout.contains("documents read 200 of 300 stated (100 LOST)"), "\(lost.stdout)")
+        #expect(lost.stderr.contains("output-1") && lost.stderr.contains("fewer records read than the inputs state"), "\(lost.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any]
+        #expect(json?["recordsLost"] as? Int == 100)
+        let counts = json?["inputCounts"] as? [[String: Any]]
+        #expect(counts?.first?["stated"] as? Int == 300 && counts?.first?["read"] as? Int == 200)
+        #expect(json?["profiles"] as? Int == 200, "what was read is cached")
+
+        let allowed = try Binary.run(["warm", out, "--cache", cache, "--max-failure-rate", "0.4"])
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+        #expect(allowed.stdout.contains("documents read 200 of 300 stated (100 LOST)"))
+        let whole = try generate(["--users", "300", "--docs-per-file", "100", "--photo-base", ""])
+        let fine = try Binary.run(["warm", whole, "--cache", cache])
+        #expect(fine.status == 0, "\(fine.stderr)")
+        #expect(fine.stdout.contains("documents read 300 of 300 stated") && !fine.stdout.contains("LOST"), "\(fine.stdout)")
+    }
+}
