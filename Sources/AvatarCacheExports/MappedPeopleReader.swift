@@ -98,14 +98,19 @@ struct MappedPeopleReader {
         var samples: [String: [(id: String, fields: DocumentFields)]] = [:]
     }
 
-    /// The people's collection: the map's, else the common names'.
-    private func usersCollection(_ scan: Scan) throws -> String? {
-        if case .json(_, let key) = source { return scan.counts.isEmpty ? nil : key }
+    /// The people's collection: the map's, else the one whose documents look most like
+    /// people (`FieldChooser.peopleCollection`), else the common names'; and why, for the note.
+    private func usersCollection(_ scan: Scan, authIDs: Set<String>) throws -> (name: String, why: String?)? {
+        if case .json(_, let key) = source { return scan.counts.isEmpty ? nil : (key, nil) }
         if let names = map.names(.users) {
-            if let found = names.first(where: { scan.counts[$0] != nil }) { return found }
+            if let found = names.first(where: { scan.counts[$0] != nil }) { return (found, nil) }
             throw ExportError(file: path, reason: "no collection \(names.map { "\"\($0)\"" }.joined(separator: " or ")) in this export; \(describeCollections(scan))")
         }
-        if let found = FieldChooser.collection(FieldChooser.userCollections, in: scan.counts) { return found }
+        if let (found, why) = FieldChooser.peopleCollection(scan.samples, order: scan.order, authIDs: authIDs) {
+            let others = scan.order.filter { $0 != found }.prefix(4).map { "\"\($0)\"" }
+            return (found, "chosen by its documents: \(why)" + (others.isEmpty ? "" : "; others seen: \(others.joined(separator: ", "))"))
+        }
+        if let found = FieldChooser.collection(FieldChooser.userCollections, in: scan.counts) { return (found, "chosen by its name") }
         return nil
     }
 
@@ -346,8 +351,8 @@ struct MappedPeopleReader {
         for damage in damages { try body(.bad(damage)) }
         let (auth, authOrder) = try authAccounts(body)
 
-        let collection = try usersCollection(scan)
-        guard let collection else {
+        let chosen = try usersCollection(scan, authIDs: Set(auth.keys))
+        guard let collection = chosen?.name else {
             // Every document is still read once with its damage reported, and counted.
             let read = try documents(reportDamage: true, { _ in }, damage: { try body(.bad($0)) })
             try account(read: read, body)
@@ -474,7 +479,8 @@ struct MappedPeopleReader {
                 try body(.profile(profile))
             }
         }
-        var note = "\(path): people from \(readsJSON ? "the records" : "collection \"\(collection)\"") (\(tally.documents) documents): \(FieldChooser.describe(plan))"
+        var note = "\(path): people from \(readsJSON ? "the records" : "collection \"\(collection)\"") (\(tally.documents) documents"
+            + (chosen?.why.map { "; \($0)" } ?? "") + "): \(FieldChooser.describe(plan))"
         let had = tally.counts.sorted { $0.key < $1.key }.map { "\($0.value) had \($0.key)" }
         if !had.isEmpty { note += "; " + had.joined(separator: ", ") }
         if let conversationPlan {

@@ -248,4 +248,55 @@ import AvatarCacheTestSupport
         #expect(fine.status == 0, "\(fine.stderr)")
         #expect(fine.stdout.contains("documents read 300 of 300 stated") && !fine.stdout.contains("LOST"), "\(fine.stdout)")
     }
+
+    // MARK: What a person would choose, without a map
+
+    /// Field names matched case-blind and across snake_case and camelCase (`photo_url`,
+    /// `Name`), in a collection named as no list knows it.
+    @Test(arguments: [("photo_url", "Name", "players"), ("Picture", "full_name", "members"), ("PhotoURL", "display_name", "crew")])
+    func fieldNamesAreMatchedAsAPersonReadsThem(photoField: String, nameField: String, collection: String) throws {
+        let out = try generate(["--users", "50", "--photo-field", photoField, "--name-field", nameField, "--collection", collection,
+                                "--photo-base", "http://127.0.0.1:9/p"])
+        let read = try read(FirestoreReader(path: out))
+        #expect(read.profiles.count == 50)
+        #expect(read.profiles.allSatisfy { $0.photoURL?.hasPrefix("http://127.0.0.1:9/p/") == true }, "\(read.notes)")
+        #expect(read.profiles.allSatisfy { $0.displayName.split(separator: " ").count == 2 }, "\(read.notes)")
+        #expect(read.notes.contains { $0.contains("collection \"\(collection)\"") && $0.contains("photo=\(photoField)") && $0.contains("name=\(nameField)") }, "\(read.notes)")
+    }
+
+    /// People kept in `publicUserInfo` while `users` holds only uid and e-mail: the
+    /// collection whose documents have names and photos is chosen, and the note says why.
+    @Test func thePeoplesCollectionIsChosenByWhatItsDocumentsHold() throws {
+        let out = try generate(["--users", "40", "--collection", "publicUserInfo", "--shadow-users", "--photo-base", "http://127.0.0.1:9/p"])
+        let read = try read(FirestoreReader(path: out))
+        #expect(read.profiles.count == 40)
+        #expect(read.profiles.allSatisfy { $0.photoURL != nil && !$0.displayName.isEmpty })
+        let note = try #require(read.notes.first { $0.contains("people from collection") })
+        #expect(note.contains("collection \"publicUserInfo\"") && note.contains("chosen by its documents: of 40 sampled documents, 40 have a name, 40 a photo"), "\(note)")
+        #expect(note.contains("others seen: \"users\""), "\(note)")
+    }
+
+    /// `fullName` in two of three documents and a `username` handle in all: the full names
+    /// are read, the handle only where there is no full name.
+    @Test func theFullestNamesWinOverAHandleInMoreDocuments() throws {
+        let out = try generate(["--users", "30", "--name-field", "fullName", "--handles", "--photo-base", ""])
+        let read = try read(FirestoreReader(path: out))
+        let names = Dictionary(uniqueKeysWithValues: read.profiles.map { ($0.id, $0.displayName) })
+        #expect(names["u0"]?.split(separator: " ").count == 2, "\(names)")
+        #expect(names["u2"]?.hasSuffix("_2") == true, "u2 has no fullName: its handle: \(names)")
+        #expect(read.notes.contains { $0.contains("name=fullName|username") }, "\(read.notes)")
+    }
+
+    /// A collection of things with a name and an image (products) is not taken for people.
+    @Test func productsWithANameAndAnImageAreNotPeople() throws {
+        let out = try generate(["--users", "0", "--from-json", try productsJSON(), "--collection", "products", "--photo-base", ""])
+        #expect(throws: ExportError.self) { try self.read(FirestoreReader(path: out)) }
+    }
+
+    func productsJSON() throws -> String {
+        let path = scratch.appendingPathComponent("products.json").path
+        let users = (0..<20).map { ["id": "p\($0)", "displayName": "Desk lamp \($0)", "profileImageUrl": "http://127.0.0.1:9/p/\($0).jpg"] }
+        try JSONSerialization.data(withJSONObject: ["users": users]).write(to: URL(fileURLWithPath: path))
+        return path
+    }
 }

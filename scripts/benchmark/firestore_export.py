@@ -10,7 +10,8 @@ for the rest, the key's path as groups, entity_group 16).
     usage: firestore_export.py OUT (--users N | --from-json USERS.json) [--photo-base URL] [--photo-field NAME]
            [--name-field NAME] [--collection users] [--conversations M]
            [--participants array|map|subcollection|roles] [--auth N] [--docs-per-file K]
-           [--layout emulator|production] [--collection-ids] [--times START,END] [--seed S]
+           [--layout emulator|production] [--collection-ids] [--times START,END] [--handles]
+           [--shadow-users] [--seed S]
 
 The metadata is Firebase's own layout, checked byte for byte against real exports in
 FirebaseExportTests: a kind's .export_metadata names every output file in one message (the
@@ -220,6 +221,10 @@ def main():
                         help="emulator: firebase emulators:export's root; production: gcloud firestore export's folder")
     parser.add_argument("--collection-ids", action="store_true",
                         help="production: a kind folder per collection (kind_<id>), as gcloud firestore export --collection-ids writes")
+    parser.add_argument("--handles", action="store_true",
+                        help="every user also has a `username` handle; only two in three have the name field")
+    parser.add_argument("--shadow-users", action="store_true",
+                        help="also a `users` collection holding only uid and e-mail (the people being in --collection)")
     parser.add_argument("--times", default="1779509654590966,1779509654597585",
                         help="the export's start and end, microseconds since 1970, as its kind metadata states them")
     parser.add_argument("--seed", type=int, default=1)
@@ -270,9 +275,15 @@ def main():
         name = "%s %s" % (rng.choice(first_names), rng.choice(last_names))
         fields = {"uid": "u%d" % i, args.name_field: name, "email": "u%d@example.com" % i,
                   "createdAt": Timestamp(base + i * 1000), "followers": [], "score": rng.random()}
+        if args.handles:
+            fields["username"] = "%s_%d" % (name.split()[0].lower(), i)
+            if i % 3 == 2:
+                del fields[args.name_field]
         if args.photo_base:
             fields[args.photo_field] = "%s/%d.jpg?u=%d" % (args.photo_base, i % 60, i)
         add([(args.collection, "u%d" % i)], fields)
+        if args.shadow_users:
+            add([("users", "u%d" % i)], {"uid": "u%d" % i, "email": "u%d@example.com" % i})
     for j in range(args.conversations):
         a, b = rng.randrange(args.users), rng.randrange(args.users)
         updated = Timestamp(base + 10_000_000 * (j + 1))
