@@ -71,6 +71,16 @@ public struct FieldMap: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var isEmpty: Bool { entries.isEmpty }
+
+    /// The map without its collections (`users`, `conversations`): its fields, for another
+    /// part of an export whose people are not in a collection of that name.
+    var withoutCollections: FieldMap {
+        var map = self
+        map.entries[.users] = nil
+        map.entries[.conversations] = nil
+        map.written.removeAll { $0.hasPrefix("users=") || $0.hasPrefix("conversations=") }
+        return map
+    }
     public var description: String { written.map { "--map \($0)" }.joined(separator: " ") }
 }
 

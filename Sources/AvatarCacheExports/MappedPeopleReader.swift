@@ -27,6 +27,14 @@ struct MappedPeopleReader {
     let limits: ReaderLimits
     /// Firebase Auth accounts to merge in (an emulator export's).
     var authPath: String?
+    /// Other parts of the same export are read after this one (an emulator export's
+    /// Realtime Database after its Firestore): the Auth accounts without a document are
+    /// left to the last part, and no collection of people here is a note, not an error.
+    var partsFollow = false
+    /// People an earlier part read: their records here are left out (the first kept).
+    var skip: Set<String> = []
+    /// Whether the Auth export's bad records are reported (by the first part only).
+    var reportsAuthDamage = true
 
     /// A JSON export: its records are one collection, each with its `id` (or its key).
     var readsJSON: Bool {
@@ -334,7 +342,7 @@ struct MappedPeopleReader {
         guard let authPath else { return (auth, order) }
         try FirebaseAuthReader(path: authPath, limits: limits).accounts { result in
             switch result {
-            case .failure(let bad): try body(.bad(bad))
+            case .failure(let bad): if reportsAuthDamage { try body(.bad(bad)) }
             case .success(let (account, origin)):
                 let id = account.localId.trimmedWhitespace
                 if auth[id] == nil { order.append(id) }
@@ -344,7 +352,18 @@ struct MappedPeopleReader {
         return (auth, order)
     }
 
-    func read(_ body: (ExportItem) throws -> Void) throws {
+    /// Reads the people; returns the ids read (when Auth accounts, later parts or
+    /// earlier ones need them; else empty).
+    @discardableResult
+    func read(_ outerBody: (ExportItem) throws -> Void) throws -> Set<String> {
+        var skipped = 0
+        func body(_ item: ExportItem) throws {
+            if case .profile(let profile) = item, skip.contains(profile.id) {
+                skipped += 1
+                return
+            }
+            try outerBody(item)
+        }
         // Damage is reported once: a JSON export's first records after the first look, the
         // rest (and all of a Firestore export's) in the pass that counts the people.
         let (scan, damages) = try firstLook()
@@ -356,10 +375,14 @@ struct MappedPeopleReader {
             // Every document is still read once with its damage reported, and counted.
             let read = try documents(reportDamage: true, { _ in }, damage: { try body(.bad($0)) })
             try account(read: read, body)
+            if partsFollow {
+                try body(.note("\(path): no collection of people (\(describeCollections(scan))); the export's other parts are read"))
+                return []
+            }
             if !auth.isEmpty {
                 try body(.note("\(path): no collection of people (\(describeCollections(scan))): the \(auth.count) Firebase Auth accounts are read alone"))
                 try emitAuthOnly(auth, authOrder, seen: [], body)
-                return
+                return []
             }
             throw ExportError(file: path, reason: "no collection of people found (looked for \(FieldChooser.userCollections.prefix(6).joined(separator: ", ")), …); \(describeCollections(scan))\(suggestion(scan))")
         }
@@ -397,7 +420,7 @@ struct MappedPeopleReader {
         let wanted = plan.wantedHeads
         var tally = PeoplePlan.Tally()
         var seen = Set<String>()
-        let trackSeen = !auth.isEmpty
+        let trackSeen = !auth.isEmpty || partsFollow || !skip.isEmpty
         func person(_ document: SourceDocument, counting: Bool) throws -> Profile? {
             let (fields, decodeProblems) = document.fields(wanted: wanted)
             var problems = decodeProblems
@@ -489,7 +512,17 @@ struct MappedPeopleReader {
         if map.isEmpty { note += " (chosen from the documents; --map sets them)" }
         try body(.note(note))
         try account(read: documentsRead, body)
-        if !auth.isEmpty { try emitAuthOnly(auth, authOrder, seen: seen, body) }
+        if skipped > 0 {
+            try body(.note("\(path): \(skipped) people here were read from an earlier part of the export too: the earlier kept"))
+        }
+        if !auth.isEmpty && !partsFollow { try emitAuthOnly(auth, authOrder, seen: seen.union(skip), body) }
+        return seen
+    }
+
+    /// The Auth accounts of no id in `seen`, read alone (the last part of an export).
+    func readAuthAlone(seen: Set<String>, _ body: (ExportItem) throws -> Void) throws {
+        let (auth, order) = try authAccounts(body)
+        if !auth.isEmpty { try emitAuthOnly(auth, order, seen: seen, body) }
     }
 
     private func emitAuthOnly(_ auth: [String: AuthAccount], _ order: [String], seen: Set<String>,

@@ -299,4 +299,54 @@ import AvatarCacheTestSupport
         try JSONSerialization.data(withJSONObject: ["users": users]).write(to: URL(fileURLWithPath: path))
         return path
     }
+
+    // MARK: The whole emulator export as one input
+
+    /// Firestore, the Realtime Database and Auth read as one input: each person once (the
+    /// Firestore document first, then the database's member, then Auth alone), the
+    /// database's node of people chosen by its members (not its reverse index of names).
+    @Test func firestoreTheRealtimeDatabaseAndAuthAreOneInput() throws {
+        let out = try generate(["--users", "20", "--database", "15", "--auth", "25", "--photo-base", "http://127.0.0.1:9/p"])
+        let read = try read(FirestoreReader(path: out))
+        let ids = read.profiles.map(\.id)
+        #expect(ids.count == Set(ids).count, "each person once: \(ids)")
+        #expect(Set(ids) == Set((0..<30).map { "u\($0)" } + ["u20", "u21"]), "\(ids.sorted())")
+        let byID = Dictionary(uniqueKeysWithValues: read.profiles.map { ($0.id, $0) })
+        #expect(byID["u3"]?.photoURL?.contains("?u=3") == true, "Firestore's document wins over the database's")
+        #expect(byID["u25"]?.photoURL?.contains("?rtdb=25") == true, "a database member with no document")
+        #expect(read.notes.contains { $0.contains("people from node \"userDetails\"") && $0.contains("chosen by its members") }, "\(read.notes)")
+        #expect(read.notes.contains { $0.contains("5 people here were read from an earlier part") }, "\(read.notes)")
+        #expect(read.counts.map(\.read) == [20])
+        #expect(read.bad.isEmpty, "\(read.bad)")
+        for text in read.notes + read.bad.map(\.description) { #expect(!text.contains("fakeHash") && !text.contains("password=")) }
+    }
+
+    /// No Firestore part: the Realtime Database and Auth are still read, by the binary too.
+    @Test func anExportWithoutFirestoreReadsItsOtherParts() throws {
+        let out = try generate(["--users", "10", "--database", "12", "--auth", "10", "--no-firestore", "--photo-base", ""])
+        #expect(!FileManager.default.fileExists(atPath: out + "/firestore_export"))
+        let read = try read(FirestoreReader(path: out))
+        // u0–u4 and u10–u16 in the database; u0–u9 in Auth.
+        #expect(Set(read.profiles.map(\.id)) == Set((0..<17).map { "u\($0)" }), "\(read.profiles.map(\.id))")
+        #expect(read.profiles.count == 17)
+        let cache = scratch.appendingPathComponent("cache-no-firestore").path
+        let run = try Binary.run(["warm", out, "--cache", cache])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.hasPrefix("17 profiles"), "\(run.stdout)")
+    }
+
+    /// An emulator export whose Firestore is empty (its kind names no file) and whose
+    /// people are Auth accounts only: read, not refused.
+    @Test func anEmptyFirestoreWithAuthAccountsIsRead() throws {
+        let out = try generate(["--users", "0", "--auth", "0", "--photo-base", ""])
+        // The Bulletin's accounts, as an emulator export with an empty Firestore holds them.
+        try FileManager.default.createDirectory(atPath: out + "/auth_export", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Self.fixture("the-bulletin/auth_export/accounts.json"), toPath: out + "/auth_export/accounts.json")
+        var meta = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "/firebase-export-metadata.json"))) as! [String: Any]
+        meta["auth"] = ["version": "13.0.0", "path": "auth_export"]
+        try JSONSerialization.data(withJSONObject: meta).write(to: URL(fileURLWithPath: out + "/firebase-export-metadata.json"))
+        let read = try read(FirestoreReader(path: out))
+        #expect(read.profiles.count == 17)
+        #expect(read.counts.map(\.stated) == [0] && read.counts.map(\.read) == [0])
+    }
 }

@@ -11,7 +11,7 @@ for the rest, the key's path as groups, entity_group 16).
            [--name-field NAME] [--collection users] [--conversations M]
            [--participants array|map|subcollection|roles] [--auth N] [--docs-per-file K]
            [--layout emulator|production] [--collection-ids] [--times START,END] [--handles]
-           [--shadow-users] [--seed S]
+           [--shadow-users] [--database N] [--database-node NAME] [--no-firestore] [--seed S]
 
 The metadata is Firebase's own layout, checked byte for byte against real exports in
 FirebaseExportTests: a kind's .export_metadata names every output file in one message (the
@@ -225,6 +225,11 @@ def main():
                         help="every user also has a `username` handle; only two in three have the name field")
     parser.add_argument("--shadow-users", action="store_true",
                         help="also a `users` collection holding only uid and e-mail (the people being in --collection)")
+    parser.add_argument("--database", type=int, default=0,
+                        help="a Realtime Database export too: N people under --database-node (the first 5 also Firestore users), "
+                             "as database_export/<project>-default-rtdb.json, one line of JSON as the emulator writes it")
+    parser.add_argument("--database-node", default="userDetails")
+    parser.add_argument("--no-firestore", action="store_true", help="an emulator export without its Firestore part")
     parser.add_argument("--times", default="1779509654590966,1779509654597585",
                         help="the export's start and end, microseconds since 1970, as its kind metadata states them")
     parser.add_argument("--seed", type=int, default=1)
@@ -299,6 +304,11 @@ def main():
         if args.participants == "subcollection":
             for user in (a, b):
                 add([("conversations", "c%d" % j), ("participants", "u%d" % user)], {"joinedAt": updated})
+    if not kinds:
+        # No document: one kind with an empty output file (no real empty export was seen to check this against).
+        os.makedirs(os.path.join(store, "all_namespaces", "all_kinds"), exist_ok=True)
+        kinds["all_kinds"] = {"outputs": ["output-0"], "writer": LogWriter(os.path.join(store, "all_namespaces", "all_kinds", "output-0")),
+                              "count": 0, "payload": 0, "files": 0, "name": "__all__" if production else ""}
     entries = []
     for folder in sorted(kinds):
         kind = kinds[folder]
@@ -315,9 +325,29 @@ def main():
         overall_metadata(os.path.join(root, "2026-11-27T08:00:00_54321.overall_export_metadata"), entries)
         print("%d documents in %d output files" % (count, len(outputs)))
         return
-    overall_metadata(os.path.join(store, "firestore_export.overall_export_metadata"), entries)
-    meta = {"version": "13.0.0", "firestore": {"version": "1.19.0", "path": "firestore_export",
-                                                "metadata_file": "firestore_export/firestore_export.overall_export_metadata"}}
+    meta = {"version": "13.0.0"}
+    if args.no_firestore:
+        import shutil
+        shutil.rmtree(store)
+    else:
+        overall_metadata(os.path.join(store, "firestore_export.overall_export_metadata"), entries)
+        meta["firestore"] = {"version": "1.19.0", "path": "firestore_export",
+                             "metadata_file": "firestore_export/firestore_export.overall_export_metadata"}
+    if args.database:
+        meta["database"] = {"version": "4.11.2", "path": "database_export"}
+        os.makedirs(os.path.join(root, "database_export"), exist_ok=True)
+        people = {}
+        first = max(0, args.users - 5)
+        for i in list(range(min(5, args.users))) + list(range(args.users, args.users + args.database - min(5, args.users))):
+            person = {"username": "%s %s" % (rng.choice(first_names), rng.choice(last_names)), "moderator": False,
+                      "epochNextPlace": 1700000000 + i}
+            if args.photo_base:
+                person["photoURL"] = "%s/%d.jpg?rtdb=%d" % (args.photo_base, i % 60, i)
+            people["u%d" % i] = person
+        tree = {"rooms": {"r1": {"title": "General", "createdAt": 1700000000000}}, args.database_node: people,
+                "userName": {person["username"]: {"uid": uid} for uid, person in people.items()}}
+        with open(os.path.join(root, "database_export", "demo-project-default-rtdb.json"), "w") as f:
+            json.dump(tree, f, separators=(",", ":"))
     if args.auth:
         meta["auth"] = {"version": "13.0.0", "path": "auth_export"}
         os.makedirs(os.path.join(root, "auth_export"), exist_ok=True)

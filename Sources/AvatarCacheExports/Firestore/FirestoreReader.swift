@@ -1,9 +1,14 @@
 import AvatarCacheLookup
-/// Reads a Firestore export (`--format firestore`): an export folder as `gcloud firestore
-/// export` or `firebase emulators:export` writes it, a kind's `.export_metadata` or one
-/// `output-N` file. People come from a collection of user documents (the field map's, or
-/// chosen from the common names), conversations' participants first; an emulator
-/// export's Firebase Auth accounts are merged in (`MappedPeopleReader`).
+import Foundation
+
+/// Reads a Firebase export (`--format firestore`) as one input: an export folder as `gcloud
+/// firestore export` or `firebase emulators:export` writes it, a kind's `.export_metadata`
+/// or one `output-N` file. People come from a collection of user documents (the field
+/// map's, or the one whose documents look like people), conversations' participants
+/// first; an emulator export's Realtime Database (`database_export/*.json`, read through
+/// the same field map) and Firebase Auth accounts are merged in, an empty or absent
+/// Firestore stopping neither (`MappedPeopleReader`). A person read from an earlier part
+/// is not read again: Firestore, then the Realtime Database, then Auth alone.
 public struct FirestoreReader: ExportReader {
     public let path: String
     public let limits: ReaderLimits
@@ -18,8 +23,105 @@ public struct FirestoreReader: ExportReader {
     public func read(_ body: (ExportItem) throws -> Void) throws {
         let export = try FirestoreExport.locate(path)
         for note in export.notes { try body(.note(note)) }
+        let databases = export.databaseExports
         var reader = MappedPeopleReader(path: path, source: .firestore(export), map: map, limits: limits)
         reader.authPath = export.authAccounts
-        try reader.read(body)
+        guard !databases.isEmpty else {
+            try reader.read(body)
+            return
+        }
+        reader.partsFollow = true
+        let hasFirestore = !export.outputFiles.isEmpty || !export.missing.isEmpty || !export.missingKinds.isEmpty
+        var seen = Set<String>()
+        if hasFirestore { seen = try reader.read(body) }
+        var authIDs = Set<String>()
+        if let accounts = export.authAccounts {
+            try? FirebaseAuthReader(path: accounts, limits: limits).accounts { result in
+                if case .success(let (account, _)) = result { authIDs.insert(account.localId.trimmedWhitespace) }
+            }
+        }
+        for database in databases {
+            guard let (key, why) = try DatabaseExport.peopleNode(database, map: map, limits: limits, authIDs: authIDs) else {
+                try body(.note("\(database): no node of people in this Realtime Database export (\(DatabaseExport.describe(database, limits: limits)))"))
+                continue
+            }
+            try body(.note("\(database): people from node \"\(key)\" (\(why))"))
+            var part = MappedPeopleReader(path: database, source: .json(path: database, recordsKey: key), map: map.withoutCollections, limits: limits)
+            part.authPath = export.authAccounts
+            part.reportsAuthDamage = !hasFirestore
+            part.partsFollow = true
+            part.skip = seen
+            seen.formUnion(try part.read(body))
+        }
+        if export.authAccounts != nil {
+            var last = reader
+            last.reportsAuthDamage = false
+            try last.readAuthAlone(seen: seen, body)
+        }
+    }
+}
+
+/// An emulator's Realtime Database export: one JSON tree per database instance
+/// (`database_export/<instance>.json`), people as the members of a top-level node keyed by
+/// user id (`{"users": {"<uid>": {"name": …, "photoURL": …}}}`).
+enum DatabaseExport {
+    /// Largest export looked at whole to choose its people's node; a larger one takes the
+    /// field map's `users` or a common name.
+    static let maxLookBytes = 64 << 20
+
+    /// The top-level node of people: the map's `users` when the tree has it, else the node
+    /// whose members look most like people (as a Firestore collection is chosen); and why.
+    static func peopleNode(_ path: String, map: FieldMap, limits: ReaderLimits, authIDs: Set<String>) throws -> (String, String)? {
+        let nodes = try topLevel(path, limits: limits)
+        guard let nodes else {
+            // Too large to look at whole: the map's name, or the common one.
+            let key = map.names(.users)?.first ?? "users"
+            return (key, "the export is larger than \(maxLookBytes >> 20) MB: \(map.names(.users) == nil ? "the common name" : "the map's"), not looked at")
+        }
+        if let names = map.names(.users), let key = names.first(where: { nodes.samples[$0] != nil }) {
+            return (key, "the map's")
+        }
+        guard let (key, why) = FieldChooser.peopleCollection(nodes.samples, order: nodes.order, authIDs: authIDs) else {
+            if let key = FieldChooser.collection(FieldChooser.userCollections, in: nodes.samples.mapValues(\.count)) { return (key, "chosen by its name") }
+            return nil
+        }
+        return (key, "chosen by its members: \(why)")
+    }
+
+    /// The top-level nodes whose members are objects, each with its first members as
+    /// samples; nil when the file is too large to look at whole.
+    static func topLevel(_ path: String, limits: ReaderLimits) throws -> (order: [String], samples: [String: [(id: String, fields: DocumentFields)]])? {
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        guard size <= maxLookBytes else { return nil }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ExportError(file: path, reason: "cannot read")
+        }
+        if data.isEmpty || data == Data("null".utf8) { return ([], [:]) }
+        let root: JSONDocumentValue
+        do {
+            root = try JSONDecoder().decode(JSONDocumentValue.self, from: data)
+        } catch {
+            throw ExportError(file: path, reason: "not a Realtime Database export (not JSON): \(error.localizedDescription)")
+        }
+        guard case .map(let tree) = root.value else { return ([], [:]) }
+        var order: [String] = []
+        var samples: [String: [(id: String, fields: DocumentFields)]] = [:]
+        for (name, value) in zip(tree.names, tree.values) {
+            guard case .map(let members) = value else { continue }
+            let objects = zip(members.names, members.values).compactMap { id, member -> (id: String, fields: DocumentFields)? in
+                if case .map(let fields) = member { return (id, fields) }
+                return nil
+            }
+            guard !objects.isEmpty else { continue }
+            order.append(name)
+            samples[name] = Array(objects.prefix(FieldChooser.sampleSize))
+        }
+        return (order, samples)
+    }
+
+    static func describe(_ path: String, limits: ReaderLimits) -> String {
+        guard let nodes = try? topLevel(path, limits: limits) else { return "not looked at" }
+        if nodes.order.isEmpty { return "no node of objects" }
+        return "nodes of objects: " + nodes.order.prefix(8).map { "\"\($0)\" (\(nodes.samples[$0]?.count ?? 0))" }.joined(separator: ", ")
     }
 }
