@@ -21,6 +21,7 @@ public struct PipelineSettings: Sendable, Equatable {
     public var format: ExportFormat?
     public var shard: Shard?
     public var map: FieldMap?
+    public var storageBucket: String?
     // Images
     public var sizes: [Int]?
     public var scales: [Int]?

@@ -31,6 +31,10 @@ public enum Settings {
         "map", \.map, .fieldMap, default: FieldMap(), defaultInWords: "NexusAI's names, else chosen from the documents",
         help: "Where an app keeps its people: KEY=PATH, repeatable; keys users, id, name, given-name, family-name, photo, color, conversations, participants, updated-at, last-sender; a path reaches into maps and arrays (profile_photo.downloadUrl, imagePaths[0]); PATH|PATH: the first present wins.",
         valueName: "key=path", binding: .at(\.fieldMap))
+    public static let storageBucket = Setting<String>(
+        "storage-bucket", \.storageBucket, .text("a bucket name"),
+        help: "The Firebase Storage bucket (my-app.appspot.com) a Firestore export's storage paths and gs:// photos are downloaded from, through its public download URL and every network rule; an emulator export's own objects are read from the export.",
+        valueName: "bucket", binding: .optional(\.storageBucket))
 
     // MARK: Images
 
@@ -174,7 +178,7 @@ public enum Settings {
 
     /// The table, in the order the help lists the flags.
     public static let all: [any AnySetting] = [
-        cache, format, shard, map,
+        cache, format, shard, map, storageBucket,
         sizes, scales, crop, outputFormat, monogramFormat, quality,
         budget, trimRatio, ttlHours, maxTTLHours, failureTTLHours,
         concurrency, decodeThreads, maxConnectionsPerHost,

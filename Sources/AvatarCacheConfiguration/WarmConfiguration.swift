@@ -24,6 +24,8 @@ public struct WarmConfiguration: Sendable {
     public var shard: Shard?
     /// Where the exports keep their people, when not NexusAI's names (`--map`).
     public var fieldMap = FieldMap()
+    /// The Firebase Storage bucket of a Firestore export's storage paths (`--storage-bucket`).
+    public var storageBucket: String?
 
     // MARK: Images
 

@@ -85,6 +85,9 @@ public struct ReaderLimits: Sendable {
     /// 28 MB: room for a 20 MB inline photo in base64, plus 1 MB.
     public var maxRecordBytes: Int = ReaderLimits.defaultMaxRecordBytes
     public static let defaultMaxRecordBytes = 28_000_000
+    /// The Firebase Storage bucket a Firestore export's storage paths and `gs://` photos are
+    /// downloaded from (`--storage-bucket`); nil: the bucket an emulator export names, if any.
+    public var storageBucket: String?
 
     public init() {}
 }

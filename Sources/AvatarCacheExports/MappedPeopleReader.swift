@@ -35,6 +35,8 @@ struct MappedPeopleReader {
     var skip: Set<String> = []
     /// Whether the Auth export's bad records are reported (by the first part only).
     var reportsAuthDamage = true
+    /// Photos in Firebase Storage (`FirebaseStorage`), when the export has any or a bucket is named.
+    var storage: FirebaseStorage?
 
     /// A JSON export: its records are one collection, each with its `id` (or its key).
     var readsJSON: Bool {
@@ -388,6 +390,7 @@ struct MappedPeopleReader {
         }
         let samples = scan.samples[collection] ?? []
         var plan = FieldChooser.plan(map, samples: samples.map(\.fields), documentIDs: samples.map(\.id), idFromRecord: readsJSON)
+        plan.storage = storage
         if readsJSON, map[.id] == nil, !samples.isEmpty, samples.allSatisfy({ !$0.id.isEmpty }) {
             // A JSON object keyed by user id: the key is the id.
             plan.id = nil
@@ -443,7 +446,7 @@ struct MappedPeopleReader {
                     found = Profile(id: found.id, displayName: account.name, photo: found.photo, colorHex: found.colorHex)
                     found.origin = document.origin
                 }
-                if found.photo == nil, let photo = account.photo, case .success(let source) = PhotoValue.source(photo, limits: limits) {
+                if found.photo == nil, let photo = account.photo, case .success(let source) = PhotoValue.source(photo, limits: limits, storage: storage) {
                     found.photo = source
                 }
             }

@@ -11,6 +11,8 @@ struct PeoplePlan: Sendable {
     var familyName: [FieldPath] = []
     var photo: [FieldPath] = []
     var color: [FieldPath] = []
+    /// Photos in Firebase Storage: an emulator export's blobs, a bucket for storage paths.
+    var storage: FirebaseStorage?
 
     /// The top-level names these paths start from, as UTF-8 (what a Firestore decode needs).
     var wantedHeads: [[UInt8]] {
@@ -81,7 +83,7 @@ struct PeoplePlan: Sendable {
         }
         var photo: PhotoSource?
         if let (path, value) = Self.first(self.photo, in: fields) {
-            switch PhotoValue.source(value, limits: limits) {
+            switch PhotoValue.source(value, limits: limits, storage: storage) {
             case .success(let source):
                 photo = source
                 if source != nil { tally.count("photo=\(path)") }
@@ -110,16 +112,23 @@ enum PhotoValue {
     /// Keys of a map that hold its URL (Firebase Storage's `downloadUrl`, …).
     static let urlKeys = ["downloadUrl", "downloadURL", "url", "uri", "src", "href", "secure_url"]
 
-    static func source(_ value: DocumentValue, limits: ReaderLimits) -> Result<PhotoSource?, Problem> {
+    static func source(_ value: DocumentValue, limits: ReaderLimits, storage: FirebaseStorage? = nil) -> Result<PhotoSource?, Problem> {
         switch value {
         case .null: return .success(nil)
-        case .string(let text): return source(text, limits: limits)
+        case .string(let text): return source(text, limits: limits, storage: storage)
         case .array(let elements):
             guard let first = elements.first else { return .success(nil) }
-            return source(first, limits: limits)
+            return source(first, limits: limits, storage: storage)
         case .map(let fields):
             for key in urlKeys {
-                if let inner = fields[key], case .string = inner { return source(inner, limits: limits) }
+                if let inner = fields[key], case .string = inner { return source(inner, limits: limits, storage: storage) }
+            }
+            // Firebase Storage's own reference: { bucket, fullPath } or { path }.
+            for key in ["fullPath", "path", "storagePath", "ref"] {
+                if let inner = fields[key], case .string(let path) = inner {
+                    let bucket = fields["bucket"].flatMap { if case .string(let b) = $0 { return b } else { return nil } }
+                    return source(bucket.map { "gs://\($0)/\(path)" } ?? path, limits: limits, storage: storage)
+                }
             }
             return .failure(Problem(description: "a map without a url (keys: \(fields.names.prefix(8).joined(separator: ", ")))"))
         case .bytes(let bytes):
@@ -129,9 +138,12 @@ enum PhotoValue {
         }
     }
 
-    static func source(_ raw: String, limits: ReaderLimits) -> Result<PhotoSource?, Problem> {
+    static func source(_ raw: String, limits: ReaderLimits, storage: FirebaseStorage? = nil) -> Result<PhotoSource?, Problem> {
         let text = raw.trimmedWhitespace
         if text.isEmpty { return .success(nil) }
+        if let storage, let resolved = storage.resolve(text, limits: limits) {
+            return resolved.map { $0 }
+        }
         let lower = text.prefix(8).lowercased()
         if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
             return .success(.url(text, sendMonicaToken: false))
@@ -147,7 +159,7 @@ enum PhotoValue {
         }
         let shown = abbreviated(text, limit: 80)
         if lower.hasPrefix("gs://") {
-            return .failure(Problem(description: "\"\(shown)\" is a Cloud Storage path, not a URL that can be fetched"))
+            return .failure(Problem(description: "\"\(shown)\" is a Cloud Storage path, not a URL that can be fetched (--storage-bucket downloads a bucket's photos)"))
         }
         if lower.hasPrefix("blob:") {
             return .failure(Problem(description: "\"\(shown)\" is a browser's blob: URL, which exists only in the page that made it"))
@@ -155,6 +167,6 @@ enum PhotoValue {
         if let colon = text.firstIndex(of: ":"), text[..<colon].allSatisfy({ $0.isLetter || $0.isNumber || "+.-".contains($0) }), !text[..<colon].isEmpty {
             return .failure(Problem(description: "\"\(shown)\": the \(text[..<colon].lowercased()): scheme is not fetched (http and https only)"))
         }
-        return .failure(Problem(description: "\"\(shown)\" is a relative path, not a URL (its host is not in the export)"))
+        return .failure(Problem(description: "\"\(shown)\" is a relative path, not a URL (its host is not in the export; a Firebase Storage path is downloaded with --storage-bucket)"))
     }
 }

@@ -16,6 +16,7 @@ extension WarmPipeline {
         var limits = ReaderLimits()
         limits.maxInlineBytes = configuration.fetchLimits.maxBytes
         limits.maxRecordBytes = configuration.maxRecordBytes
+        limits.storageBucket = configuration.storageBucket
         var ordinal = 0
         var batch: [RunStore.ExportRecord] = []
         batch.reserveCapacity(Self.readBatch)

@@ -70,7 +70,8 @@ import AvatarCacheTestSupport
     /// written apart from this project's (Fixtures/firebase/README.md): each export is read
     /// to exactly that many documents, with no damage.
     @Test(arguments: [("hedwig", 3, 1), ("ember-cloud-firestore-adapter", 19, 1), ("daily-cat", 11, 1), ("faker-app", 3, 1),
-                      ("journey-home", 19, 1), ("savage", 18, 1), ("movielens-gcloud", 9762, 66)])
+                      ("journey-home", 19, 1), ("savage", 18, 1), ("movielens-gcloud", 9762, 66),
+                      ("bsclibrary-2021", 4, 1), ("bsclibrary-2022", 6, 1)])
     func everyRealExportReadsEveryDocumentItsMetadataStates(fixture: String, documents: Int, outputFiles: Int) throws {
         let (export, read, damage) = try count(Self.fixture(fixture))
         #expect(export.stated == documents)
@@ -348,5 +349,105 @@ import AvatarCacheTestSupport
         let read = try read(FirestoreReader(path: out))
         #expect(read.profiles.count == 17)
         #expect(read.counts.map(\.stated) == [0] && read.counts.map(\.read) == [0])
+    }
+
+    // MARK: Photos in Firebase Storage
+
+    /// Two photo files for the generator's Storage objects.
+    func storagePhotos() throws -> (folder: String, bytes: [[UInt8]]) {
+        let folder = scratch.appendingPathComponent("storage-photos-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var bytes: [[UInt8]] = []
+        for name in ["astronaut-progressive.jpg", "camera-grey-progressive.jpg"] {
+            let source = Fixtures.repositoryRoot.appendingPathComponent("Tests/AvatarCacheTests/Fixtures/photos/\(name)").path
+            try FileManager.default.copyItem(atPath: source, toPath: folder + "/" + name)
+            bytes.append([UInt8](try Data(contentsOf: URL(fileURLWithPath: source))))
+        }
+        return (folder, bytes)
+    }
+
+    /// An emulator export's Storage objects are read from its blobs, whatever the
+    /// emulator's layout and however a document names them (gs://, a storage path, the
+    /// emulator's download URL, Storage's { bucket, fullPath }): no network.
+    @Test(arguments: [("gs", "uuid"), ("path", "nested"), ("url", "flat"), ("map", "uuid")])
+    func storagePhotosOfAnEmulatorExportAreReadFromItsBlobs(refs: String, layout: String) throws {
+        let photos = try storagePhotos()
+        let out = try generate(["--users", "10", "--storage", "6", "--storage-photos", photos.folder, "--storage-refs", refs,
+                                "--storage-layout", layout, "--photo-base", "http://127.0.0.1:9/p"])
+        let read = try read(FirestoreReader(path: out))
+        let byID = Dictionary(uniqueKeysWithValues: read.profiles.map { ($0.id, $0) })
+        for i in 0..<6 {
+            guard case .inline(let photo) = byID["u\(i)"]?.photo else {
+                Issue.record("u\(i): \(String(describing: byID["u\(i)"]?.photo))")
+                continue
+            }
+            #expect(photo.bytes == photos.bytes[i % 2])
+        }
+        #expect((6..<10).allSatisfy { byID["u\($0)"]?.photoURL?.hasPrefix("http://127.0.0.1:9/p/") == true })
+        #expect(read.notes.contains { $0.contains("6 Storage objects read from the export") && $0.contains("bucket \"demo-project.appspot.com\"") }, "\(read.notes)")
+        #expect(read.bad.isEmpty, "\(read.bad)")
+    }
+
+    /// The binary caches an emulator export's Storage photos from the export: nothing
+    /// downloaded (the documents name the emulator's download URLs on 127.0.0.1:9199,
+    /// which nothing serves and private addresses are refused anyway).
+    @Test func warmCachesStoragePhotosWithoutTheNetwork() throws {
+        let photos = try storagePhotos()
+        let out = try generate(["--users", "6", "--storage", "6", "--storage-photos", photos.folder, "--storage-refs", "url", "--photo-base", ""])
+        let cache = scratch.appendingPathComponent("cache-storage").path
+        let run = try Binary.run(["warm", out, "--cache", cache])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains(" 0 downloaded") && run.stdout.contains(", 0 failed"), "\(run.stdout)")
+        #expect(run.stdout.contains("6 profiles show a photo"), "\(run.stdout)")
+    }
+
+    /// Without the export's objects: a storage path or gs:// URL is downloaded from a bucket
+    /// when one is named (through Storage's public download URL, the name encoded as one
+    /// segment); without a bucket, reported as before and drawn as a monogram.
+    @Test func storagePathsBecomeDownloadURLsWhenABucketIsNamed() throws {
+        for refs in ["path", "gs"] {
+            let photos = try storagePhotos()
+            let out = try generate(["--users", "3", "--storage", "3", "--storage-photos", photos.folder, "--storage-refs", refs, "--photo-base", ""])
+            try FileManager.default.removeItem(atPath: out + "/storage_export")
+            let unnamed = try read(FirestoreReader(path: out))
+            #expect(unnamed.profiles.allSatisfy { $0.photo == nil })
+            #expect(unnamed.bad.count == 3 && unnamed.bad.allSatisfy { $0.reason.contains("--storage-bucket") }, "\(unnamed.bad)")
+            var limits = ReaderLimits()
+            limits.storageBucket = "gs://my-app.appspot.com/"
+            let named = try read(FirestoreReader(path: out, limits: limits))
+            let bucket = refs == "gs" ? "demo-project.appspot.com" : "my-app.appspot.com"
+            #expect(named.profiles.map(\.photoURL) == (0..<3).map { "https://firebasestorage.googleapis.com/v0/b/\(bucket)/o/users%2Fu\($0)%2Favatar.jpg?alt=media" },
+                    "\(refs): \(named.profiles.map(\.photoURL))")
+            #expect(named.bad.isEmpty, "\(named.bad)")
+        }
+        #expect(FirebaseStorage.downloadURL(bucket: "b", name: "users/Tim Mendoza/images (3)+ü.jpg")
+                == "https://firebasestorage.googleapis.com/v0/b/b/o/users%2FTim%20Mendoza%2Fimages%20(3)%2B%C3%BC.jpg?alt=media")
+    }
+
+    /// A Storage object whose blob is missing: a bad record naming its metadata file; the
+    /// person's photo is then what the network rules make of the reference.
+    @Test func aMissingBlobIsABadRecord() throws {
+        let photos = try storagePhotos()
+        let out = try generate(["--users", "2", "--storage", "2", "--storage-photos", photos.folder, "--storage-refs", "path", "--storage-layout", "nested", "--photo-base", ""])
+        try FileManager.default.removeItem(atPath: out + "/storage_export/blobs/demo-project.appspot.com/users/u1/avatar.jpg")
+        let read = try read(FirestoreReader(path: out))
+        #expect(read.bad.contains { $0.file.hasSuffix("users/u1/avatar.jpg.json") && $0.reason.contains("whose blob is missing") }, "\(read.bad)")
+        let byID = Dictionary(uniqueKeysWithValues: read.profiles.map { ($0.id, $0) })
+        if case .inline = byID["u0"]?.photo {} else { Issue.record("u0's blob is there: \(String(describing: byID["u0"]?.photo))") }
+        #expect(byID["u1"]?.photoURL == "https://firebasestorage.googleapis.com/v0/b/demo-project.appspot.com/o/users%2Fu1%2Favatar.jpg?alt=media",
+                "the export names its bucket: the path is that bucket's")
+    }
+
+    /// Real Storage exports of two emulator versions (a bucket folder with URL-encoded
+    /// names; the bucket and name URL-encoded flat): their objects are folder placeholders
+    /// (`users/`), none a photo; the bucket they name is the one storage paths are in.
+    @Test(arguments: ["bsclibrary-2021", "bsclibrary-2022"])
+    func realStorageExportsAreWalkedAsTheEmulatorWalksThem(fixture: String) throws {
+        let export = try FirestoreExport.locate(Self.fixture(fixture))
+        let folder = try #require(export.storage)
+        var storage = FirebaseStorage()
+        storage.add(exportFolder: folder)
+        #expect(storage.blobs.isEmpty && storage.missingBlobs.isEmpty)
+        #expect(storage.bucket == "default-bucket")
     }
 }

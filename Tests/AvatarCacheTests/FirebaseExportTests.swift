@@ -307,7 +307,7 @@ import AvatarCacheTestSupport
         var problems: [String] = []
         let profile = plan.profile(documentID: "random0", fields: fields[0], limits: ReaderLimits(), tally: &tally, problems: &problems)
         #expect(profile?.id == "auth0" && profile?.photo == nil)
-        #expect(problems == ["field \"profile_img\": \"/empty-profile.png\" is a relative path, not a URL (its host is not in the export): monogram used"])
+        #expect(problems == ["field \"profile_img\": \"/empty-profile.png\" is a relative path, not a URL (its host is not in the export; a Firebase Storage path is downloaded with --storage-bucket): monogram used"])
     }
 
     // MARK: Photo values and the field map

@@ -11,7 +11,8 @@ for the rest, the key's path as groups, entity_group 16).
            [--name-field NAME] [--collection users] [--conversations M]
            [--participants array|map|subcollection|roles] [--auth N] [--docs-per-file K]
            [--layout emulator|production] [--collection-ids] [--times START,END] [--handles]
-           [--shadow-users] [--database N] [--database-node NAME] [--no-firestore] [--seed S]
+           [--shadow-users] [--database N] [--database-node NAME] [--no-firestore]
+           [--storage N --storage-photos DIR --storage-refs gs|path|url|map --storage-layout uuid|nested|flat] [--seed S]
 
 The metadata is Firebase's own layout, checked byte for byte against real exports in
 FirebaseExportTests: a kind's .export_metadata names every output file in one message (the
@@ -203,6 +204,41 @@ def overall_metadata(path, kinds):
     log.close()
 
 
+def write_storage(root, args, objects):
+    """storage_export/ as the Storage emulator writes it: buckets.json, and per object its
+    blob and a metadata JSON naming its bucket and name (the layout by --storage-layout)."""
+    import base64
+    import hashlib
+    import uuid
+    from urllib.parse import quote
+    photos = sorted(os.path.join(args.storage_photos, n) for n in os.listdir(args.storage_photos)) if args.storage_photos else []
+    folder = os.path.join(root, "storage_export")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "buckets.json"), "w") as f:
+        json.dump({"buckets": [{"id": args.bucket}]}, f, indent=2)
+    for name, token, i in objects:
+        data = open(photos[i % len(photos)], "rb").read() if photos else b""
+        if args.storage_layout == "uuid":
+            relative = str(uuid.UUID(int=random.Random(i).getrandbits(128), version=4))
+        elif args.storage_layout == "nested":
+            relative = os.path.join(args.bucket, name)
+        else:
+            relative = quote("%s/%s" % (args.bucket, name), safe="")
+        blob = os.path.join(folder, "blobs", relative)
+        meta = os.path.join(folder, "metadata", relative + ".json")
+        for path in (blob, meta):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(blob, "wb") as f:
+            f.write(data)
+        generation = 1734539664177 + i
+        with open(meta, "w") as f:
+            json.dump({"name": name, "bucket": args.bucket, "metageneration": 1, "generation": generation,
+                       "contentType": "image/jpeg", "storageClass": "STANDARD", "contentDisposition": "inline",
+                       "downloadTokens": [token], "etag": "someETag", "customMetadata": {},
+                       "timeCreated": "2024-12-18T16:34:24.177Z", "updated": "2024-12-18T16:34:24.177Z", "size": len(data),
+                       "md5Hash": base64.b64encode(hashlib.md5(data).digest()).decode(), "crc32c": str(crc32c(data))}, f, indent=2)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
@@ -230,6 +266,16 @@ def main():
                              "as database_export/<project>-default-rtdb.json, one line of JSON as the emulator writes it")
     parser.add_argument("--database-node", default="userDetails")
     parser.add_argument("--no-firestore", action="store_true", help="an emulator export without its Firestore part")
+    parser.add_argument("--storage", type=int, default=0,
+                        help="the first N users' photos kept in Cloud Storage: storage_export/ with their blobs (the files of "
+                             "--storage-photos, in turn), the documents naming them as --storage-refs says")
+    parser.add_argument("--storage-photos", help="a folder of photo files for --storage")
+    parser.add_argument("--storage-refs", default="gs", choices=["gs", "path", "url", "map"],
+                        help="gs://bucket/users/<uid>/avatar.jpg, the bare path, the emulator's download URL, or { bucket, fullPath }")
+    parser.add_argument("--storage-layout", default="uuid", choices=["uuid", "nested", "flat"],
+                        help="the emulator's layouts of blobs/ and metadata/: a UUID per object (firebase-tools 11.6 on), "
+                             "a folder per path segment (9.18-10.x), the bucket and name URL-encoded (10.7-11.2)")
+    parser.add_argument("--bucket", default="demo-project.appspot.com")
     parser.add_argument("--times", default="1779509654590966,1779509654597585",
                         help="the export's start and end, microseconds since 1970, as its kind metadata states them")
     parser.add_argument("--seed", type=int, default=1)
@@ -271,6 +317,7 @@ def main():
             kind["writer"] = None
 
     base = 1_700_000_000_000_000
+    storage_objects = []
     if args.from_json:
         with open(args.from_json, encoding="utf-8") as f:
             for user in json.load(f)["users"]:
@@ -284,7 +331,17 @@ def main():
             fields["username"] = "%s_%d" % (name.split()[0].lower(), i)
             if i % 3 == 2:
                 del fields[args.name_field]
-        if args.photo_base:
+        if i < args.storage:
+            name = "users/u%d/avatar.jpg" % i
+            token = "%08x-0000-4000-8000-%012x" % (i, i)
+            storage_objects.append((name, token, i))
+            fields[args.photo_field] = {
+                "gs": "gs://%s/%s" % (args.bucket, name),
+                "path": name,
+                "url": "http://127.0.0.1:9199/v0/b/%s/o/%s?alt=media&token=%s" % (args.bucket, name.replace("/", "%2F"), token),
+                "map": {"bucket": args.bucket, "fullPath": name},
+            }[args.storage_refs]
+        elif args.photo_base:
             fields[args.photo_field] = "%s/%d.jpg?u=%d" % (args.photo_base, i % 60, i)
         add([(args.collection, "u%d" % i)], fields)
         if args.shadow_users:
@@ -333,6 +390,9 @@ def main():
         overall_metadata(os.path.join(store, "firestore_export.overall_export_metadata"), entries)
         meta["firestore"] = {"version": "1.19.0", "path": "firestore_export",
                              "metadata_file": "firestore_export/firestore_export.overall_export_metadata"}
+    if args.storage:
+        write_storage(root, args, storage_objects)
+        meta["storage"] = {"version": "13.0.0", "path": "storage_export"}
     if args.database:
         meta["database"] = {"version": "4.11.2", "path": "database_export"}
         os.makedirs(os.path.join(root, "database_export"), exist_ok=True)

@@ -24,8 +24,19 @@ public struct FirestoreReader: ExportReader {
         let export = try FirestoreExport.locate(path)
         for note in export.notes { try body(.note(note)) }
         let databases = export.databaseExports
+        var storage = FirebaseStorage(bucket: limits.storageBucket)
+        if let folder = export.storage {
+            storage.add(exportFolder: folder)
+            for (metadata, name) in storage.missingBlobs {
+                try body(.bad(BadRecord(file: metadata, index: 0, line: 0, reason: "names the Storage object \"\(abbreviated(name, limit: 120))\", whose blob is missing: a photo kept there is not read")))
+            }
+            try body(.note("\(folder): \(storage.blobs.count) Storage objects read from the export, not downloaded; \(storage.bucket.map { "storage paths are in bucket \"\($0)\"" } ?? "no bucket for storage paths (--storage-bucket names one)")"))
+        } else if let bucket = storage.bucket {
+            try body(.note("\(path): storage paths and gs:// photos are downloaded from bucket \"\(bucket)\""))
+        }
         var reader = MappedPeopleReader(path: path, source: .firestore(export), map: map, limits: limits)
         reader.authPath = export.authAccounts
+        reader.storage = storage.isEmpty ? nil : storage
         guard !databases.isEmpty else {
             try reader.read(body)
             return
@@ -48,6 +59,7 @@ public struct FirestoreReader: ExportReader {
             try body(.note("\(database): people from node \"\(key)\" (\(why))"))
             var part = MappedPeopleReader(path: database, source: .json(path: database, recordsKey: key), map: map.withoutCollections, limits: limits)
             part.authPath = export.authAccounts
+            part.storage = reader.storage
             part.reportsAuthDamage = !hasFirestore
             part.partsFollow = true
             part.skip = seen

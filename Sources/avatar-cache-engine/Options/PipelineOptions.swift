@@ -15,6 +15,7 @@ struct PipelineOptions: ParsableArguments {
     @Option(help: Settings.format.argumentHelp, completion: Settings.format.completion) var format: Written<ExportFormat>?
     @Option(help: Settings.shard.argumentHelp) var shard: Written<Shard>?
     @Option(help: Settings.map.argumentHelp) var map: [Written<FieldMap>] = []
+    @Option(help: Settings.storageBucket.argumentHelp) var storageBucket: Written<String>?
 
     // Images
     @Option(help: Settings.sizes.argumentHelp) var size: [Written<[Int]>] = []
@@ -77,6 +78,7 @@ struct PipelineOptions: ParsableArguments {
         try settings.take(format, by: Settings.format)
         try settings.take(shard, by: Settings.shard)
         try settings.take(map, by: Settings.map)
+        try settings.take(storageBucket, by: Settings.storageBucket)
         try settings.take(size, by: Settings.sizes)
         try settings.take(scale, by: Settings.scales)
         try settings.take(crop, by: Settings.crop)
