@@ -174,7 +174,7 @@ public enum Settings {
         "log-level", \.logLevel, .choice, default: .info, help: "How much is logged on stderr.", valueName: "level")
     public static let maxFailureRate = Setting<Double>(
         "max-failure-rate", \.maxFailureRate, .number(0...1), defaultInWords: "never",
-        help: "Exit 3 when more than this fraction of the sources failed.", valueName: "fraction")
+        help: "Exit 3 when more than this fraction of the sources failed; an input read short of the records it states exits 5 unless those lost are at most this fraction of them.", valueName: "fraction")
 
     /// The table, in the order the help lists the flags.
     public static let all: [any AnySetting] = [

@@ -44,6 +44,15 @@ public struct InputCount: Sendable, Codable, Equatable, CustomStringConvertible 
     public var unit: String
     public var stated: Int
     public var read: Int
+    /// Whether the number is stated for several inputs together (Monica's pages, saved one
+    /// a file and given as a glob: each page states the whole `meta.total`): the run adds
+    /// up what each read against the one number, and says what is lost once, at the end.
+    public var shared = false
+    /// The pages read (`meta.current_page`) and the last one stated (`meta.last_page`).
+    public var pages: [Int] = []
+    public var lastPage: Int?
+    /// The inputs counted together (shared counts).
+    public var inputs = 1
 
     public init(source: String, statedBy: String, unit: String, stated: Int, read: Int) {
         self.source = source
@@ -57,6 +66,36 @@ public struct InputCount: Sendable, Codable, Equatable, CustomStringConvertible 
     public var lost: Int { max(0, stated - read) }
 
     public var description: String { "\(unit) read \(read) of \(stated) stated" }
+
+    /// Whether `other` is counted against the same stated number (and adds to this one).
+    public func counts(with other: InputCount) -> Bool {
+        shared && other.shared && statedBy == other.statedBy && unit == other.unit && stated == other.stated
+    }
+
+    public mutating func add(_ other: InputCount) {
+        read += other.read
+        pages = Array(Set(pages + other.pages)).sorted()
+        lastPage = [lastPage, other.lastPage].compactMap { $0 }.max()
+        inputs += other.inputs
+    }
+
+    /// Pages up to the last stated that no input held.
+    public var missingPages: [Int] {
+        guard let lastPage, lastPage >= 1 else { return [] }
+        return (1...lastPage).filter { !pages.contains($0) }
+    }
+
+    /// Why the records are lost, for a bad record: "meta.total states 14 contacts; 8 were
+    /// read from 1 input (page 1; page 2 of 2 missing): 6 lost".
+    public var lossReason: String {
+        var text = "\(statedBy) states \(stated) \(unit); \(read) were read"
+        if shared { text += " from \(inputs) input\(inputs == 1 ? "" : "s")" }
+        let missing = missingPages
+        if !missing.isEmpty {
+            text += " (page\(missing.count == 1 ? "" : "s") \(missing.prefix(10).map(String.init).joined(separator: ", "))\(missing.count > 10 ? ", …" : "") of \(lastPage ?? 0) missing)"
+        }
+        return text + ": \(lost) lost"
+    }
 }
 
 /// Why a whole export could not be read (as opposed to one bad record in it).

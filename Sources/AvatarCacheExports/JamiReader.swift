@@ -38,12 +38,18 @@ public struct JamiReader: ExportReader {
         guard FileManager.default.fileExists(atPath: path) else {
             throw ExportError(file: path, reason: "no such file or folder")
         }
+        // Cards each file begins (BEGIN:VCARD, nested ones included) against those read.
+        var begun = 0, read = 0
         for file in try ExportFormat.filesToRead(path, endingWith: ExportFormat.vCardExtensions, kind: ".vcf") {
-            try readFile(file, body)
+            let (fileBegun, fileRead) = try readFile(file, body)
+            begun += fileBegun
+            read += fileRead
         }
+        try body(.count(InputCount(source: path, statedBy: "its BEGIN:VCARD lines", unit: "cards", stated: begun, read: read)))
     }
 
-    private func readFile(_ file: String, _ body: (ExportItem) throws -> Void) throws {
+    /// Reads one file: the cards it begins, and those read as people.
+    private func readFile(_ file: String, _ body: (ExportItem) throws -> Void) throws -> (begun: Int, read: Int) {
         guard let handle = FileHandle(forReadingAtPath: file) else {
             throw ExportError(file: file, reason: "cannot read")
         }
@@ -52,7 +58,7 @@ public struct JamiReader: ExportReader {
         // Cards are used as they are read, one at a time. The first waits for the second:
         // a file of one card names it by the file, of several by the file and its place.
         var first: VCard?
-        var count = 0
+        var count = 0, read = 0
         try VCardParser(maxCardBytes: limits.maxRecordBytes).cards(from: .file(handle, path: file)) { card in
             count += 1
             guard count > 1 else {
@@ -62,28 +68,31 @@ public struct JamiReader: ExportReader {
             if var held = first {
                 first = nil
                 held.fallbackID = "\(stem)#\(held.ordinal)"
-                try emit(held, index: held.ordinal, file: file, body)
+                if try emit(held, index: held.ordinal, file: file, body) { read += 1 }
             }
             var card = card
             card.fallbackID = "\(stem)#\(card.ordinal)"
-            try emit(card, index: card.ordinal, file: file, body)
+            if try emit(card, index: card.ordinal, file: file, body) { read += 1 }
         }
         if var only = first {
             only.fallbackID = stem
-            try emit(only, index: only.ordinal, file: file, body)
+            if try emit(only, index: only.ordinal, file: file, body) { read += 1 }
         }
         if count == 0 {
             try body(.bad(BadRecord(file: file, index: 1, line: 1, reason: "no BEGIN:VCARD in the file")))
         }
+        return (count, read)
     }
 
-    private func emit(_ card: VCard, index: Int, file: String, _ body: (ExportItem) throws -> Void) throws {
+    /// Whether the card was read as a person (else it is a bad record).
+    @discardableResult
+    private func emit(_ card: VCard, index: Int, file: String, _ body: (ExportItem) throws -> Void) throws -> Bool {
         func bad(_ reason: String) -> ExportItem {
             .bad(BadRecord(file: file, index: index, line: card.line, reason: reason))
         }
         if let problem = card.problem {
             try body(bad(problem))
-            return
+            return false
         }
         for problem in card.textProblems { try body(bad(problem)) }
         let id = card.uid ?? card.fallbackID
@@ -148,5 +157,6 @@ public struct JamiReader: ExportReader {
             }
         }
         try body(.profile(profile))
+        return true
     }
 }

@@ -95,12 +95,54 @@ public struct MonicaReader: ExportReader {
 
     public func read(_ body: (ExportItem) throws -> Void) throws {
         // A folder of saved pages is read in name order.
+        var contacts = 0
+        var pages = PageMeta()
         for file in try ExportFormat.filesToRead(path, endingWith: ExportFormat.pageExtensions, kind: ".json") {
-            try readFile(file, body)
+            contacts += try readFile(file, body)
+            pages.add(file)
+        }
+        // The API's pages state how many contacts there are (`meta.total`, the same on every
+        // page) and which page each is: counted with the run's other pages of the same list.
+        guard let total = pages.total else { return }
+        var count = InputCount(source: path, statedBy: "meta.total of \(pages.list ?? "the pages")", unit: "contacts", stated: total, read: contacts)
+        count.shared = true
+        count.pages = pages.seen.sorted()
+        count.lastPage = pages.lastPage
+        try body(.count(count))
+    }
+
+    /// What Monica's API pages say of themselves: `meta.total`, `meta.current_page`,
+    /// `meta.last_page` (a page saved whole, or pages in one array as `jq -s` makes them).
+    struct PageMeta {
+        var total: Int?
+        var lastPage: Int?
+        var seen = Set<Int>()
+        /// The list the pages are of (`meta.path`: the API's URL).
+        var list: String?
+        /// Files larger than this are not looked at for their `meta`.
+        static let maxLookBytes = 64 << 20
+
+        mutating func add(_ file: String) {
+            let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+            guard size <= Self.maxLookBytes, let data = FileManager.default.contents(atPath: file),
+                  let root = try? JSONSerialization.jsonObject(with: data) else { return }
+            let pages = (root as? [Any])?.compactMap { $0 as? [String: Any] } ?? [(root as? [String: Any]) ?? [:]]
+            for page in pages {
+                guard let meta = page["meta"] as? [String: Any], page["data"] is [Any] else { continue }
+                if let value = meta["total"] as? Int { total = max(total ?? 0, value) }
+                if let value = meta["last_page"] as? Int { lastPage = max(lastPage ?? 0, value) }
+                if let value = meta["current_page"] as? Int { seen.insert(value) }
+                if let value = meta["path"] as? String, !value.isEmpty {
+                    // The list's URL, shown without its query or credentials.
+                    list = redactedURL(String(value.prefix { $0 != "?" && $0 != "#" }))
+                }
+            }
         }
     }
 
-    private func readFile(_ file: String, _ body: (ExportItem) throws -> Void) throws {
+    /// Reads one file; returns the contacts it holds (read, or reported as unreadable).
+    private func readFile(_ file: String, _ body: (ExportItem) throws -> Void) throws -> Int {
+        var contacts = 0
         try JSONRecordDecoding<Record>(path: file, recordsKey: "data", limits: limits).forEach { result, bad in
             let record: Record
             switch result {
@@ -117,10 +159,12 @@ public struct MonicaReader: ExportReader {
                 } else if let problem = element.problem {
                     try body(.bad(bad(place + problem)))
                 } else if let contact = element.contact {
+                    contacts += 1
                     try emit(contact, origin: bad.origin, body) { bad(place + $0) }
                 }
             }
         }
+        return contacts
     }
 
     private func emit(_ contact: Contact, origin: RecordOrigin, _ body: (ExportItem) throws -> Void, bad: (String) -> BadRecord) throws {

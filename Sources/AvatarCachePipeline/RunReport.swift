@@ -112,9 +112,15 @@ public struct RunReport: Codable, Sendable {
         }
     }
 
+    /// Adds an input's count; a shared one (Monica's pages) to the count of the same
+    /// stated number, if any.
     mutating func record(_ count: InputCount) {
-        inputCounts.append(count)
-        recordsLost += count.lost
+        if let index = inputCounts.firstIndex(where: { $0.counts(with: count) }) {
+            inputCounts[index].add(count)
+        } else {
+            inputCounts.append(count)
+        }
+        recordsLost = inputCounts.reduce(0) { $0 + $1.lost }
     }
 
     /// "documents read 1550 of 1550 stated", each unit summed over the inputs.

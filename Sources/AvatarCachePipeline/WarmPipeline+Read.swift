@@ -119,7 +119,8 @@ extension WarmPipeline {
                     logger.info("read", metadata: ["input": "\(note)"])
                 case .count(let count):
                     report.record(count)
-                    if count.lost > 0 {
+                    // A shared count (Monica's pages) is judged once every input is read.
+                    if count.lost > 0 && !count.shared {
                         logger.error("records lost", metadata: ["input": "\(count.source)", "statedBy": "\(count.statedBy)",
                                                                "stated": "\(count.stated)", "read": "\(count.read)", "unit": "\(count.unit)"])
                     } else {
@@ -138,6 +139,13 @@ extension WarmPipeline {
             if profilesInFile == 0, let firstBad {
                 throw ExportError(file: path, reason: "read as \(format.rawValue), no record was usable; the first: record \(firstBad.index) (line \(firstBad.line)): \(firstBad.reason). Is --format right?")
             }
+        }
+        // What inputs state together and were read short of: said once, now.
+        for count in report.inputCounts where count.shared && count.lost > 0 {
+            let bad = BadRecord(file: count.source + (count.inputs > 1 ? " and \(count.inputs - 1) more" : ""), index: 0, line: 0, reason: count.lossReason)
+            report.record(bad)
+            logger.error("records lost", metadata: ["input": "\(bad.file)", "statedBy": "\(count.statedBy)",
+                                                   "stated": "\(count.stated)", "read": "\(count.read)", "unit": "\(count.unit)"])
         }
         let counts = try state.store.runCounts()
         report.sources = counts.sources
