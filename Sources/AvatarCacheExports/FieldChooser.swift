@@ -1,4 +1,5 @@
 import AvatarCacheLookup
+import Foundation
 /// Chooses where the people and conversations are when the field map does not say: the
 /// collection from the common names, and each field from the common names by how many
 /// of the first documents (`sampleSize`) have it, NexusAI's names first on a tie. Names
@@ -22,11 +23,22 @@ enum FieldChooser {
     static let updatedAtFields = ["updatedAt", "lastMessageAt", "lastMessageTime", "lastActivity", "lastUpdated", "lastMessage.timestamp", "lastMessage.createdAt", "timestamp", "createdAt"]
     static let lastSenderFields = ["lastMessage.senderId", "lastMessage.sender", "lastMessage.senderUid", "lastSenderId", "lastMessageSenderId", "lastMessage.userId"]
 
-    /// The first name of `candidates` that is a collection seen (exactly, then in any case).
+    /// The first name of `candidates` that is a collection seen (exactly, then in any case),
+    /// a top-level collection before a subcollection of that name.
     static func collection(_ candidates: [String], in seen: [String: Int]) -> String? {
-        if let exact = candidates.first(where: { seen[$0] != nil }) { return exact }
+        if let exact = candidates.lazy.compactMap({ group(named: $0, in: seen) }).first { return exact }
         let lowered = Set(candidates.map { $0.lowercased() })
-        return seen.keys.sorted().first { lowered.contains($0.lowercased()) }
+        return seen.keys.sorted { ($0.split(separator: "/").count, $0) < ($1.split(separator: "/").count, $1) }
+            .first { lowered.contains(String($0.split(separator: "/").last ?? "").lowercased()) }
+    }
+
+    /// The collection group a name means: the group itself (`users/public_profile`), else
+    /// the groups it ends (`public_profile`), the shallowest first.
+    static func group(named name: String, in seen: [String: Int]) -> String? {
+        if seen[name] != nil { return name }
+        let suffix = "/" + name
+        return seen.keys.filter { $0.hasSuffix(suffix) }
+            .min { ($0.split(separator: "/").count, $0) < ($1.split(separator: "/").count, $1) }
     }
 
     /// A field name as a person matches it: case-blind, across snake_case, kebab-case and
@@ -100,7 +112,7 @@ enum FieldChooser {
     static func nameFields(in samples: [DocumentFields]) -> [FieldPath] {
         struct Ranked { var path: String; var fullNames: Int; var count: Int; var order: Int }
         var ranked: [Ranked] = []
-        for (index, entry) in found(nameFields, in: samples).enumerated() {
+        for (index, entry) in found(nameCandidates(in: samples), in: samples).enumerated() {
             var fullNames = 0
             for value in entry.values {
                 guard case .string(let text) = value, !text.contains("@") else { continue }
@@ -131,10 +143,16 @@ enum FieldChooser {
         /// A name or a photo, and a mark of people (or a name people collections go by):
         /// products with a name and an image, or days with a photo, are not people.
         var eligible: Bool { names + photos > 0 && (persons > 0 || commonName) }
+        /// Documents the collection holds (not only those sampled).
+        var total = 0
+
+        /// The shares, the name, and the size: of two collections alike, the larger is the
+        /// people (1,423 `user` documents rather than 1 `employee`).
         var score: Double {
             guard documents > 0 else { return 0 }
             let n = Double(documents)
             return Double(names) / n + Double(photos) / n + 1.5 * Double(persons) / n + (commonName ? 1 : 0)
+                + 0.25 * log10(Double(max(total, documents)))
         }
 
         var description: String {
@@ -150,28 +168,138 @@ enum FieldChooser {
             && id.utf8.contains { $0 >= 65 && $0 <= 90 } && id.utf8.contains { $0 >= 97 && $0 <= 122 }
     }
 
+    /// Words a collection of people is named with (`v2_players`, `participants`,
+    /// `publicUserInfo`), matched in its last name, case-blind.
+    static let peopleWords = ["user", "profile", "people", "person", "member", "account", "player", "participant", "customer",
+                              "student", "employee", "author", "contact", "friend", "staff", "patient", "client", "athlete",
+                              "volunteer", "driver", "teacher", "doctor", "artist", "guest", "attendee", "speaker", "creator",
+                              "subscriber", "follower", "learner", "worker", "candidate"]
+
+    static func namedForPeople(_ group: String) -> Bool {
+        let name = normalized(group.split(separator: "/").last ?? "")
+        return peopleWords.contains { name.contains($0) }
+    }
+
+    /// Fields that name a user by their id (a plain `id` names anything).
+    static let userIDFields = ["uid", "userId", "userID", "user_id"]
+
     static func shape(_ samples: [(id: String, fields: DocumentFields)], name: String, authIDs: Set<String>) -> PeopleShape {
         var shape = PeopleShape(documents: samples.count)
-        shape.commonName = userCollections.contains { $0.lowercased() == name.lowercased() } || ["players", "publicuserinfo", "publicprofiles", "public_profile", "customers", "students", "employees", "authors"].contains(name.lowercased())
+        shape.commonName = userCollections.contains { $0.lowercased() == name.lowercased() } || namedForPeople(name)
         for (id, fields) in samples {
             func has(_ candidates: [String]) -> Bool {
                 candidates.contains { resolve($0, in: fields).map { !$0.value.isEmpty } ?? false }
             }
-            if has(nameFields) || has(givenNameFields) { shape.names += 1 }
-            if has(photoFields) { shape.photos += 1 }
-            let uid = idFields.lazy.compactMap { resolve($0, in: fields).flatMap { PeoplePlan.text($0.value) } }.first
+            if has(nameCandidates(in: [fields])) || has(givenNameFields) { shape.names += 1 }
+            if has(photoCandidates(in: [fields])) { shape.photos += 1 }
+            let uid = userIDFields.lazy.compactMap { resolve($0, in: fields).flatMap { PeoplePlan.text($0.value) } }.first
             if has(personFields) || authIDs.contains(id) || uid == id || uid.map(authIDs.contains) == true || looksLikeAuthUID(id) { shape.persons += 1 }
         }
         return shape
     }
 
+    // MARK: Fields named as no list knows them
+
+    /// The common name fields, then the samples' other fields named as a name is
+    /// (`player_handle`, `screenName`, `player_name`): ending in "name" or "handle", not a
+    /// given or family name nor the name of a thing.
+    static func nameCandidates(in samples: [DocumentFields]) -> [String] {
+        let known = Set(nameFields.map { normalized($0[...]) } + givenNameFields.map { normalized($0[...]) } + familyNameFields.map { normalized($0[...]) })
+        let things = ["file", "host", "path", "class", "type", "bucket", "collection", "middle", "company", "org", "team", "group",
+                      "product", "city", "country", "device", "app", "event", "room", "channel", "place", "venue", "school", "brand",
+                      "item", "project", "category", "tag", "domain", "model", "field", "key", "table", "server", "sender", "receiver",
+                      "recipient", "owner", "creator", "author", "parent", "pet", "dog", "cat", "animal", "display",
+                      "second", "maiden", "father", "mother", "spouse", "guardian"]
+        var extra: [String] = []
+        for fields in samples {
+            for (name, value) in zip(fields.names, fields.values) where !extra.contains(name) {
+                guard case .string = value else { continue }
+                let key = normalized(name[...])
+                guard !known.contains(key), key.hasSuffix("name") || key.hasSuffix("handle") else { continue }
+                let head = key.hasSuffix("name") ? key.dropLast(4) : key.dropLast(6)
+                if things.contains(where: { head.hasSuffix($0) }) { continue }
+                extra.append(name)
+            }
+        }
+        return nameFields + extra
+    }
+
+    /// Words a photo field is named with (`profilePhotoLink`, `iconPath`, `pictureURL`).
+    static let photoWords = ["photo", "avatar", "image", "picture", "pic", "icon", "pfp", "img", "thumbnail", "portrait", "headshot"]
+    static let notPhotoWords = ["cover", "banner", "background", "header", "wallpaper", "count", "size", "width", "height", "type", "alt"]
+
+    /// The common photo fields, then the samples' other fields named as a photo is whose
+    /// values are URLs (or Storage references).
+    static func photoCandidates(in samples: [DocumentFields]) -> [String] {
+        let known = Set(photoFields.map { normalized($0[...]) })
+        var extra: [String] = []
+        for fields in samples {
+            for (name, value) in zip(fields.names, fields.values) where !extra.contains(name) {
+                let key = normalized(name[...])
+                guard !known.contains(key), photoWords.contains(where: { key.contains($0) }), !notPhotoWords.contains(where: { key.contains($0) }),
+                      isUsablePhoto(value) else { continue }
+                extra.append(name)
+            }
+        }
+        return photoFields + extra
+    }
+
+    /// A value a photo can be taken from: an http(s), `gs://` or `data:` URL, a map
+    /// holding one, an array whose first element is one.
+    static func isUsablePhoto(_ value: DocumentValue) -> Bool {
+        switch value {
+        case .string(let text):
+            let lower = text.trimmingCharacters(in: .whitespaces).prefix(8).lowercased()
+            return lower.hasPrefix("http://") || lower.hasPrefix("https://") || lower.hasPrefix("gs://") || lower.hasPrefix("data:")
+        case .map(let fields):
+            return PhotoValue.urlKeys.contains { fields[$0].map(isUsablePhoto) ?? false } || fields["fullPath"] != nil
+        case .array(let elements):
+            return elements.first.map(isUsablePhoto) ?? false
+        case .bytes(let bytes):
+            return !bytes.isEmpty
+        default:
+            return false
+        }
+    }
+
+    /// The photo fields, those whose values most often are a photo one can take first
+    /// (a field of URLs before one of relative paths, however common); fields of no usable
+    /// value only when no field has one (they are then reported).
+    static func photoFields(in samples: [DocumentFields]) -> [FieldPath] {
+        struct Ranked { var path: String; var values: [DocumentValue]; var count: Int; var usable: Int; var order: Int }
+        var ranked: [Ranked] = []
+        for (index, entry) in found(photoCandidates(in: samples), in: samples).enumerated() {
+            ranked.append(Ranked(path: entry.path, values: entry.values, count: entry.count, usable: entry.values.filter(isUsablePhoto).count, order: index))
+        }
+        ranked.sort { a, b in
+            if a.usable != b.usable { return a.usable > b.usable }
+            if a.count != b.count { return a.count > b.count }
+            return a.order < b.order
+        }
+        let anyUsable = ranked.contains { $0.usable > 0 }
+        var paths: [FieldPath] = []
+        for entry in ranked where !anyUsable || entry.usable > 0 {
+            var text = entry.path
+            for value in entry.values {
+                if case .map(let map) = value, let key = PhotoValue.urlKeys.first(where: { map[$0] != nil }) {
+                    text += ".\(key)"
+                    break
+                }
+            }
+            if let path = try? FieldPath(parsing: text) { paths.append(path) }
+        }
+        return paths
+    }
+
     /// The people's collection by what its documents look like: of those with a name or
     /// a photo (or whose ids Firebase Auth knows), the highest `PeopleShape.score`; the
     /// common names only add to it. nil when none qualifies.
-    static func peopleCollection(_ samples: [String: [(id: String, fields: DocumentFields)]], order: [String], authIDs: Set<String>) -> (name: String, why: String)? {
+    static func peopleCollection(_ samples: [String: [(id: String, fields: DocumentFields)]], order: [String], counts: [String: Int] = [:],
+                                 authIDs: Set<String>) -> (name: String, why: String)? {
         var best: (name: String, shape: PeopleShape)?
         for name in order {
-            let shape = shape(samples[name] ?? [], name: name, authIDs: authIDs)
+            var shape = shape(samples[name] ?? [], name: name, authIDs: authIDs)
+            shape.total = counts[name] ?? shape.documents
             let knownToAuth = !authIDs.isEmpty && (samples[name] ?? []).filter { authIDs.contains($0.id) }.count * 2 > shape.documents
             guard shape.eligible || knownToAuth else { continue }
             if shape.score > (best?.shape.score ?? 0) { best = (name, shape) }
@@ -197,7 +325,7 @@ enum FieldChooser {
         plan.name = given(.name) ?? nameFields(in: samples)
         plan.givenName = given(.givenName) ?? field(givenNameFields, in: samples).map { [$0] } ?? []
         plan.familyName = given(.familyName) ?? field(familyNameFields, in: samples).map { [$0] } ?? []
-        plan.photo = given(.photo) ?? fields(photoFields, in: samples, urls: true)
+        plan.photo = given(.photo) ?? photoFields(in: samples)
         plan.color = given(.color) ?? field(colorFields, in: samples).map { [$0] } ?? []
         return plan
     }

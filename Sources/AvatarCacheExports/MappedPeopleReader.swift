@@ -113,10 +113,10 @@ struct MappedPeopleReader {
     private func usersCollection(_ scan: Scan, authIDs: Set<String>) throws -> (name: String, why: String?)? {
         if case .json(_, let key) = source { return scan.counts.isEmpty ? nil : (key, nil) }
         if let names = map.names(.users) {
-            if let found = names.first(where: { scan.counts[$0] != nil }) { return (found, nil) }
+            if let found = names.lazy.compactMap({ FieldChooser.group(named: $0, in: scan.counts) }).first { return (found, nil) }
             throw ExportError(file: path, reason: "no collection \(names.map { "\"\($0)\"" }.joined(separator: " or ")) in this export; \(describeCollections(scan))")
         }
-        if let (found, why) = FieldChooser.peopleCollection(scan.samples, order: scan.order, authIDs: authIDs) {
+        if let (found, why) = FieldChooser.peopleCollection(scan.samples, order: scan.order, counts: scan.counts, authIDs: authIDs) {
             let others = scan.order.filter { $0 != found }.prefix(4).map { "\"\($0)\"" }
             return (found, "chosen by its documents: \(why)" + (others.isEmpty ? "" : "; others seen: \(others.joined(separator: ", "))"))
         }
@@ -180,7 +180,7 @@ struct MappedPeopleReader {
         guard !readsJSON else { return nil }
         let collection: String
         if let names = map.names(.conversations) {
-            guard let found = names.first(where: { scan.counts[$0] != nil }) else { return nil }
+            guard let found = names.lazy.compactMap({ FieldChooser.group(named: $0, in: scan.counts) }).first else { return nil }
             collection = found
         } else {
             guard let found = FieldChooser.collection(FieldChooser.conversationCollections, in: scan.counts) else { return nil }
@@ -191,10 +191,11 @@ struct MappedPeopleReader {
         var subcollection: String?
         if participants.isEmpty {
             // A subcollection of documents keyed by user id.
-            subcollection = ["participants", "members", "users"].first { scan.counts[$0] != nil }
+            subcollection = ["participants", "members", "users"].lazy.compactMap { FieldChooser.group(named: "\(collection)/\($0)", in: scan.counts) }.first
         } else if participants.count == 1, participants[0].count == 1, participants[0][0].components.count == 1,
-                  !samples.contains(where: { participants[0][0].value(in: $0) != nil }), scan.counts[participants[0][0].text] != nil {
-            subcollection = participants[0][0].text
+                  !samples.contains(where: { participants[0][0].value(in: $0) != nil }),
+                  let group = FieldChooser.group(named: "\(collection)/\(participants[0][0].text)", in: scan.counts) {
+            subcollection = group
             participants = []
         }
         guard !participants.isEmpty || subcollection != nil else { return nil }
@@ -258,11 +259,11 @@ struct MappedPeopleReader {
         var members: [String: [String]] = [:]
         let wanted = Array(Set(plan.participants.flatMap { $0.map(\.head) } + plan.updatedAt.map(\.head) + plan.lastSender.map(\.head))).map { Array($0.utf8) }
         try documents(reportDamage: false, verify: true, { document in
-            if let subcollection = plan.participantsSubcollection, document.collection == subcollection, let parent = document.parentPath {
+            if let subcollection = plan.participantsSubcollection, document.group == subcollection, let parent = document.parentPath {
                 members[parent, default: []].append(document.id)
                 return
             }
-            guard document.collection == plan.collection else { return }
+            guard document.group == plan.collection else { return }
             let (fields, _) = document.fields(wanted: wanted)
             var conversation = Conversation(origin: document.origin, name: "conversation \"\(document.pathText)\"")
             conversation.activity = PeoplePlan.first(plan.updatedAt, in: fields).flatMap { Self.date($0.1) }
@@ -309,7 +310,7 @@ struct MappedPeopleReader {
         do {
             try documents(reportDamage: onlyFirst, verify: false, { document in
                 // Documents of one collection often come in runs: its name is hashed when it changes.
-                let collection = document.collection
+                let collection = document.group
                 if collection != lastCollection {
                     lastCollection = collection
                     if let index = indexes[collection] {
@@ -456,7 +457,7 @@ struct MappedPeopleReader {
         var documentsRead = 0
         func forEachPerson(counting: Bool, _ each: (Profile) throws -> Void) throws {
             let read = try documents(reportDamage: counting, { document in
-                guard document.collection == collection else { return }
+                guard document.group == collection else { return }
                 if let profile = try person(document, counting: counting) { try each(profile) }
             }, damage: { bad in
                 // JSON: records past the samples are reported here.

@@ -254,10 +254,13 @@ import AvatarCacheTestSupport
 
     /// Field names matched case-blind and across snake_case and camelCase (`photo_url`,
     /// `Name`), in a collection named as no list knows it.
-    @Test(arguments: [("photo_url", "Name", "players"), ("Picture", "full_name", "members"), ("PhotoURL", "display_name", "crew")])
-    func fieldNamesAreMatchedAsAPersonReadsThem(photoField: String, nameField: String, collection: String) throws {
+    /// (Names no list holds, seen in real exports: `profilePhotoLink`, `iconPath`,
+    /// `player_handle` in `v2_players`, people with a name and nothing else in `participants`.)
+    @Test(arguments: [("photo_url", "Name", "players", false), ("Picture", "full_name", "members", false), ("PhotoURL", "display_name", "crew", false),
+                      ("profilePhotoLink", "player_handle", "v2_players", true), ("iconPath", "name", "participants", true)])
+    func fieldNamesAreMatchedAsAPersonReadsThem(photoField: String, nameField: String, collection: String, noEmail: Bool) throws {
         let out = try generate(["--users", "50", "--photo-field", photoField, "--name-field", nameField, "--collection", collection,
-                                "--photo-base", "http://127.0.0.1:9/p"])
+                                "--photo-base", "http://127.0.0.1:9/p"] + (noEmail ? ["--no-email"] : []))
         let read = try read(FirestoreReader(path: out))
         #expect(read.profiles.count == 50)
         #expect(read.profiles.allSatisfy { $0.photoURL?.hasPrefix("http://127.0.0.1:9/p/") == true }, "\(read.notes)")
@@ -296,7 +299,7 @@ import AvatarCacheTestSupport
 
     func productsJSON() throws -> String {
         let path = scratch.appendingPathComponent("products.json").path
-        let users = (0..<20).map { ["id": "p\($0)", "displayName": "Desk lamp \($0)", "profileImageUrl": "http://127.0.0.1:9/p/\($0).jpg"] }
+        let users = (0..<20).map { ["id": "p\($0)", "displayName": "Desk lamp \($0)", "profileImageUrl": "http://127.0.0.1:9/p/\($0).jpg", "price": "12"] }
         try JSONSerialization.data(withJSONObject: ["users": users]).write(to: URL(fileURLWithPath: path))
         return path
     }
@@ -449,5 +452,45 @@ import AvatarCacheTestSupport
         storage.add(exportFolder: folder)
         #expect(storage.blobs.isEmpty && storage.missingBlobs.isEmpty)
         #expect(storage.bucket == "default-bucket")
+    }
+
+    /// A subcollection named as the people's collection (`security_groups/user/user/<uid>`,
+    /// its `name` a map of permissions) is another collection: the people are read from the
+    /// top-level one, each once, their names whole.
+    @Test func aSubcollectionNamedAsThePeoplesIsNotThem() throws {
+        let out = try generate(["--users", "30", "--same-name-subcollection", "--collection", "user", "--photo-base", "http://127.0.0.1:9/p"])
+        for map in [[], ["users=user"]] {
+            let read = try read(FirestoreReader(path: out, map: try FieldMap(parsing: map)))
+            #expect(read.profiles.count == 30)
+            #expect(read.profiles.allSatisfy { $0.displayName.split(separator: " ").count == 2 }, "\(read.profiles.map(\.displayName))")
+            #expect(read.notes.contains { $0.contains("people from collection \"user\" (30 documents") }, "\(read.notes)")
+            #expect(read.bad.isEmpty, "\(read.bad.prefix(3))")
+        }
+    }
+
+    /// An export made on Windows names its kind metadata with backslashes
+    /// (`all_namespaces\all_kinds\…`, as four real exports do): found, no false loss.
+    @Test func anExportMadeOnWindowsIsFoundWhole() throws {
+        let root = try copy("hedwig")
+        let overall = root + "/firestore_export/firestore_export.overall_export_metadata"
+        var records = try #require(MetadataMessages.logRecords(Array(try Data(contentsOf: URL(fileURLWithPath: overall)))))
+        records[1] = records[1].map { $0 == UInt8(ascii: "/") ? UInt8(ascii: "\\") : $0 }
+        var file: [UInt8] = []
+        for record in records {
+            let crc = CRC32C.masked(([1] + record).withUnsafeBytes { CRC32C.checksum($0) })
+            file += withUnsafeBytes(of: crc.littleEndian, Array.init) + [UInt8(record.count & 0xFF), UInt8(record.count >> 8), 1] + record
+        }
+        try Data(file).write(to: URL(fileURLWithPath: overall))
+        #expect(String(decoding: file, as: UTF8.self).contains("all_namespaces\\all_kinds"))
+        let read = try read(FirestoreReader(path: root))
+        #expect(read.bad.isEmpty, "\(read.bad)")
+        #expect(read.counts.map(\.stated) == [3] && read.counts.map(\.read) == [3])
+    }
+
+    /// A shop's items (a name, an `id` and a `url` each) are not people; nor is a plain `id`
+    /// field a mark of one.
+    @Test func aShopsItemsWithAnIDAreNotPeople() throws {
+        let out = try generate(["--users", "0", "--from-json", try productsJSON(), "--keep-fields", "--collection", "features", "--photo-base", ""])
+        #expect(throws: ExportError.self) { try self.read(FirestoreReader(path: out)) }
     }
 }

@@ -11,7 +11,7 @@ for the rest, the key's path as groups, entity_group 16).
            [--name-field NAME] [--collection users] [--conversations M]
            [--participants array|map|subcollection|roles] [--auth N] [--docs-per-file K]
            [--layout emulator|production] [--collection-ids] [--times START,END] [--handles]
-           [--shadow-users] [--database N] [--database-node NAME] [--no-firestore]
+           [--shadow-users] [--keep-fields] [--no-email] [--same-name-subcollection] [--database N] [--database-node NAME] [--no-firestore]
            [--storage N --storage-photos DIR --storage-refs gs|path|url|map --storage-layout uuid|nested|flat] [--seed S]
 
 The metadata is Firebase's own layout, checked byte for byte against real exports in
@@ -276,6 +276,11 @@ def main():
                         help="the emulator's layouts of blobs/ and metadata/: a UUID per object (firebase-tools 11.6 on), "
                              "a folder per path segment (9.18-10.x), the bucket and name URL-encoded (10.7-11.2)")
     parser.add_argument("--bucket", default="demo-project.appspot.com")
+    parser.add_argument("--keep-fields", action="store_true", help="--from-json: every field of a record, its id included")
+    parser.add_argument("--no-email", action="store_true", help="users without an e-mail or uid field (a name and a photo only)")
+    parser.add_argument("--same-name-subcollection", action="store_true",
+                        help="also security_groups/<collection>/<collection>/<uid> documents (a subcollection named as the people's "
+                             "collection, holding a map under `name`), as a real export does")
     parser.add_argument("--times", default="1779509654590966,1779509654597585",
                         help="the export's start and end, microseconds since 1970, as its kind metadata states them")
     parser.add_argument("--seed", type=int, default=1)
@@ -321,12 +326,14 @@ def main():
     if args.from_json:
         with open(args.from_json, encoding="utf-8") as f:
             for user in json.load(f)["users"]:
-                fields = {k: user[k] for k in ("displayName", "email", "profileImageUrl", "avatarColorHex") if k in user}
+                fields = dict(user) if args.keep_fields else {k: user[k] for k in ("displayName", "email", "profileImageUrl", "avatarColorHex") if k in user}
                 add([(args.collection, str(user["id"]))], fields)
     for i in range(args.users):
         name = "%s %s" % (rng.choice(first_names), rng.choice(last_names))
         fields = {"uid": "u%d" % i, args.name_field: name, "email": "u%d@example.com" % i,
                   "createdAt": Timestamp(base + i * 1000), "followers": [], "score": rng.random()}
+        if args.no_email:
+            del fields["uid"], fields["email"]
         if args.handles:
             fields["username"] = "%s_%d" % (name.split()[0].lower(), i)
             if i % 3 == 2:
@@ -344,6 +351,8 @@ def main():
         elif args.photo_base:
             fields[args.photo_field] = "%s/%d.jpg?u=%d" % (args.photo_base, i % 60, i)
         add([(args.collection, "u%d" % i)], fields)
+        if args.same_name_subcollection:
+            add([("security_groups", args.collection), (args.collection, "u%d" % i)], {"name": {"read": True, "write": False}})
         if args.shadow_users:
             add([("users", "u%d" % i)], {"uid": "u%d" % i, "email": "u%d@example.com" % i})
     for j in range(args.conversations):

@@ -333,7 +333,8 @@ enum KindMetadata {
                 guard let value, let inner = MetadataMessages.fields(value) else { continue }
                 for (innerField, _, name) in inner where innerField == 2 {
                     guard let name, !name.isEmpty, !name.contains(0), let text = String(validating: name, as: UTF8.self) else { continue }
-                    if !names.contains(text) { names.append(text) }
+                    let file = text.replacingOccurrences(of: "\\", with: "/")
+                    if !names.contains(file) { names.append(file) }
                 }
             }
         }
@@ -356,7 +357,8 @@ enum OverallMetadata {
                 var kind = Kind(path: "", documents: nil, bytes: nil)
                 for (innerField, number, bytes) in inner {
                     switch innerField {
-                    case 2: if let bytes { kind.path = String(decoding: bytes, as: UTF8.self) }
+                    // An export made on Windows separates the path with backslashes.
+                    case 2: if let bytes { kind.path = String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\\", with: "/") }
                     case 3: kind.documents = number.map { Int(clamping: $0) }
                     case 4: kind.bytes = number.map { Int(clamping: $0) }
                     default: break
@@ -380,6 +382,12 @@ struct SourceDocument {
     var parsed: DocumentFields?
 
     var collection: String { path.last?.collection ?? "" }
+    /// Its collection group: the collections of its path without the document ids
+    /// (`users`, `users/public_profile`): a subcollection named as a top-level collection
+    /// (`security_groups/user/user`) is not that collection.
+    var group: String {
+        path.count == 1 ? path[0].collection : path.map(\.collection).joined(separator: "/")
+    }
     var id: String { path.last?.id ?? "" }
     var parentPath: String? {
         path.count > 1 ? path.dropLast().map { "\($0.collection)/\($0.id)" }.joined(separator: "/") : nil
