@@ -1,5 +1,6 @@
 import AvatarCacheModel
 import AvatarCacheSupport
+import Foundation
 /// Two-letter initials (the apps' rule: "Bob Smith Jr." BS, "Alice" AL, "J" JJ, "" ??), by grapheme cluster (Swift `Character`), so emoji
 /// with ZWJ, flags, combining accents, CJK, Hangul and Devanagari stay whole.
 ///
@@ -14,7 +15,91 @@ public enum Initials {
     public static let unknown = "??"
 
     public static func from(displayName: String) -> String {
-        fromASCII(displayName) ?? fromGraphemes(displayName)
+        let name = nameItself(displayName)
+        return fromASCII(name) ?? fromGraphemes(name)
+    }
+
+    // MARK: The name itself, not its decorations
+
+    /// The name as its initials count it (the PRD's rule, counted in the name itself): a
+    /// leading title ("Mr.", "Dr.", "Prof.", "Mme", "Herr", "Sr.") and trailing suffixes and
+    /// degrees ("Jr.", "III", "PhD", "B.Math", "M.Sc") set aside, and "Family, Given" (one
+    /// comma, two parts that are names) read as "Given Family". A name that is nothing but
+    /// decorations stays as it is.
+    ///
+    /// "Mr. A N. Example, B.Math, M.Sc" → "A N. Example" (AN); "Doe, John" → "John Doe"
+    /// (JD); "Bob Smith Jr." → "Bob Smith" (BS); "Dr. Who" → "Who" (WH).
+    public static func nameItself(_ displayName: String) -> String {
+        // Most names have no comma and start and end with a word that decorates nothing.
+        guard displayName.contains(",") || hasDecoration(displayName) else { return displayName }
+        let inCapitals = displayName == displayName.uppercased()
+        var parts = displayName.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        // Trailing parts that are all suffixes and degrees: ", PhD", ", B.Math, M.Sc".
+        while parts.count > 1, let last = parts.last, isDecorationOnly(last, leading: false, inCapitals: inCapitals) || last.isEmpty {
+            parts.removeLast()
+        }
+        var name: String
+        if parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, !isDecorationOnly(parts[1], leading: true, inCapitals: inCapitals) {
+            // "Family, Given": one comma, two names.
+            name = parts[1] + " " + parts[0]
+        } else {
+            name = parts.joined(separator: ", ")
+        }
+        var words = name.split(whereSeparator: { $0.isWhitespace }).map(String.init)
+        while words.count > 1, isTitle(words[0]) { words.removeFirst() }
+        while words.count > 1, isSuffix(words[words.count - 1], inCapitals: inCapitals) { words.removeLast() }
+        name = words.joined(separator: " ")
+        return name.isEmpty ? displayName : name
+    }
+
+    /// Whether the first or last word may be a title or a suffix (a quick look).
+    static func hasDecoration(_ name: String) -> Bool {
+        let words = name.split(whereSeparator: { $0.isWhitespace })
+        guard words.count > 1 else { return false }
+        return isTitle(String(words[0])) || isSuffix(String(words[words.count - 1]), inCapitals: name == name.uppercased())
+    }
+
+    /// A part of a name that is only titles (leading) or only suffixes and degrees.
+    static func isDecorationOnly(_ part: String, leading: Bool, inCapitals: Bool = false) -> Bool {
+        let words = part.split(whereSeparator: { $0.isWhitespace }).map(String.init)
+        return !words.isEmpty && words.allSatisfy { leading ? isTitle($0) : isSuffix($0, inCapitals: inCapitals) }
+    }
+
+    /// A word as the lists hold it: lower case, without dots ("Ph.D." → "phd").
+    static func plain(_ word: String) -> String { word.lowercased().filter { $0 != "." } }
+
+    /// Titles written before a name, in the languages of the tests' address books: always
+    /// titles…
+    static let titles: Set<String> = ["mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "rev", "mme", "mlle", "herr", "frau",
+                                      "shri", "smt", "sir", "dame", "dott", "dottssa", "profssa", "sra", "srta", "sigra", "avv", "hon"]
+    /// …and words that are titles only with their dot ("Sr. García", "Ing. Novák", "Fr.
+    /// Brown": "Sr" is a suffix at the end, "Ing" a family name; "M." is as often an
+    /// initial as monsieur, and stays).
+    static let titlesWithDot: Set<String> = ["sr", "fr", "hr", "dña", "ing", "mgr", "drs", "ir", "sig", "capt", "col", "lt", "sgt", "gen", "rt"]
+
+    static func isTitle(_ word: String) -> Bool {
+        let key = plain(word)
+        return titles.contains(key) || (word.hasSuffix(".") && titlesWithDot.contains(key))
+    }
+
+    /// Suffixes and degrees written after a name: always…
+    static let suffixes: Set<String> = ["jr", "sr", "phd", "esq", "msc", "bsc", "bmath", "mmath", "mba", "dphil", "mphil", "beng", "meng",
+                                        "llb", "llm", "dds", "dvm", "frcs", "cpa", "facs", "mbbs", "dipl", "jun", "sen",
+                                        // A company's: "Acme, Inc." is Acme.
+                                        "inc", "ltd", "llc", "gmbh", "corp", "plc"]
+    /// …and ones that are also words or names, taken only in capitals or with dots
+    /// ("MA", "M.A." but not Jack Ma; "II" but not a name "Ii").
+    static let suffixesInCapitals: Set<String> = ["ii", "iii", "iv", "md", "ma", "ba", "rn", "jd", "pe", "obe", "mbe", "cbe", "kbe",
+                                                  "co", "ag", "sa", "bv", "ab", "oy", "kg"]
+
+    /// `inCapitals`: the whole name is written in capitals (an old phone's "JACK MA"), so
+    /// capitals tell nothing: only the dotted forms count then.
+    static func isSuffix(_ word: String, inCapitals: Bool = false) -> Bool {
+        let trimmed = word.trimmingCharacters(in: CharacterSet(charactersIn: ",;"))
+        let key = plain(trimmed)
+        if suffixes.contains(key) { return true }
+        guard suffixesInCapitals.contains(key) else { return false }
+        return trimmed.contains(".") || (!inCapitals && trimmed == trimmed.uppercased())
     }
 
     static func fromGraphemes(_ displayName: String) -> String {

@@ -34,6 +34,30 @@ import AvatarCacheTestSupport
         #expect(Initials.from(displayName: name) == expected)
     }
 
+    /// Initials of the name, not of its decorations (BRIEF: "a leading title or trailing
+    /// degree is not a word of it, and 'Family, Given' reads as Given Family"); the words
+    /// that are also names are kept where they are names.
+    @Test(arguments: [
+        // Seen in real address books (issue 50).
+        ("Mr. A N. Example, B.Math, M.Sc", "AN"), ("Doe, John", "JD"),
+        // Titles in the tests' languages.
+        ("Dr. Ada Lovelace", "AL"), ("Prof. Dr. Heiko Mustermann", "HM"), ("Mrs Jane Smith", "JS"), ("Mme Amélie Poulain", "AP"),
+        ("Herr Max Müller", "MM"), ("Sr. José García", "JG"), ("Dott.ssa Maria Rossi", "MR"), ("Ing. Jan Novák", "JN"),
+        ("Shri Arjun Sharma", "AS"), ("Dr. Who", "WH"), ("Dr.", "DR"), ("Mr", "MR"),
+        // Suffixes and degrees.
+        ("Bob Smith Jr.", "BS"), ("Smith Jr.", "SM"), ("John Smith, PhD", "JS"), ("Jane Roe MD", "JR"), ("Martin Luther King III", "ML"),
+        ("Smith, Jr.", "SM"), ("Doe, John, Jr.", "JD"), ("Ada Lovelace, M.A.", "AL"),
+        // Words that are titles or degrees elsewhere, names here.
+        ("Jack Ma", "JM"), ("JACK MA", "JM"), ("Don Draper", "DD"), ("Ing Chen", "IC"), ("M. Night Shyamalan", "MN"), ("Ma", "MA"),
+        // More than one comma with names on both sides: not "Family, Given".
+        ("Smith, John, Mary", "SJ"),
+        // A company's suffix is not a name either.
+        ("Acme, Inc.", "AC"), ("Müller Bau GmbH", "MB"), ("Widgets Ltd.", "WI"),
+    ])
+    func theNameItselfNotItsDecorations(name: String, expected: String) {
+        #expect(Initials.from(displayName: name) == expected, "\(name) → \(Initials.nameItself(name))")
+    }
+
     @Test func theASCIIShortcutFollowsTheSameRules() {
         // Every ASCII name the shortcut takes gives what the grapheme rules give.
         let alphabet = Array("aZ9.- \t\r\n\u{0B}\u{0C}\u{1C}\u{1F}_'")

@@ -72,7 +72,7 @@ import AvatarCacheTestSupport
         let initials = Dictionary(uniqueKeysWithValues: result.profiles.map { ($0.id, $0.initials) })
         #expect(initials["outlook-prefix"] == "JD", "not MJ from \"Mr. John …\"")
         #expect(initials["notes-family-comma"] == "HM", "not MH from \"Mustermann, Heiko\"")
-        #expect(initials["fn-only"] == "MP", "the display-name rule without N")
+        #expect(initials["fn-only"] == "PI", "the display-name rule without N, on the name itself: \"Mr. Pink\" is Pink")
         #expect(result.profiles.first { $0.id == "notes-family-comma" }?.displayName == "Mustermann, Heiko", "the name shown stays FN")
         HostileLedger.record("inputs", "vCards from other address books", tried: "Android and Outlook quoted-printable (soft line breaks), Nokia ISO-8859-1, Outlook Express windows-1252, docomo Shift_JIS, Latin-1 without CHARSET, iOS 6 CR CR LF with a photo, several FN, N with prefix and suffix, \"Family, Given\"", count: 11,
                              outcome: "names decoded as declared (the undeclared one reported, read as windows-1252), the photo whole, the PREF else first FN, initials from N's given and family names")
