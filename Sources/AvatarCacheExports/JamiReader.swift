@@ -113,12 +113,27 @@ public struct JamiReader: ExportReader {
         var name = card.isCompany && !trimmed(card.organization).isEmpty ? trimmed(card.organization) : trimmed(card.formattedName)
         if name.isEmpty {
             // N as it is shown: 山田太郎 (CJK: family first, no space), else "Given Family".
-            name = (familyFirst ? [family, given] : [given, family]).filter { !$0.isEmpty }.joined(separator: cjk ? "" : " ")
+            let middle = trimmed(card.middleName)
+            name = (familyFirst ? [family, given, middle] : [given, middle, family]).filter { !$0.isEmpty }.joined(separator: cjk ? "" : " ")
         }
         if name.isEmpty { name = trimmed(card.nickname) }
         if name.isEmpty { name = trimmed(card.organization) }
+        // A group without a name of its own: its list's name, else its members'.
+        if name.isEmpty, card.isGroup || card.groupName != nil {
+            name = trimmed(card.groupName)
+            if name.isEmpty, !card.memberNames.isEmpty {
+                let shown = card.memberNames.prefix(2).joined(separator: ", ")
+                name = card.memberNames.count > 2 ? "\(shown) and \(card.memberNames.count - 2) more" : shown
+            }
+        }
+        // A card that only holds other cards is a list of them.
+        let isList = card.isGroup || (name.isEmpty && !card.memberNames.isEmpty)
+        if isList, name.isEmpty, !card.memberNames.isEmpty {
+            let shown = card.memberNames.prefix(2).joined(separator: ", ")
+            name = card.memberNames.count > 2 ? "\(shown) and \(card.memberNames.count - 2) more" : shown
+        }
         let isAccountID = name.count == 40 && name.allSatisfy(\.isHexDigit)
-        let glyph: MonogramGlyph? = card.isGroup ? .group : (name.isEmpty || isAccountID ? .person : nil)
+        let glyph: MonogramGlyph? = isList ? .group : (name.isEmpty || isAccountID ? .person : nil)
         var initials: String? = glyph == nil ? nil : ""
         // Initials from N (given and family, in the order the name is shown), as contact
         // apps take them, when the name shown is made of N's names (or is N); otherwise

@@ -21,6 +21,8 @@ struct VCard: Equatable {
     var formattedNameIsPreferred = false
     var givenName: String?
     var familyName: String?
+    /// N's additional (middle) names, shown between given and family when FN is absent.
+    var middleName: String?
     /// The `N` chosen was marked preferred.
     var structuredNameIsPreferred = false
     var nickname: String?
@@ -31,8 +33,22 @@ struct VCard: Equatable {
     /// Names that could not be decoded as declared (reported; the card is still used).
     var textProblems: [String] = []
     var photo: Photo?
+    /// A group or distribution list: `KIND:group`, Apple's `X-ADDRESSBOOKSERVER-KIND:group`,
+    /// members (`MEMBER`, `X-ADDRESSBOOKSERVER-MEMBER`), Evolution's `X-EVOLUTION-LIST`,
+    /// Outlook's and Symbian's `X-DL`, Jami's swarms.
     var isGroup = false
+    /// A distribution list's own name (`X-DL:Design Work Group:…`).
+    var groupName: String?
+    /// The names of the cards nested in this one (a list of its members).
+    var memberNames: [String] = []
     /// Set when the card cannot be used (no END:VCARD, too large).
     var problem: String?
     var fallbackID = ""
+
+    /// The name a list of members shows for this card: its FN, else N's given and family.
+    var shownName: String? {
+        if let name = formattedName?.trimmedWhitespace, !name.isEmpty { return name }
+        let parts = [givenName, familyName].compactMap { $0?.trimmedWhitespace }.filter { !$0.isEmpty }
+        return parts.isEmpty ? nil : parts.joined(separator: " ")
+    }
 }

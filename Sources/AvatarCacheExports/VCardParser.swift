@@ -47,7 +47,7 @@ struct VCardParser {
         }
         func finish(_ line: [UInt8], _ start: Int) throws {
             let (name, parameters, value) = Self.split(line)
-            if name == "BEGIN", Self.keyword(value) == "VCARD" {
+            if name == "BEGIN", Self.isVCard(value) {
                 if open.count == Self.maxNesting {
                     var unfinished = open.removeLast().card
                     unfinished.problem = unfinished.problem ?? Self.unfinished
@@ -63,7 +63,11 @@ struct VCardParser {
             if bytes > maxCardBytes, card.problem == nil {
                 card.problem = "vCard is larger than \(maxCardBytes) bytes"
             }
-            if name == "END", Self.keyword(value) == "VCARD" {
+            if name == "END", Self.isVCard(value) {
+                // A card nested in another is one of its members: named in it.
+                if !open.isEmpty, let member = card.shownName, !member.isEmpty {
+                    open[open.count - 1].card.memberNames.append(member)
+                }
                 try body(card)
                 return
             }
@@ -124,6 +128,7 @@ struct VCardParser {
                 let parts = Self.splitUnescaped(decode(value, parameters, property: "N", problems: &card.textProblems))
                 card.givenName = parts.count > 1 ? parts[1] : ""
                 card.familyName = parts.first ?? ""
+                card.middleName = parts.count > 2 ? parts[2] : ""
                 card.structuredNameIsPreferred = preferred
             }
         case "NICKNAME":
@@ -154,8 +159,16 @@ struct VCardParser {
                 let fields = Self.splitUnescaped(decode(value, parameters, property: name, problems: &card.textProblems))
                 if fields.count > 1, !fields[1].isEmpty { card.nickname = fields[1] }
             }
-        case "X-JAMI-GROUP":
+        case "X-JAMI-GROUP", "MEMBER", "X-ADDRESSBOOKSERVER-MEMBER":
             card.isGroup = true
+        case "X-EVOLUTION-LIST":
+            if Self.keyword(value) == "TRUE" { card.isGroup = true }
+        case "X-DL":
+            // A distribution list: `X-DL:<its name>:<member>;<member>…`.
+            card.isGroup = true
+            let text = Self.unescape(decode(value, parameters, property: name, problems: &card.textProblems))
+            let listName = text.prefix { $0 != ":" }.trimmingCharacters(in: .whitespaces)
+            if card.groupName == nil, !listName.isEmpty { card.groupName = listName }
         case "PHOTO":
             let upper = parameters.map { $0.uppercased() }
             // 3.0's ENCODING=b, 2.1's BASE64 (alone too), 2.1's bare B (`PHOTO;JPEG;B:`).
@@ -198,6 +211,12 @@ struct VCardParser {
     /// A keyword's value (`VCARD`, `COMPANY`): its text without blanks at either end, in upper case.
     static func keyword(_ value: ArraySlice<UInt8>) -> String {
         text(value).trimmingCharacters(in: .whitespaces).uppercased()
+    }
+
+    /// `VCARD` of `BEGIN:VCARD`/`END:VCARD`, with what old writers leave after it
+    /// (`END:VCARD;`, Symbian's test corpus; blanks).
+    static func isVCard(_ value: ArraySlice<UInt8>) -> Bool {
+        keyword(value).trimmingCharacters(in: CharacterSet(charactersIn: "; \t")) == "VCARD"
     }
 
     /// `line` starts with `prefix` (upper-case ASCII), in any case.
@@ -267,9 +286,14 @@ struct VCardParser {
             return String(decoding: bytes, as: UTF8.self)
         }
         if let text = String(validating: bytes, as: UTF8.self) { return text }
-        // What the exporters that wrote 8-bit text without CHARSET used (old German, French
-        // exports): windows-1252, for the bytes that are not UTF-8 (a value that mixes
-        // both keeps its UTF-8).
+        // Bytes that are not UTF-8 and carry no CHARSET: the legacy charsets address books
+        // wrote without saying (Japanese phones' Shift_JIS, Chinese GB18030 and Big5, Korean
+        // EUC-KR, Russian KOI8-R), else windows-1252 (old German and French exports), each
+        // tried and the one that reads cleanly as its own script chosen; still reported.
+        if let (text, charset) = CharsetGuess.decode(bytes) {
+            problems.append("\(property): not valid UTF-8 and no CHARSET given: read as \(charset)")
+            return text
+        }
         problems.append("\(property): not valid UTF-8 and no CHARSET given: read as windows-1252")
         return Self.utf8OrWindows1252(bytes)
     }

@@ -67,6 +67,9 @@ public struct AvatarRenderer: Sendable {
             if format == .tiff && !inline {
                 throw ImagingError.unsupportedFormat("TIFF image (decoded only when an export carries it inline, as old Mac address books do)")
             }
+            if format == .bmp && !inline {
+                throw ImagingError.unsupportedFormat("BMP image (decoded only when an export carries it inline, as Windows address books do)")
+            }
             return try render(bytes, format: format)
         }
     }
@@ -383,6 +386,15 @@ public struct AvatarRenderer: Sendable {
                 return try VipsImageRef.make("heifload") { cvipsshim_heifload_buffer(base, count, $0) }
             case .tiff:
                 return try VipsImageRef.make("tiffload") { cvipsshim_tiffload_buffer(base, count, $0) }
+            case .bmp:
+                // Decoded here (libvips would hand it to ImageMagick), its header checked first.
+                let bitmap = try BMPDecoder.decode(bytes, maxPixels: maxPixels)
+                let made = bitmap.pixels.withUnsafeBytes { pixels in
+                    vips_image_new_from_memory_copy(pixels.baseAddress, pixels.count, Int32(bitmap.width), Int32(bitmap.height),
+                                                    Int32(bitmap.bands), VIPS_FORMAT_UCHAR)
+                }
+                guard let made else { throw ImagingError.library("BMP: \(Vips.takeErrorMessage())") }
+                return VipsImageRef(made)
             }
         } catch ImagingError.library(let message) {
             throw ImagingError.invalidImage(message)

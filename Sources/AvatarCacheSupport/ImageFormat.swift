@@ -6,6 +6,9 @@ public enum ImageFormat: String, Sendable, Codable {
     /// Old Mac OS X Address Book exports carry their photos as TIFF: decoded only when
     /// an export carries it inline, never from a download (`AvatarRenderer.render`).
     case tiff
+    /// Windows address books carry their photos as BMP: decoded only inline, like TIFF,
+    /// by our own decoder (`BMPDecoder`), never by ImageMagick.
+    case bmp
 
     /// Sniffs the format from the first bytes. Returns nil for anything we do not decode
     /// and describes it in `unsupportedDescription`.
@@ -20,6 +23,11 @@ public enum ImageFormat: String, Sendable, Codable {
         if starts(with: Array("RIFF".utf8)) && starts(with: Array("WEBP".utf8), at: 8) { return .webp }
         if starts(with: Array("GIF87a".utf8)) || starts(with: Array("GIF89a".utf8)) { return .gif }
         if starts(with: [0x49, 0x49, 0x2A, 0x00]) || starts(with: [0x4D, 0x4D, 0x00, 0x2A]) { return .tiff }
+        // "BM" and a header size Windows or OS/2 writes.
+        if starts(with: [0x42, 0x4D]), bytes.count >= 18,
+           [12, 40, 52, 56, 64, 108, 124].contains(Int(bytes[14]) | Int(bytes[15]) << 8 | Int(bytes[16]) << 16 | Int(bytes[17]) << 24) {
+            return .bmp
+        }
         if starts(with: Array("ftyp".utf8), at: 4), bytes.count >= 12 {
             let brand = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[8..<12]), as: UTF8.self)
             let heifBrands: Set = ["heic", "heix", "hevc", "hevx", "heim", "heis", "mif1", "msf1", "avif", "avis"]

@@ -413,7 +413,8 @@ import AvatarCacheTestSupport
 /// them: the table `real-world.tsv` is each card's name, initials and picture, each photo
 /// decoded by libvips.
 @Suite struct RealWorldVCardTests {
-    static let folders = ["android-vcard", "eds", "ez-vcard", "gammu", "kcontacts", "khard", "qtpim", "sabre-vobject", "vobject"]
+    static let folders = ["android-vcard", "eds", "ez-vcard", "gammu", "kcontacts", "khard", "opensync", "qtpim", "roundcube", "sabre-vobject",
+                          "symbian-contacts", "symbian-organizer", "syncevolution", "vcard4android", "vobject"]
 
     @Test func realWorldCards() throws {
         let root = Fixtures.repositoryRoot.appendingPathComponent("Tests/AvatarCacheTests/Fixtures/vcards")
@@ -441,11 +442,53 @@ import AvatarCacheTestSupport
             }
             for file in try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(folder).path) { files.insert("\(folder)/\(file)") }
         }
+        // REAL_WORLD_ROWS=<file>: the rows as read, to review against the table when cards are added.
+        if let out = ProcessInfo.processInfo.environment["REAL_WORLD_ROWS"] {
+            try (rows.sorted().joined(separator: "\n") + "\n").write(toFile: out, atomically: true, encoding: .utf8)
+        }
         let table = try String(contentsOf: root.appendingPathComponent("real-world.tsv"), encoding: .utf8)
         let expected = table.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
         #expect(rows.sorted() == expected.sorted(), "\(Set(rows).symmetricDifference(expected).sorted().joined(separator: "\n"))")
         // Every file of the folders is in the table: none was skipped unread.
         #expect(Set(expected.map { String($0.prefix { $0 != "\t" }) }) == files)
-        #expect(files.count >= 150 && Set(files.map { $0.prefix { $0 != "/" } }).count == Self.folders.count)
+        #expect(files.count >= 270 && Set(files.map { $0.prefix { $0 != "/" } }).count == Self.folders.count)
+    }
+}
+
+/// Names written in a legacy charset without saying which (Japanese phones' Shift_JIS, and
+/// the other charsets the tests' address books came in): each read as its own script.
+@Suite struct UndeclaredCharsetTests {
+    @Test(arguments: [
+        ("Shift_JIS", "小西 一弘"), ("Shift_JIS", "山田 太郎"), ("Shift_JIS", "やまだ たろう"), ("Shift_JIS", "ヤマダ タロウ"),
+        ("GB18030", "张伟"), ("GB18030", "王芳"), ("GB18030", "李娜 刘洋"),
+        ("Big5", "陳大文"), ("Big5", "林志玲"),
+        ("EUC-KR", "김민준"), ("EUC-KR", "이서연"),
+        ("KOI8-R", "Иван Петров"), ("KOI8-R", "Мария"),
+        ("windows-1252", "Müller"), ("windows-1252", "Amélie Poulain"), ("windows-1252", "José García"), ("windows-1252", "Søren Ærø"),
+    ])
+    func aNameInALegacyCharsetIsReadAsItsScript(charset: String, name: String) throws {
+        let candidate = try #require(CharsetGuess.candidates.first { $0.name == charset })
+        let bytes = try #require(name.data(using: candidate.encoding).map(Array.init))
+        #expect(String(validating: bytes, as: UTF8.self) == nil, "not UTF-8")
+        let guess = try #require(CharsetGuess.decode(bytes))
+        let scores = CharsetGuess.candidates.map { candidate in
+            "\(candidate.name): \(String(data: Data(bytes), encoding: candidate.encoding).flatMap { CharsetGuess.score($0, candidate) }.map { String($0) } ?? "-")"
+        }
+        #expect(guess.0 == name && guess.1 == charset, "\(guess); \(scores)")
+    }
+
+    /// The issue's card: a Japanese phone's N and FN in Shift_JIS, no CHARSET: the name
+    /// and initials as the phone shows them, the guess reported.
+    @Test func aJapanesePhonesCardWithoutCharset() throws {
+        var card: [UInt8] = Array("BEGIN:VCARD\r\nVERSION:2.1\r\nN:".utf8)
+        card += "小西;一弘".data(using: .shiftJIS)!
+        card += Array("\r\nFN:".utf8) + "小西 一弘".data(using: .shiftJIS)! + Array("\r\nEND:VCARD\r\n".utf8)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("sjis-\(UUID().uuidString).vcf")
+        try Data(card).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let read = try Fixtures.read(JamiReader(path: file.path))
+        #expect(read.profiles.map(\.displayName) == ["小西 一弘"])
+        #expect(read.profiles.map(\.initials) == ["小一"])
+        #expect(read.bad.map(\.reason).contains("FN: not valid UTF-8 and no CHARSET given: read as Shift_JIS"), "\(read.bad)")
     }
 }
