@@ -160,9 +160,10 @@ enum BMPDecoder {
 
         func value(_ pixel: UInt32) -> UInt8 {
             guard bits > 0 else { return 0 }
-            let raw = (pixel & mask) >> shift
+            // A mask need not be one run of bits (a hostile file's is not): its lowest run counts.
             let maximum = (UInt64(1) << UInt64(bits)) - 1
-            return UInt8(UInt64(raw) * 255 / maximum)
+            let raw = UInt64((pixel & mask) >> shift) & maximum
+            return UInt8(raw * 255 / maximum)
         }
     }
 

@@ -195,6 +195,7 @@ import AvatarCacheTestSupport
             ("PDF", Array("%PDF-1.7\n1 0 obj<</Type/Catalog>>endobj\n".utf8)),
             ("PSD", Array("8BPS".utf8) + [0, 1] + [UInt8](repeating: 0, count: 20)),
             ("BMP", Array("BM".utf8) + [UInt8](repeating: 0, count: 60)),
+            ("BMP (a whole one, downloaded)", InlineBMPTests.bitmap(.rgb24)),
             ("TIFF", [0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0] + [UInt8](repeating: 0, count: 30)),
             ("FITS", Array("SIMPLE  =                    T".utf8)),
             ("HTML", Array("<!DOCTYPE html><html></html>".utf8)),
@@ -204,7 +205,7 @@ import AvatarCacheTestSupport
         for (name, bytes) in samples {
             #expect(classify(bytes) == .unsupportedFormat, "\(name)")
         }
-        HostileLedger.record("images", "risky formats", tried: samples.map(\.0).joined(separator: ", "), count: samples.count, outcome: "unsupportedFormat from the leading bytes; no libvips loader saw them (a downloaded TIFF included: TIFF is decoded only when an export carries it inline; every loader but JPEG, PNG, WebP, GIF, HEIF and that TIFF one is blocked)")
+        HostileLedger.record("images", "risky formats", tried: samples.map(\.0).joined(separator: ", "), count: samples.count, outcome: "unsupportedFormat from the leading bytes; no libvips loader saw them (a downloaded TIFF and BMP included: TIFF and BMP are decoded only when an export carries them inline; every loader but JPEG, PNG, WebP, GIF, HEIF and that TIFF one is blocked)")
     }
 
     @Test func decompressionBombsAreRefusedFromTheHeader() throws {

@@ -51,6 +51,36 @@ import AvatarCacheTestSupport
                              count: iterations, outcome: "no crash, no hang (slowest \(String(format: "%.2f", slowest)) s): \(decoded) decoded, \(refused) refused (invalidImage, tooManyPixels, unsupportedFormat)")
     }
 
+    /// Inline BMP (our own decoder): every form Windows writes, mutated.
+    @Test func seededFuzzOfInlineBMP() throws {
+        var random = SeededRandom(seed: 50)
+        let renderer = AvatarRenderer(tiers: [330, 110], maxPixels: 50_000_000)
+        let originals = InlineBMPTests.Form.allCases.map { InlineBMPTests.bitmap($0, width: 48, height: 40) }
+        var decoded = 0, refused = 0, slowest = 0.0
+        let iterations = 440
+        for iteration in 0..<iterations {
+            var bytes = originals[iteration % originals.count]
+            switch iteration / originals.count % 4 {
+            case 0: for _ in 0..<(1 + random.below(8)) { bytes[random.below(bytes.count)] ^= random.byte() }   // bit flips anywhere
+            case 1: bytes = Array(bytes.prefix(random.below(bytes.count)))                                      // cut short
+            case 2: for _ in 0..<4 { bytes[14 + random.below(min(40, bytes.count - 14))] = random.byte() }     // the header's fields
+            default: for k in 0..<(bytes.count - 60) / 2 { bytes[60 + random.below(bytes.count - 60)] = UInt8(truncatingIfNeeded: k) }  // pixels, RLE codes
+            }
+            let started = Date()
+            do {
+                _ = try renderer.render(bytes, inline: true)
+                decoded += 1
+            } catch is ImagingError {
+                refused += 1
+            }
+            slowest = max(slowest, Date().timeIntervalSince(started))
+        }
+        #expect(decoded + refused == iterations)
+        #expect(slowest < 5, "slowest mutant \(slowest) s")
+        HostileLedger.record("images", "inline BMP fuzz", tried: "\(iterations) mutants of bitmaps in 11 forms (24/32-bit, bit fields, V5 alpha, 1/4/8-bit palettes, RLE8, RLE4, OS/2): bit flips, cuts, header fields, pixel and RLE bytes; seed 50; rendered as inline photos",
+                             count: iterations, outcome: "no crash, no hang (slowest \(String(format: "%.2f", slowest)) s): \(decoded) decoded, \(refused) refused (invalidImage, tooManyPixels, unsupportedFormat)")
+    }
+
     @Test func seededFuzzOfFirestoreExportsAndAuthCSV() throws {
         var random = SeededRandom(seed: 36)
         let directory = try Fixtures.temporaryDirectory("firestore-fuzz")
