@@ -21,7 +21,7 @@ public enum Initials {
 
     // MARK: The name itself, not its decorations
 
-    /// The name as its initials count it (the PRD's rule, counted in the name itself): a
+    /// The name as its initials count it (the apps' rule, counted in the name itself): a
     /// leading title ("Mr.", "Dr.", "Prof.", "Mme", "Herr", "Sr.") and trailing suffixes and
     /// degrees ("Jr.", "III", "PhD", "B.Math", "M.Sc") set aside, and "Family, Given" (one
     /// comma, two parts that are names) read as "Given Family". A name that is nothing but
