@@ -118,19 +118,15 @@ public struct JamiReader: ExportReader {
         }
         if name.isEmpty { name = trimmed(card.nickname) }
         if name.isEmpty { name = trimmed(card.organization) }
-        // A group without a name of its own: its list's name, else its members'.
-        if name.isEmpty, card.isGroup || card.groupName != nil {
+        // A group (or a card that only holds other cards: a list of them) without a name of
+        // its own: its list's name, else its members' ("Ann Example, Bob Roe and 3 more").
+        let isList = card.isGroup || (name.isEmpty && !card.memberNames.isEmpty)
+        if isList, name.isEmpty {
             name = trimmed(card.groupName)
             if name.isEmpty, !card.memberNames.isEmpty {
                 let shown = card.memberNames.prefix(2).joined(separator: ", ")
                 name = card.memberNames.count > 2 ? "\(shown) and \(card.memberNames.count - 2) more" : shown
             }
-        }
-        // A card that only holds other cards is a list of them.
-        let isList = card.isGroup || (name.isEmpty && !card.memberNames.isEmpty)
-        if isList, name.isEmpty, !card.memberNames.isEmpty {
-            let shown = card.memberNames.prefix(2).joined(separator: ", ")
-            name = card.memberNames.count > 2 ? "\(shown) and \(card.memberNames.count - 2) more" : shown
         }
         let isAccountID = name.count == 40 && name.allSatisfy(\.isHexDigit)
         let glyph: MonogramGlyph? = isList ? .group : (name.isEmpty || isAccountID ? .person : nil)

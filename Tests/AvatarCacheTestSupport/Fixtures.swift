@@ -64,23 +64,42 @@ package enum Fixtures {
         try MetadataDocument.read(CacheDirectory(root: cache))
     }
 
-    /// Everything a reader yields: its profiles and its bad records, in order.
     /// A documentation page of the repository (README.md, docs/…), as text.
     package static func page(_ path: String) throws -> String {
         try String(contentsOf: repositoryRoot.appendingPathComponent(path), encoding: .utf8)
     }
 
-    package static func read(_ reader: ExportReader) throws -> (profiles: [Profile], bad: [BadRecord]) {
-        var profiles: [Profile] = [], bad: [BadRecord] = []
+    /// Everything a reader yields, in order: its profiles, bad records, notes, and what its
+    /// input states it holds against what was read.
+    package struct ReadResult {
+        package var profiles: [Profile] = []
+        package var bad: [BadRecord] = []
+        package var notes: [String] = []
+        package var counts: [InputCount] = []
+    }
+
+    package static func readAll(_ reader: ExportReader) throws -> ReadResult {
+        var result = ReadResult()
         try reader.read { item in
             switch item {
-            case .profile(let profile): profiles.append(profile)
-            case .bad(let record): bad.append(record)
-            case .note: break
-            case .count: break
+            case .profile(let profile): result.profiles.append(profile)
+            case .bad(let record): result.bad.append(record)
+            case .note(let note): result.notes.append(note)
+            case .count(let count): result.counts.append(count)
             }
         }
-        return (profiles, bad)
+        return result
+    }
+
+    /// Its profiles and its bad records.
+    package static func read(_ reader: ExportReader) throws -> (profiles: [Profile], bad: [BadRecord]) {
+        let result = try readAll(reader)
+        return (result.profiles, result.bad)
+    }
+
+    /// A real Firebase export of Tests/AvatarCacheTests/Fixtures/firebase (its README says whose).
+    package static func firebaseExport(_ path: String) -> String {
+        repositoryRoot.appendingPathComponent("Tests/AvatarCacheTests/Fixtures/firebase/\(path)").path
     }
 
     package static func fileNames(in cache: URL) throws -> [String] {

@@ -17,29 +17,9 @@ import AvatarCacheTestSupport
 
     deinit { try? FileManager.default.removeItem(at: scratch) }
 
-    static func fixture(_ path: String) -> String {
-        Fixtures.repositoryRoot.appendingPathComponent("Tests/AvatarCacheTests/Fixtures/firebase/\(path)").path
-    }
+    static func fixture(_ path: String) -> String { Fixtures.firebaseExport(path) }
 
-    struct Read {
-        var profiles: [Profile] = []
-        var bad: [BadRecord] = []
-        var notes: [String] = []
-        var counts: [InputCount] = []
-    }
-
-    func read(_ reader: ExportReader) throws -> Read {
-        var read = Read()
-        try reader.read { item in
-            switch item {
-            case .profile(let profile): read.profiles.append(profile)
-            case .bad(let record): read.bad.append(record)
-            case .note(let note): read.notes.append(note)
-            case .count(let count): read.counts.append(count)
-            }
-        }
-        return read
-    }
+    func read(_ reader: ExportReader) throws -> Fixtures.ReadResult { try Fixtures.readAll(reader) }
 
     /// Runs scripts/benchmark/firestore_export.py into a new folder.
     func generate(_ arguments: [String], into out: String? = nil) throws -> String {

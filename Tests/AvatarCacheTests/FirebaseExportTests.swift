@@ -25,29 +25,10 @@ import AvatarCacheTestSupport
 
     deinit { try? FileManager.default.removeItem(at: scratch) }
 
-    static func fixture(_ path: String) -> String {
-        Fixtures.repositoryRoot.appendingPathComponent("Tests/AvatarCacheTests/Fixtures/firebase/\(path)").path
-    }
+    static func fixture(_ path: String) -> String { Fixtures.firebaseExport(path) }
 
     /// Profiles, bad records and notes a reader yields.
-    func read(_ reader: ExportReader) throws -> (profiles: [Profile], bad: [BadRecord], notes: [String]) {
-        let all = try readCounting(reader)
-        return (all.profiles, all.bad, all.notes)
-    }
-
-    /// The same, with what the input states it holds against what was read.
-    func readCounting(_ reader: ExportReader) throws -> (profiles: [Profile], bad: [BadRecord], notes: [String], counts: [InputCount]) {
-        var profiles: [Profile] = [], bad: [BadRecord] = [], notes: [String] = [], counts: [InputCount] = []
-        try reader.read { item in
-            switch item {
-            case .profile(let profile): profiles.append(profile)
-            case .bad(let record): bad.append(record)
-            case .note(let note): notes.append(note)
-            case .count(let count): counts.append(count)
-            }
-        }
-        return (profiles, bad, notes, counts)
-    }
+    func read(_ reader: ExportReader) throws -> Fixtures.ReadResult { try Fixtures.readAll(reader) }
 
     /// Every document of an export, decoded whole, by path.
     func documents(_ path: String) throws -> [String: DocumentFields] {

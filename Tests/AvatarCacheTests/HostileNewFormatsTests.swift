@@ -19,13 +19,30 @@ import AvatarCacheTestSupport
 /// bare-base64 and URL photos in vCards. Every mutant either reads or is refused with a
 /// reason; none crashes or hangs (each is timed).
 @Suite struct HostileNewFormatsTests {
+    /// Renders `count` mutants as inline photos: how many decoded, how many were refused
+    /// (an `ImagingError`; anything else fails the test), and the slowest, in seconds.
+    func renderMutants(_ count: Int, _ renderer: AvatarRenderer, _ mutant: (Int) -> [UInt8]) throws -> (decoded: Int, refused: Int, slowest: Double) {
+        var decoded = 0, refused = 0, slowest = 0.0
+        for iteration in 0..<count {
+            let bytes = mutant(iteration)
+            let started = Date()
+            do {
+                _ = try renderer.render(bytes, inline: true)
+                decoded += 1
+            } catch is ImagingError {
+                refused += 1
+            }
+            slowest = max(slowest, Date().timeIntervalSince(started))
+        }
+        return (decoded, refused, slowest)
+    }
+
     @Test func seededFuzzOfInlineTIFF() throws {
         var random = SeededRandom(seed: 37)
         let renderer = AvatarRenderer(tiers: [330, 110], maxPixels: 50_000_000)
         let original = InlineTIFFTests.tiff(width: 96, height: 64)
-        var decoded = 0, refused = 0, slowest = 0.0
         let iterations = 300
-        for iteration in 0..<iterations {
+        let (decoded, refused, slowest) = try renderMutants(iterations, renderer) { iteration in
             var bytes = original
             switch iteration % 4 {
             case 0: for _ in 0..<(1 + random.below(8)) { bytes[random.below(bytes.count)] ^= random.byte() }   // bit flips anywhere
@@ -36,14 +53,7 @@ import AvatarCacheTestSupport
             default:                                                                                                // the header's IFD offset
                 for k in 4..<8 { bytes[k] = random.byte() }
             }
-            let started = Date()
-            do {
-                _ = try renderer.render(bytes, inline: true)
-                decoded += 1
-            } catch is ImagingError {
-                refused += 1
-            }
-            slowest = max(slowest, Date().timeIntervalSince(started))
+            return bytes
         }
         #expect(decoded + refused == iterations)
         #expect(slowest < 5, "slowest mutant \(slowest) s")
@@ -56,9 +66,8 @@ import AvatarCacheTestSupport
         var random = SeededRandom(seed: 50)
         let renderer = AvatarRenderer(tiers: [330, 110], maxPixels: 50_000_000)
         let originals = InlineBMPTests.Form.allCases.map { InlineBMPTests.bitmap($0, width: 48, height: 40) }
-        var decoded = 0, refused = 0, slowest = 0.0
         let iterations = 440
-        for iteration in 0..<iterations {
+        let (decoded, refused, slowest) = try renderMutants(iterations, renderer) { iteration in
             var bytes = originals[iteration % originals.count]
             switch iteration / originals.count % 4 {
             case 0: for _ in 0..<(1 + random.below(8)) { bytes[random.below(bytes.count)] ^= random.byte() }   // bit flips anywhere
@@ -66,14 +75,7 @@ import AvatarCacheTestSupport
             case 2: for _ in 0..<4 { bytes[14 + random.below(min(40, bytes.count - 14))] = random.byte() }     // the header's fields
             default: for k in 0..<(bytes.count - 60) / 2 { bytes[60 + random.below(bytes.count - 60)] = UInt8(truncatingIfNeeded: k) }  // pixels, RLE codes
             }
-            let started = Date()
-            do {
-                _ = try renderer.render(bytes, inline: true)
-                decoded += 1
-            } catch is ImagingError {
-                refused += 1
-            }
-            slowest = max(slowest, Date().timeIntervalSince(started))
+            return bytes
         }
         #expect(decoded + refused == iterations)
         #expect(slowest < 5, "slowest mutant \(slowest) s")

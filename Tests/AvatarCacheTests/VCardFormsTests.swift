@@ -492,3 +492,31 @@ import AvatarCacheTestSupport
         #expect(read.bad.map(\.reason).contains("FN: not valid UTF-8 and no CHARSET given: read as Shift_JIS"), "\(read.bad)")
     }
 }
+
+/// Groups as address books write them: drawn with the group glyph, named by their FN, their
+/// list's name, else their members'.
+@Suite struct VCardGroupTests {
+    @Test func groupsInEveryFormAreDrawnAsGroups() throws {
+        let cards = [
+            "BEGIN:VCARD\r\nVERSION:3.0\r\nX-ADDRESSBOOKSERVER-KIND:group\r\nFN:Climbers\r\nUID:apple-group\r\nX-ADDRESSBOOKSERVER-MEMBER:urn:uuid:a\r\nEND:VCARD\r\n",
+            "BEGIN:VCARD\r\nVERSION:4.0\r\nUID:v4-group\r\nFN:Book club\r\nMEMBER:urn:uuid:b\r\nEND:VCARD\r\n",
+            "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:evolution-list\r\nFN:Neighbours\r\nX-EVOLUTION-LIST:TRUE\r\nEND:VCARD\r\n",
+            "BEGIN:VCARD\r\nVERSION:2.1\r\nUID:outlook-dl\r\nX-DL:Design Work Group:Item 1;Item 2\r\nEND:VCARD\r\n",
+            "BEGIN:VCARD\r\nVERSION:2.1\r\nUID:card-of-cards\r\nBEGIN:VCARD\r\nN:Example;Ann\r\nUID:ann\r\nEND:VCARD\r\nBEGIN:VCARD\r\nN:Roe;Bob\r\nUID:bob\r\nEND:VCARD\r\n"
+                + "BEGIN:VCARD\r\nFN:Cy Doe\r\nUID:cy\r\nEND:VCARD\r\nEND:VCARD\r\n",
+            "BEGIN:VCARD\r\nVERSION:3.0\r\nUID:a-person\r\nFN:Dee Person\r\nEND:VCARD\r\n",
+        ]
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("groups-\(UUID().uuidString).vcf")
+        try cards.joined().write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let read = try Fixtures.read(JamiReader(path: file.path))
+        let byID = Dictionary(uniqueKeysWithValues: read.profiles.map { ($0.id, $0) })
+        for (id, name) in [("apple-group", "Climbers"), ("v4-group", "Book club"), ("evolution-list", "Neighbours"),
+                           ("outlook-dl", "Design Work Group"), ("card-of-cards", "Ann Example, Bob Roe and 1 more")] {
+            #expect(byID[id]?.glyph == .group, "\(id): \(String(describing: byID[id]))")
+            #expect(byID[id]?.displayName == name, "\(id)")
+        }
+        #expect(byID["ann"]?.glyph == nil && byID["ann"]?.displayName == "Ann Example", "a member is a contact of its own")
+        #expect(byID["a-person"]?.glyph == nil && byID["a-person"]?.initials == "DP")
+    }
+}
