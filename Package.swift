@@ -31,6 +31,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        // HTTP/2 is async-http-client's own; named here for its error types (a stream the
+        // server refused or a connection it closed with GOAWAY: the request is sent again).
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
@@ -95,6 +98,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             ]
         ),
         .target(
@@ -190,6 +194,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Tests/AvatarCacheTestSupport"
         ),

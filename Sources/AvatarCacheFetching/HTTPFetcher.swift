@@ -6,6 +6,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOSSL
 
 /// Downloads photos over HTTP(S) with async-http-client.
@@ -31,8 +32,13 @@ public final class HTTPFetcher: Sendable {
     let trace: Logger?
     static let userAgent = "avatar-cache/\(AvatarCacheVersion.string)"
 
-    public init(policy: NetworkPolicy, limits: FetchLimits, maxConnectionsPerHost: Int, trace: Logger? = nil) {
+    /// `caFile`: PEM certificates of an operator's own authority (an intranet photo
+    /// server's), trusted beside the system's roots.
+    public init(policy: NetworkPolicy, limits: FetchLimits, maxConnectionsPerHost: Int, caFile: String? = nil, trace: Logger? = nil) {
         var configuration = HTTPClient.Configuration()
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let caFile { tls.additionalTrustRoots = [.file(caFile)] }
+        configuration.tlsConfiguration = tls
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
         let connect = min(limits.connectTimeout, limits.timeout)
@@ -139,6 +145,39 @@ public final class HTTPFetcher: Sendable {
         return try await client(for: url, pinnedTo: candidates.last!).execute(request, deadline: deadline, logger: logger)
     }
 
+    /// Requests sent again because the server never processed them (its connection
+    /// rotated), over the fetcher's life: for the run's report.
+    private let resent = NIOLockedValueBox(0)
+    public var requestsResent: Int { resent.withLockedValue { $0 } }
+
+    /// How many times one request is sent again on a new connection in one attempt (a
+    /// server that refuses every stream is bounded by this and the attempt's deadline).
+    static let maxResends = 64
+
+    /// The server did not process the request: an HTTP/2 stream it refused
+    /// (REFUSED_STREAM), or cancelled when its connection closed (a GOAWAY naming an
+    /// earlier stream as its last); the connection closed before any answer began. A GET
+    /// may be sent again in each case.
+    static func wasNotProcessed(_ error: Error) -> Bool {
+        if let closed = error as? NIOHTTP2Errors.StreamClosed {
+            return closed.errorCode == .refusedStream || closed.errorCode == .cancel
+        }
+        if error is NIOHTTP2Errors.CreatedStreamAfterGoaway { return true }
+        if let client = error as? HTTPClientError {
+            // `cancelled` while this task is not: the client dropped a request it had queued
+            // on a connection that closed (ours, cancelled by a deadline, is not resent).
+            return client == .remoteConnectionClosed || (client == .cancelled && !Task.isCancelled)
+        }
+        // A stream asked of a connection already closing (its GOAWAY received): nothing sent.
+        if let channel = error as? ChannelError {
+            switch channel {
+            case .ioOnClosedChannel, .alreadyClosed, .eof, .outputClosed: return true
+            default: return false
+            }
+        }
+        return false
+    }
+
     /// No connection could be made to that address (nothing was sent).
     static func isConnectFailure(_ error: Error) -> Bool {
         if let io = error as? IOError { return [ECONNREFUSED, ENETUNREACH, EHOSTUNREACH, EADDRNOTAVAIL].contains(io.errnoCode) }
@@ -179,13 +218,23 @@ public final class HTTPFetcher: Sendable {
         var redirects = 0
         while true {
             let addresses = try await policy.checkAddresses(of: url)
-            let response: HTTPClientResponse
-            do {
-                response = try await execute(request(for: url, credential: credential, validators: validators),
-                                             url: url, connectingTo: addresses, deadline: deadline)
-            } catch {
-                throw Self.transportFailure(error)
+            var answer: HTTPClientResponse?
+            // A request the server never processed (its connection rotated: a stream refused
+            // or cancelled by GOAWAY, a keep-alive connection closed before the answer began)
+            // is sent again at once on a new connection: not an attempt, not a failure.
+            var resends = 0
+            while answer == nil {
+                do {
+                    answer = try await execute(request(for: url, credential: credential, validators: validators),
+                                                 url: url, connectingTo: addresses, deadline: deadline)
+                } catch where Self.wasNotProcessed(error) && resends < Self.maxResends && NIODeadline.now() < deadline {
+                    resends += 1
+                    resent.withLockedValue { $0 += 1 }
+                } catch {
+                    throw Self.transportFailure(error)
+                }
             }
+            let response = answer!
             let status = response.status.code
             trace?.trace("http hop", metadata: [
                 "url": "\(Self.traced(url))", "status": "\(status)", "redirects": "\(redirects)",

@@ -70,6 +70,10 @@ public struct RunReport: Codable, Sendable {
     /// Sources that failed in an earlier run and are not asked for again yet.
     public var skippedRecentlyFailed = 0
     public var failuresByClass: [String: Int] = [:]
+    /// Requests sent again at once because the server never processed them (it rotated
+    /// its connection: an HTTP/2 GOAWAY or refused stream, a keep-alive connection closed
+    /// before the answer): neither retries nor failures.
+    public var requestsResent = 0
     public var bytesDownloaded: Int64 = 0
     public var filesWritten = 0
     /// Bytes of every file in the cache after the run (and prune).

@@ -111,6 +111,7 @@ extension WarmPipeline {
             }
         }
         try await commit(&finished, state: state, coordinator: coordinator, writer: writer, report: &report)
+        report.requestsResent = fetcher.requestsResent
     }
 
     /// One job: get the bytes, then render (or reuse) the files. Failures of the source
