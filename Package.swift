@@ -231,6 +231,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
             ],
             // Read by path (a cache written by an earlier version, exports): not resources.
             exclude: ["Fixtures"]

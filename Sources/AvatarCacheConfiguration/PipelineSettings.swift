@@ -54,6 +54,7 @@ public struct PipelineSettings: Sendable, Equatable {
     public var allowPrivateNetworks: Bool?
     public var allowHosts: [String]?
     // Monica
+    public var caFile: String?
     public var monicaHost: String?
     public var monicaTokenFile: String?
     public var monicaTokenEnv: String?
@@ -88,6 +89,7 @@ public struct PipelineSettings: Sendable, Equatable {
         self.report = resolved(self.report)
         self.metricsFile = resolved(self.metricsFile)
         self.monicaTokenFile = resolved(self.monicaTokenFile)
+        self.caFile = resolved(self.caFile)
     }
 
     /// The run's configuration: defaults where nothing was said. Inputs' globs are
@@ -112,6 +114,15 @@ public struct PipelineSettings: Sendable, Equatable {
             setting.apply(self, to: &configuration)
         }
         configuration.monica = try monicaCredential(environment: environment)
+        if let caFile = configuration.caFile {
+            // Checked before the run: a wrong path fails now, not as every photo's TLS error.
+            guard let data = FileManager.default.contents(atPath: caFile) else {
+                throw ConfigurationError(message: "ca-file \(caFile): cannot read the file")
+            }
+            guard String(decoding: data, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
+                throw ConfigurationError(message: "ca-file \(caFile): no PEM certificate in it (-----BEGIN CERTIFICATE-----)")
+            }
+        }
         try configuration.validate()
         return configuration
     }

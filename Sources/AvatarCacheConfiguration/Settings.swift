@@ -145,6 +145,11 @@ public enum Settings {
         help: "Allow this host (host or host:port, exact) whatever it resolves to; repeatable. Redirects elsewhere are still checked.",
         valueName: "host", binding: .at(\.allowedHosts))
 
+    public static let caFile = Setting<String>(
+        "ca-file", \.caFile, .text("a path"),
+        help: "PEM certificates of your own certificate authority (an intranet photo server's), trusted beside the system's roots.",
+        valueName: "path", binding: .optional(\.caFile))
+
     // MARK: Monica
 
     public static let monicaHost = Setting<String>(
@@ -183,7 +188,7 @@ public enum Settings {
         budget, trimRatio, ttlHours, maxTTLHours, failureTTLHours,
         concurrency, decodeThreads, maxConnectionsPerHost,
         maxBytes, maxPixels, maxDecodeMemory, maxDownloadMemory, maxRecordBytes, timeout, connectTimeout, maxRedirects, retries,
-        maxRetryWait, sourceDeadline, allowPrivateNetworks, allowHosts,
+        maxRetryWait, sourceDeadline, allowPrivateNetworks, allowHosts, caFile,
         monicaHost, monicaTokenFile, monicaTokenEnv,
         wait, report, metricsFile, logFormat, logLevel, maxFailureRate,
     ]

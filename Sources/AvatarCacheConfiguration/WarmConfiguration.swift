@@ -94,6 +94,8 @@ public struct WarmConfiguration: Sendable {
     public var allowPrivateNetworks: Bool = Settings.allowPrivateNetworks.defaultValue
     /// Hosts (`host` or `host:port`) allowed whatever they resolve to.
     public var allowedHosts: [String] = Settings.allowHosts.defaultValue
+    /// An operator's own certificate authority, trusted beside the system's (`--ca-file`).
+    public var caFile: String?
     /// The Monica API token and its host, for `photo` avatars.
     public var monica: MonicaCredential?
     /// Seconds to wait for another run's lock on the cache; 0 fails at once.

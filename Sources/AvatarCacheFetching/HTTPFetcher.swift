@@ -385,26 +385,91 @@ public final class HTTPFetcher: Sendable {
 
     package static func classify(_ error: Error) -> SourceFailure {
         if let failure = error as? SourceFailure { return failure }
-        if isTLSFailure(error) { return SourceFailure(.network, "TLS failed (is it an https:// URL on a plain HTTP port?): \(error)") }
+        if isTLSFailure(error) { return SourceFailure(.network, words(forTLS: error)) }
         if let error = error as? HTTPClientError {
-            let timeouts: [HTTPClientError] = [.deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout]
-            if timeouts.contains(error) {
-                return SourceFailure(.timeout, "timed out (\(error))")
+            switch error {
+            case .connectTimeout: return SourceFailure(.timeout, "timed out connecting to the server")
+            case .readTimeout: return SourceFailure(.timeout, "timed out: the server sent nothing for the whole --timeout")
+            case .deadlineExceeded, .writeTimeout: return SourceFailure(.timeout, "timed out: no complete answer in time")
+            case .invalidURL: return SourceFailure(.invalidURL, "not a URL that can be fetched")
+            case .emptyHost: return SourceFailure(.invalidURL, "the URL names no host")
+            case .emptyScheme: return SourceFailure(.invalidURL, "the URL names no scheme")
+            default: return SourceFailure(.network, words(for: error))
             }
-            if error == .invalidURL || error == .emptyHost || error == .emptyScheme {
-                return SourceFailure(.invalidURL, "\(error)")
-            }
-            return SourceFailure(.network, "\(error)")
         }
         if error is CancellationError { return SourceFailure(.timeout, "cancelled") }
         // Timeouts by their type, never by their text.
         if let channel = error as? ChannelError, case .connectTimeout = channel {
-            return SourceFailure(.timeout, "timed out connecting (\(channel))")
+            return SourceFailure(.timeout, "timed out connecting to the server")
         }
         if let io = error as? IOError, io.errnoCode == ETIMEDOUT {
-            return SourceFailure(.timeout, "timed out (\(io))")
+            return SourceFailure(.timeout, "timed out connecting to the server")
         }
-        return SourceFailure(.network, String(describing: error))
+        return SourceFailure(.network, words(for: error))
+    }
+
+    /// What went wrong, in words a person reads, never a library type's dump: the
+    /// server's connection and HTTP/2 stream errors, the system's socket errors.
+    static func words(for error: Error) -> String {
+        if let closed = error as? NIOHTTP2Errors.StreamClosed {
+            switch closed.errorCode {
+            case .refusedStream: return "the server refused the request (HTTP/2 REFUSED_STREAM) again and again"
+            case .cancel: return "the server closed the connection before answering (HTTP/2 GOAWAY) again and again"
+            default: return "the server reset the request (HTTP/2 error \(closed.errorCode.networkCode))"
+            }
+        }
+        if error is NIOHTTP2Errors.CreatedStreamAfterGoaway {
+            return "the server closed the connection before answering (HTTP/2 GOAWAY) again and again"
+        }
+        if let client = error as? HTTPClientError {
+            switch client {
+            case .remoteConnectionClosed: return "the server closed the connection before answering"
+            case .cancelled: return "the request was dropped when its connection closed"
+            case .bodyLengthMismatch: return "the body was not as long as its Content-Length said"
+            case .httpProxyHandshakeTimeout, .socksHandshakeTimeout, .tlsHandshakeTimeout: return "timed out setting up the connection"
+            default:
+                // "HTTPClientError.someCase" read as "some case".
+                let name = "\(client)".split(separator: ".").last.map(String.init) ?? "\(client)"
+                return "HTTP client: " + name.reduce(into: "") { text, character in
+                    if character.isUppercase, !text.isEmpty { text += " " }
+                    text += character.lowercased()
+                }
+            }
+        }
+        if let channel = error as? ChannelError {
+            switch channel {
+            case .ioOnClosedChannel, .alreadyClosed, .eof, .outputClosed, .inputClosed:
+                return "the server closed the connection before answering"
+            default: return "the connection failed (\(channel))"
+            }
+        }
+        if let io = error as? IOError {
+            switch io.errnoCode {
+            case ECONNREFUSED: return "the server refused the connection (nothing listens on that port)"
+            case ECONNRESET: return "the server reset the connection"
+            case EHOSTUNREACH, ENETUNREACH: return "no route to the server's address"
+            case EPIPE: return "the server closed the connection while the request was sent"
+            default: return "the connection failed: \(String(cString: strerror(io.errnoCode)))"
+            }
+        }
+        return String(describing: error)
+    }
+
+    /// A TLS failure in words: a certificate this machine does not trust (`--ca-file`
+    /// trusts an intranet's own authority), one for another host, a server that does
+    /// not speak TLS on that port.
+    static func words(forTLS error: Error) -> String {
+        let detail = String(describing: error)
+        if detail.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "TLS certificate not trusted: signed by an authority this machine does not trust (--ca-file trusts an intranet's own)"
+        }
+        if let extra = error as? NIOSSLExtraError, extra == .failedToValidateHostname {
+            return "TLS certificate is for another host name"
+        }
+        if detail.contains("WRONG_VERSION_NUMBER") || detail.contains("HTTP_REQUEST") {
+            return "TLS failed: the server does not speak TLS on that port (an https:// URL on a plain HTTP port?)"
+        }
+        return "TLS failed: the handshake with the server did not complete"
     }
 
     private static func drain(_ response: HTTPClientResponse) async throws {

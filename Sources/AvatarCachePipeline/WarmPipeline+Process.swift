@@ -20,6 +20,7 @@ extension WarmPipeline {
                 policy: NetworkPolicy(allowPrivateNetworks: configuration.allowPrivateNetworks, allowedHosts: Set(configuration.allowedHosts)),
                 limits: configuration.fetchLimits,
                 maxConnectionsPerHost: configuration.maxConnectionsPerHost,
+                caFile: configuration.caFile,
                 trace: logger
             )
             let gate = DecodeMemoryGate(budgetBytes: configuration.maxDecodeMemory)

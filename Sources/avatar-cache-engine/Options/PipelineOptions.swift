@@ -53,6 +53,7 @@ struct PipelineOptions: ParsableArguments {
     @Option(help: Settings.allowHosts.argumentHelp) var allowHost: [Written<[String]>] = []
 
     // Monica
+    @Option(help: Settings.caFile.argumentHelp) var caFile: Written<String>?
     @Option(help: Settings.monicaHost.argumentHelp) var monicaHost: Written<String>?
     @Option(help: Settings.monicaTokenFile.argumentHelp) var monicaTokenFile: Written<String>?
     @Option(help: Settings.monicaTokenEnv.argumentHelp) var monicaTokenEnv: Written<String>?
@@ -105,6 +106,7 @@ struct PipelineOptions: ParsableArguments {
         try settings.take(maxRetryWait, by: Settings.maxRetryWait)
         try settings.take(sourceDeadline, by: Settings.sourceDeadline)
         try settings.take(allowHost, by: Settings.allowHosts)
+        try settings.take(caFile, by: Settings.caFile)
         try settings.take(monicaHost, by: Settings.monicaHost)
         try settings.take(monicaTokenFile, by: Settings.monicaTokenFile)
         try settings.take(monicaTokenEnv, by: Settings.monicaTokenEnv)
