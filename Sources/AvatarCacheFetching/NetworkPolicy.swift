@@ -26,7 +26,7 @@ public struct NetworkPolicy: Sendable {
     public typealias Resolver = @Sendable (String) async throws -> [Address]
     let resolver: Resolver
 
-    public init(allowPrivateNetworks: Bool, allowedHosts: Set<String> = [], resolver: @escaping Resolver = NetworkPolicy.resolve) {
+    public init(allowPrivateNetworks: Bool, allowedHosts: Set<String> = [], resolver: @escaping Resolver = NetworkPolicy.resolveRemembered) {
         self.allowPrivateNetworks = allowPrivateNetworks
         self.allowedHosts = Set(allowedHosts.map { $0.lowercased() })
         self.resolver = resolver
@@ -162,10 +162,45 @@ public struct NetworkPolicy: Sendable {
         return nil
     }
 
-    /// getaddrinfo, off the cooperative pool (it blocks).
+    /// A host's addresses as resolved within the last `rememberedFor` seconds: a run
+    /// asks the system once a host, not once a photo (4,750 account photos made 4,767
+    /// threads to resolve the same few names). The fetcher connects to the addresses the
+    /// check passed, whatever the name resolves to later (DNS rebinding steers nothing).
+    public static func resolveRemembered(_ host: String) async throws -> [Address] {
+        if let known = remembered.withLock({ table -> [Address]? in
+            guard let entry = table[host], entry.until > DispatchTime.now().uptimeNanoseconds else { return nil }
+            return entry.addresses
+        }) {
+            return known
+        }
+        let addresses = try await resolve(host)
+        let until = DispatchTime.now().uptimeNanoseconds + UInt64(rememberedFor * 1e9)
+        remembered.withLock { table in
+            if table.count > 10_000 { table.removeAll() }
+            table[host] = (addresses, until)
+        }
+        return addresses
+    }
+
+    /// How long a resolution is used again.
+    static let rememberedFor = 60.0
+    static let remembered = RememberedAddresses()
+
+    final class RememberedAddresses: @unchecked Sendable {
+        private let lock = NSLock()
+        private var table: [String: (addresses: [Address], until: UInt64)] = [:]
+        func withLock<T>(_ body: (inout [String: (addresses: [Address], until: UInt64)]) -> T) -> T {
+            lock.lock()
+            defer { lock.unlock() }
+            return body(&table)
+        }
+    }
+
+    /// getaddrinfo, off the cooperative pool (it blocks), on the system's pool of threads
+    /// that outlive each question.
     public static func resolve(_ host: String) async throws -> [Address] {
         try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
+            DispatchQueue.global(qos: .userInitiated).async {
                 var hints = addrinfo()
                 hints.ai_family = AF_UNSPEC
                 hints.ai_socktype = Int32(SOCK_STREAM.rawValue)

@@ -103,4 +103,23 @@ import NIOHTTP2
         #expect(!HTTPFetcher.wasNotProcessed(NIOHTTP2Errors.streamClosed(streamID: 3, errorCode: .protocolError)), "a protocol error is the server's answer")
         #expect(!HTTPFetcher.wasNotProcessed(IOError(errnoCode: ECONNREFUSED, reason: "connect")), "nothing listens: a failure of its own")
     }
+
+    /// A run asks the system for a host's addresses once, not once a photo: 300 questions
+    /// for one name, one resolution remembered (and answered by it).
+    @Test func aHostIsResolvedOnceNotOncePerPhoto() async throws {
+        NetworkPolicy.remembered.withLock { $0["localhost"] = nil }
+        let first = try await NetworkPolicy.resolveRemembered("localhost")
+        #expect(!first.isEmpty)
+        // What the table holds is what every later question gets, without getaddrinfo.
+        let marker = [NetworkPolicy.Address(bytes: [127, 0, 0, 9])]
+        NetworkPolicy.remembered.withLock { $0["localhost"] = (marker, $0["localhost"]!.until) }
+        let answers = try await withThrowingTaskGroup(of: [NetworkPolicy.Address].self) { group in
+            for _ in 0..<300 { group.addTask { try await NetworkPolicy.resolveRemembered("localhost") } }
+            var all: [[NetworkPolicy.Address]] = []
+            for try await answer in group { all.append(answer) }
+            return all
+        }
+        #expect(answers.count == 300 && answers.allSatisfy { $0 == marker })
+        NetworkPolicy.remembered.withLock { $0["localhost"] = nil }
+    }
 }
