@@ -80,9 +80,16 @@ public struct InputCount: Sendable, Codable, Equatable, CustomStringConvertible 
     }
 
     /// Pages up to the last stated that no input held.
+    /// (At most the first 1,000, up to a last page no larger than one page a record.)
     public var missingPages: [Int] {
         guard let lastPage, lastPage >= 1 else { return [] }
-        return (1...lastPage).filter { !pages.contains($0) }
+        let seen = Set(pages)
+        var missing: [Int] = []
+        for page in 1...min(lastPage, max(stated, pages.max() ?? 1, 1)) where !seen.contains(page) {
+            missing.append(page)
+            if missing.count == 1000 { break }
+        }
+        return missing
     }
 
     /// Why the records are lost, for a bad record: "meta.total states 14 contacts; 8 were

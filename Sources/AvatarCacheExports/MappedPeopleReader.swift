@@ -114,6 +114,8 @@ struct MappedPeopleReader {
         if case .json(_, let key) = source { return scan.counts.isEmpty ? nil : (key, nil) }
         if let names = map.names(.users) {
             if let found = names.lazy.compactMap({ FieldChooser.group(named: $0, in: scan.counts) }).first { return (found, nil) }
+            // The map's collection may be a later part's (a Realtime Database node).
+            if partsFollow { return nil }
             throw ExportError(file: path, reason: "no collection \(names.map { "\"\($0)\"" }.joined(separator: " or ")) in this export; \(describeCollections(scan))")
         }
         if let (found, why) = FieldChooser.peopleCollection(scan.samples, order: scan.order, counts: scan.counts, authIDs: authIDs) {
@@ -490,8 +492,11 @@ struct MappedPeopleReader {
                 }
                 var found = profile ?? Profile(id: id, displayName: "")
                 if found.origin == nil { found.origin = place.origin }
-                seen.insert(id)
-                try body(.profile(found))
+                // A participant known only by id is left for a later part that may know them.
+                if profile != nil || !partsFollow {
+                    seen.insert(id)
+                    try body(.profile(found))
+                }
             }
             for conversation in conversations {
                 if let sender = conversation.lastSender, conversation.participants.contains(sender),

@@ -123,14 +123,17 @@ public struct MonicaReader: ExportReader {
         static let maxLookBytes = 64 << 20
 
         mutating func add(_ file: String) {
-            let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
-            guard size <= Self.maxLookBytes, let data = FileManager.default.contents(atPath: file),
+            let attributes = try? FileManager.default.attributesOfItem(atPath: file)
+            let size = attributes?[.size] as? Int ?? 0
+            guard attributes?[.type] as? FileAttributeType == .typeRegular, size <= Self.maxLookBytes,
+                  let data = FileManager.default.contents(atPath: file),
                   let root = try? JSONSerialization.jsonObject(with: data) else { return }
             let pages = (root as? [Any])?.compactMap { $0 as? [String: Any] } ?? [(root as? [String: Any]) ?? [:]]
             for page in pages {
                 guard let meta = page["meta"] as? [String: Any], page["data"] is [Any] else { continue }
-                if let value = meta["total"] as? Int { total = max(total ?? 0, value) }
-                if let value = meta["last_page"] as? Int { lastPage = max(lastPage ?? 0, value) }
+                // Bounded: a hostile number cannot overflow a sum.
+                if let value = meta["total"] as? Int, value >= 0 { total = max(total ?? 0, min(value, 1 << 40)) }
+                if let value = meta["last_page"] as? Int, value >= 0 { lastPage = max(lastPage ?? 0, min(value, 1 << 40)) }
                 if let value = meta["current_page"] as? Int { seen.insert(value) }
                 if let value = meta["path"] as? String, !value.isEmpty {
                     // The list's URL, shown without its query or credentials.

@@ -150,9 +150,19 @@ public final class HTTPFetcher: Sendable {
     private let resent = NIOLockedValueBox(0)
     public var requestsResent: Int { resent.withLockedValue { $0 } }
 
-    /// How many times one request is sent again on a new connection in one attempt (a
-    /// server that refuses every stream is bounded by this and the attempt's deadline).
-    static let maxResends = 64
+    /// How many times one request is sent again on a new connection in one attempt: an
+    /// HTTP/2 stream refused or cancelled by GOAWAY, or a request dropped from a closing
+    /// connection's queue, up to 64 times (a busy rotating server); a stream asked of a
+    /// connection already closed 8; a connection closed without a word twice (a server
+    /// that accepts and closes every connection is a failure soon, not 64 handshakes).
+    /// All within the attempt's deadline.
+    static func maxResends(for error: Error) -> Int {
+        if error is NIOHTTP2Errors.StreamClosed || error is NIOHTTP2Errors.CreatedStreamAfterGoaway { return 64 }
+        // Dropped from a closing HTTP/2 connection's queue, or asked of one already closed.
+        if let client = error as? HTTPClientError, client == .cancelled { return 64 }
+        if error is ChannelError { return 8 }
+        return 2
+    }
 
     /// The server did not process the request: an HTTP/2 stream it refused
     /// (REFUSED_STREAM), or cancelled when its connection closed (a GOAWAY naming an
@@ -227,7 +237,7 @@ public final class HTTPFetcher: Sendable {
                 do {
                     answer = try await execute(request(for: url, credential: credential, validators: validators),
                                                  url: url, connectingTo: addresses, deadline: deadline)
-                } catch where Self.wasNotProcessed(error) && resends < Self.maxResends && NIODeadline.now() < deadline {
+                } catch where Self.wasNotProcessed(error) && resends < Self.maxResends(for: error) && NIODeadline.now() < deadline {
                     resends += 1
                     resent.withLockedValue { $0 += 1 }
                 } catch {

@@ -31,6 +31,9 @@ enum BMPDecoder {
         var masks: (red: UInt32, green: UInt32, blue: UInt32, alpha: UInt32)
     }
 
+    /// The largest bitmap decoded, in pixels.
+    static let maxBitmapPixels = 16_000_000
+
     static func header(_ bytes: UnsafeRawBufferPointer, maxPixels: Int) throws -> Header {
         func u16(_ offset: Int) -> Int { Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 }
         func u32(_ offset: Int) -> UInt32 {
@@ -59,16 +62,19 @@ enum BMPDecoder {
                 let count = compression == 6 || headerSize >= 56 ? 4 : 3
                 guard bytes.count >= 54 + 4 * count else { throw invalid("its bit fields run past the end of the file") }
                 masks = (u32(54), u32(58), u32(62), count == 4 ? u32(66) : 0)
-            } else if headerSize >= 56, bytes.count >= 70 {
-                masks.alpha = u32(66)
             }
+            // A V4/V5 header's masks count only with bit fields: uncompressed pixels are
+            // BGR(X), whatever masks a writer filled in (else a 24-bit picture is all transparent).
         default:
             throw invalid("an unknown header of \(headerSize) bytes")
         }
         guard width > 0, height != 0, height != Int(Int32.min) else { throw invalid("\(width) × \(height) pixels") }
         let rows = abs(height)
-        guard width <= 1 << 20, rows <= 1 << 20, width * rows <= maxPixels else {
-            throw ImagingError.tooManyPixels(width: width, height: rows, limit: maxPixels)
+        // An address book's photo: at most 16 megapixels whatever --max-pixels allows (the
+        // picture is decoded whole, before the decode-memory budget is asked).
+        let limit = min(maxPixels, maxBitmapPixels)
+        guard width <= 1 << 20, rows <= 1 << 20, width * rows <= limit else {
+            throw ImagingError.tooManyPixels(width: width, height: rows, limit: limit)
         }
         switch (bits, compression) {
         case (1, 0), (4, 0), (8, 0), (16, 0), (24, 0), (32, 0), (8, 1), (4, 2), (16, 3), (32, 3), (16, 6), (32, 6): break
@@ -88,6 +94,14 @@ enum BMPDecoder {
             }
         }
         guard dataOffset >= 14 + min(headerSize, 40), dataOffset <= bytes.count else { throw invalid("its pixels begin past the end of the file") }
+        if compression == 1 || compression == 2 {
+            // Each two bytes of run-length data make at most 255 pixels: a tiny file
+            // declaring a large picture is refused before its buffer is made.
+            let (most, overflow) = (bytes.count - dataOffset).multipliedReportingOverflow(by: 128)
+            guard overflow || most >= width * rows else {
+                throw invalid("\(bytes.count - dataOffset) bytes of run-length data cannot make \(width) × \(rows) pixels")
+            }
+        }
         if compression == 0 || compression == 3 || compression == 6 {
             let stride = ((bits * width + 31) / 32) * 4
             let (size, overflow) = stride.multipliedReportingOverflow(by: rows)

@@ -38,6 +38,13 @@ public enum Initials {
         while parts.count > 1, let last = parts.last, isDecorationOnly(last, leading: false, inCapitals: inCapitals) || last.isEmpty {
             parts.removeLast()
         }
+        // Each part without its own decorations ("Dr. Smith, John", "Smith, John Jr.").
+        parts = parts.map { part in
+            var words = part.split(whereSeparator: { $0.isWhitespace }).map(String.init)
+            while words.count > 1, isTitle(words[0]) { words.removeFirst() }
+            while words.count > 1, isSuffix(words[words.count - 1], inCapitals: inCapitals) { words.removeLast() }
+            return words.joined(separator: " ")
+        }
         var name: String
         if parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, !isDecorationOnly(parts[1], leading: true, inCapitals: inCapitals) {
             // "Family, Given": one comma, two names.
@@ -71,11 +78,11 @@ public enum Initials {
     /// Titles written before a name, in the languages of the tests' address books: always
     /// titles…
     static let titles: Set<String> = ["mr", "mrs", "ms", "miss", "mx", "dr", "prof", "professor", "rev", "mme", "mlle", "herr", "frau",
-                                      "shri", "smt", "sir", "dame", "dott", "dottssa", "profssa", "sra", "srta", "sigra", "avv", "hon"]
+                                      "shri", "smt", "sir", "dame", "dott", "dottssa", "profssa", "sra", "srta", "sigra", "avv"]
     /// …and words that are titles only with their dot ("Sr. García", "Ing. Novák", "Fr.
     /// Brown": "Sr" is a suffix at the end, "Ing" a family name; "M." is as often an
     /// initial as monsieur, and stays).
-    static let titlesWithDot: Set<String> = ["sr", "fr", "hr", "dña", "ing", "mgr", "drs", "ir", "sig", "capt", "col", "lt", "sgt", "gen", "rt"]
+    static let titlesWithDot: Set<String> = ["sr", "fr", "hr", "dña", "ing", "mgr", "drs", "ir", "sig", "capt", "col", "lt", "sgt", "gen", "rt", "hon"]
 
     static func isTitle(_ word: String) -> Bool {
         let key = plain(word)
@@ -84,12 +91,12 @@ public enum Initials {
 
     /// Suffixes and degrees written after a name: always…
     static let suffixes: Set<String> = ["jr", "sr", "phd", "esq", "msc", "bsc", "bmath", "mmath", "mba", "dphil", "mphil", "beng", "meng",
-                                        "llb", "llm", "dds", "dvm", "frcs", "cpa", "facs", "mbbs", "dipl", "jun", "sen",
+                                        "llb", "llm", "dds", "dvm", "frcs", "cpa", "facs", "mbbs", "dipl",
                                         // A company's: "Acme, Inc." is Acme.
                                         "inc", "ltd", "llc", "gmbh", "corp", "plc"]
     /// …and ones that are also words or names, taken only in capitals or with dots
     /// ("MA", "M.A." but not Jack Ma; "II" but not a name "Ii").
-    static let suffixesInCapitals: Set<String> = ["ii", "iii", "iv", "md", "ma", "ba", "rn", "jd", "pe", "obe", "mbe", "cbe", "kbe",
+    static let suffixesInCapitals: Set<String> = ["ii", "iii", "iv", "md", "ma", "ba", "rn", "jd", "pe", "obe", "mbe", "cbe", "kbe", "jun", "sen",
                                                   "co", "ag", "sa", "bv", "ab", "oy", "kg"]
 
     /// `inCapitals`: the whole name is written in capitals (an old phone's "JACK MA"), so

@@ -473,4 +473,38 @@ import AvatarCacheTestSupport
         let out = try generate(["--users", "0", "--from-json", try productsJSON(), "--keep-fields", "--collection", "features", "--photo-base", ""])
         #expect(throws: ExportError.self) { try self.read(FirestoreReader(path: out)) }
     }
+
+    /// A hostile export's metadata naming files elsewhere (/dev/zero, ../../…): each a bad
+    /// record, never opened; the export's own file read.
+    @Test func metadataNamingFilesElsewhereIsNotFollowed() throws {
+        let out = try generate(["--users", "5", "--photo-base", ""])
+        let kind = out + "/firestore_export/all_namespaces/all_kinds/all_namespaces_all_kinds.export_metadata"
+        func field(_ number: UInt8, _ text: String) -> [UInt8] { [number << 3 | 2, UInt8(text.utf8.count)] + Array(text.utf8) }
+        let files = field(1, "") + field(2, "output-0") + field(2, "/dev/zero") + field(2, "../../../../etc/hostname")
+        try Data([0x12, UInt8(files.count)] + files).write(to: URL(fileURLWithPath: kind))
+        let read = try read(FirestoreReader(path: out))
+        #expect(read.profiles.count == 5)
+        #expect(read.bad.filter { $0.reason.contains("which is not a file beside it (not read)") }.count == 2, "\(read.bad)")
+        #expect(read.counts.map(\.read) == [5])
+    }
+
+    /// A Storage blob that is a link (to /dev/zero, to a private picture elsewhere) is not
+    /// read; values that are not storage paths ("N/A", "default", a `DATA:` URI, `tel:`)
+    /// are never made into download URLs.
+    @Test func linksAndNonPathsAreNotStoragePhotos() throws {
+        let photos = try storagePhotos()
+        let out = try generate(["--users", "2", "--storage", "2", "--storage-photos", photos.folder, "--storage-refs", "path", "--storage-layout", "nested", "--photo-base", ""])
+        let blob = out + "/storage_export/blobs/demo-project.appspot.com/users/u1/avatar.jpg"
+        try FileManager.default.removeItem(atPath: blob)
+        try FileManager.default.createSymbolicLink(atPath: blob, withDestinationPath: "/dev/zero")
+        let read = try read(FirestoreReader(path: out))
+        #expect(read.bad.contains { $0.reason.contains("users/u1/avatar.jpg") && $0.reason.contains("whose blob is missing") }, "a link is no blob: \(read.bad)")
+        var storage = FirebaseStorage(bucket: "my-app.appspot.com")
+        storage.add(exportFolder: out + "/storage_export")
+        for value in ["N/A", "default", "DATA:image/png;base64,iVBOR", "tel:+15550100", "C:/photos/a.jpg", "../a.jpg", "avatar"] {
+            #expect(storage.object(value) == nil, "\(value)")
+        }
+        #expect(storage.object("avatars/u1")?.name == "avatars/u1")
+        #expect(storage.object("avatar.png")?.name == "avatar.png")
+    }
 }

@@ -50,7 +50,9 @@ import AvatarCacheTestSupport
         // Words that are titles or degrees elsewhere, names here.
         ("Jack Ma", "JM"), ("JACK MA", "JM"), ("Don Draper", "DD"), ("Ing Chen", "IC"), ("M. Night Shyamalan", "MN"), ("Ma", "MA"),
         // More than one comma with names on both sides: not "Family, Given".
-        ("Smith, John, Mary", "SJ"),
+        ("Smith, John, Mary", "SJ"), ("Amartya Sen", "AS"), ("Li Jun", "LJ"), ("Hon Lee", "HL"),
+        // Each part of "Family, Given" without its own decorations.
+        ("Dr. Smith, John", "JS"), ("Smith, John Jr.", "JS"),
         // A company's suffix is not a name either.
         ("Acme, Inc.", "AC"), ("Müller Bau GmbH", "MB"), ("Widgets Ltd.", "WI"),
     ])

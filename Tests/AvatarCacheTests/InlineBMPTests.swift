@@ -137,6 +137,23 @@ import AvatarCacheTestSupport
         }
     }
 
+    /// A V5 header whose writer filled in masks for uncompressed 24-bit pixels: opaque,
+    /// as Windows shows it (the masks count only with bit fields).
+    @Test func uncompressedPixelsIgnoreAV5HeadersMasks() throws {
+        var bytes = Self.bitmap(.rgb24)
+        // Make it a 124-byte V5 header with an alpha mask, the pixels unchanged.
+        let v5: [UInt8] = Array(bytes[14..<54]) + [0, 0, 0xFF, 0, 0, 0xFF, 0, 0, 0xFF, 0, 0, 0, 0, 0, 0, 0xFF] + [UInt8](repeating: 0, count: 68)
+        var header = v5
+        header.replaceSubrange(0..<4, with: [124, 0, 0, 0])
+        let pixels = Array(bytes[54...])
+        let offset = 14 + 124
+        bytes = Array("BM".utf8) + [UInt8(truncatingIfNeeded: offset + pixels.count), UInt8(truncatingIfNeeded: (offset + pixels.count) >> 8), 0, 0, 0, 0, 0, 0]
+            + [UInt8(offset), 0, 0, 0] + header + pixels
+        let image = try bytes.withUnsafeBytes { try BMPDecoder.decode($0, maxPixels: 50_000_000) }
+        #expect(image.bands == 3)
+        #expect(Array(image.pixels[0..<3]) == [255, 0, 0])
+    }
+
     /// Through the renderer: inline, every tier made; downloaded, refused before decoding.
     @Test func inlineOnlyAndEveryTierMade() throws {
         let renderer = try AvatarRenderer(tiers: [32, 8], maxPixels: 50_000_000)
@@ -207,6 +224,18 @@ import AvatarCacheTestSupport
                 #expect("\(error)".contains(reason), "\(name): \(error)")
             }
         }
+        // A few bytes of run-length data declaring a large picture: refused before its buffer.
+        var rleBomb = Self.bitmap(.rle8)
+        rleBomb.replaceSubrange(18..<26, with: u32(4000) + u32(4000))
+        do {
+            _ = try rleBomb.withUnsafeBytes { try BMPDecoder.decode($0, maxPixels: 50_000_000) }
+            Issue.record("an RLE bomb decoded")
+        } catch {
+            #expect("\(error)".contains("run-length data cannot make 4000 × 4000 pixels"), "\(error)")
+        }
+        // Past 16 megapixels an inline bitmap is refused whatever --max-pixels allows.
+        let wide = patched(patched(good, at: 18, u32(5000)), at: 22, u32(5000))
+        #expect(throws: ImagingError.self) { try wide.withUnsafeBytes { try BMPDecoder.decode($0, maxPixels: 50_000_000) } }
         // Runs that overflow the row and the picture, and a delta past it: clipped.
         var rle = Self.bitmap(.rle8)
         let dataStart = Int(rle[10]) | Int(rle[11]) << 8

@@ -208,6 +208,19 @@ import AvatarCacheTestSupport
         #expect(!count.statedBy.contains("secret"), "the list's URL is shown without its credentials: \(count.statedBy)")
     }
 
+    /// A hostile page's numbers are bounded: a last page of 10^15 names at most 1,000
+    /// missing pages, none past one a stated record.
+    @Test func aHostilePagesNumbersAreBounded() {
+        var count = InputCount(source: "p", statedBy: "meta.total", unit: "contacts", stated: 100, read: 1)
+        count.shared = true
+        count.pages = [1]
+        count.lastPage = 1_000_000_000_000_000
+        let missing = count.missingPages
+        #expect(missing.count == 99 && missing.last == 100)
+        count.stated = 1 << 40
+        #expect(count.missingPages.count == 1000)
+    }
+
     /// The samples' vCards: nine begun, one cut short (its card lost, a bad record).
     @Test func vCardFilesAreCountedByTheirCards() throws {
         let counts = try counts(JamiReader(path: sample("jami")))

@@ -52,7 +52,7 @@ public struct FirebaseStorage: Sendable {
                       let object = try? JSONDecoder().decode(Object.self, from: data),
                       let name = object.name, let objectBucket = object.bucket, !name.hasSuffix("/") else { continue }
                 let blob = (blobFolder as NSString).appendingPathComponent(String(relative.dropLast(5)))
-                if FileManager.default.fileExists(atPath: blob) {
+                if FirestoreExport.isRegularFile(blob) {
                     blobs["\(objectBucket)/\(name)"] = blob
                 } else {
                     missingBlobs.append((file, name))
@@ -109,10 +109,24 @@ public struct FirebaseStorage: Sendable {
             let name = String(rest[marker.upperBound...]).removingPercentEncoding ?? ""
             return name.isEmpty ? nil : (String(rest[..<marker.lowerBound]).removingPercentEncoding, name)
         }
-        // A storage path: no scheme, no leading slash or dot segment, a file name with an extension or an id.
-        guard !trimmed.isEmpty, !trimmed.contains("://"), !trimmed.hasPrefix("/"), !trimmed.hasPrefix("data:"), !trimmed.hasPrefix("blob:"),
-              !trimmed.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }), !trimmed.contains(" ") || trimmed.contains("/") else { return nil }
+        // A storage path: no scheme (`data:`, `tel:`, `C:`), no leading slash, no dot
+        // segment, at most 1,024 bytes, and shaped as one: a file name with an extension
+        // (`avatar.jpg`) or folders of real names (`avatars/u1`), not "N/A" or "default".
+        let components = trimmed.split(separator: "/", omittingEmptySubsequences: false)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 1024, !trimmed.hasPrefix("/"),
+              !hasScheme(trimmed),
+              !components.contains(where: { $0 == ".." || $0 == "." || $0.isEmpty }) else { return nil }
+        let last = components.last ?? ""
+        let hasExtension = last.contains(".") && !last.hasPrefix(".") && !last.hasSuffix(".")
+        guard hasExtension || (components.count >= 2 && components.allSatisfy { $0.count >= 2 }) else { return nil }
         return (nil, trimmed)
+    }
+
+    /// `scheme:` at the start (any case), as URLs and URIs begin.
+    private func hasScheme(_ text: String) -> Bool {
+        guard let colon = text.firstIndex(of: ":"), colon != text.startIndex else { return false }
+        let scheme = text[..<colon]
+        return scheme.first!.isLetter && scheme.allSatisfy { $0.isLetter || $0.isNumber || "+.-".contains($0) }
     }
 
     /// Firebase Storage's download URL: the bucket and the name each encoded as one path
@@ -135,6 +149,9 @@ public struct FirebaseStorage: Sendable {
     }
 
     private func read(_ blob: String, name: String, limits: ReaderLimits) -> Result<PhotoSource, PhotoValue.Problem> {
+        guard FirestoreExport.isRegularFile(blob) else {
+            return .failure(PhotoValue.Problem(description: "the Storage object \"\(abbreviated(name, limit: 80))\": its blob is not a regular file"))
+        }
         let size = (try? FileManager.default.attributesOfItem(atPath: blob)[.size] as? Int) ?? 0
         guard size <= limits.maxInlineBytes else {
             return .failure(PhotoValue.Problem(description: "the Storage object \"\(abbreviated(name, limit: 80))\" in the export is \(size) bytes, more than \(limits.maxInlineBytes)"))

@@ -92,7 +92,10 @@ struct FirestoreExport {
                 throw ExportError(file: emulator, reason: "not the emulator's export metadata (expected JSON with \"firestore\" and \"auth\" parts)")
             }
             func part(_ part: Root.Part?, _ folder: String) -> String? {
-                let candidate = (path as NSString).appendingPathComponent(part?.path ?? folder)
+                // A part of this export: a folder below its root, never a path elsewhere.
+                let relative = part?.path ?? folder
+                guard isBelow(relative) else { return nil }
+                let candidate = (path as NSString).appendingPathComponent(relative)
                 return FileManager.default.fileExists(atPath: candidate) ? candidate : nil
             }
             if let auth = part(root.auth, "auth_export") {
@@ -116,7 +119,13 @@ struct FirestoreExport {
         for file in overall {
             export.overallMetadata.append(file)
             for kind in OverallMetadata.kinds(file) {
-                let kindPath = kind.path.hasPrefix("/") ? kind.path : ((file as NSString).deletingLastPathComponent as NSString).appendingPathComponent(kind.path)
+                guard isBelow(kind.path) else {
+                    export.missingKinds.append((file, kind.path, kind.documents ?? 0))
+                    anyStated = anyStated || kind.documents != nil
+                    stated += kind.documents ?? 0
+                    continue
+                }
+                let kindPath = ((file as NSString).deletingLastPathComponent as NSString).appendingPathComponent(kind.path)
                 let resolved = (kindPath as NSString).standardizingPath
                 guard named[resolved] == nil else { continue }
                 named[resolved] = kind.documents ?? 0
@@ -130,7 +139,12 @@ struct FirestoreExport {
             }
         }
         if anyStated { export.stated = stated }
-        let kinds = metadataFiles(under: searchRoot, overall: false, depth: 6)
+        var kinds = metadataFiles(under: searchRoot, overall: false, depth: 6)
+        // Kind metadata an overall metadata names below the walk's depth: read too.
+        let walked = Set(kinds.map { ($0 as NSString).standardizingPath })
+        for (named, _) in named where !walked.contains(named) && isRegularFile(named) && named.hasSuffix(".export_metadata") {
+            kinds.append(named)
+        }
         if kinds.isEmpty && export.missingKinds.isEmpty {
             if export.authAccounts != nil || !export.databaseExports.isEmpty {
                 if let firestoreFolder, FileManager.default.fileExists(atPath: firestoreFolder) {
@@ -178,12 +192,19 @@ struct FirestoreExport {
         }
         let folder = (path as NSString).deletingLastPathComponent
         let named = KindMetadata.outputNames(Array(data))
-        let beside = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { Self.outputNumber($0) != nil }
+        let beside = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+            .filter { Self.outputNumber($0) != nil && Self.isRegularFile((folder as NSString).appendingPathComponent($0)) }
         func order(_ name: String) -> (Int, String) { (Self.outputNumber((name as NSString).lastPathComponent) ?? Int.max, name) }
         var files: [String] = []
         for name in named.sorted(by: { order($0) < order($1) }) {
-            let file = name.hasPrefix("/") ? name : (folder as NSString).appendingPathComponent(name)
-            if FileManager.default.fileExists(atPath: file) {
+            // A file beside the metadata, as Firebase names them: never a path elsewhere
+            // (a hostile export naming /dev/zero or ../../ is not read).
+            guard Self.isPlainName(name) else {
+                missing.append((path, name))
+                continue
+            }
+            let file = (folder as NSString).appendingPathComponent(name)
+            if Self.isRegularFile(file) {
                 files.append(file)
             } else {
                 missing.append((path, name))
@@ -198,6 +219,22 @@ struct FirestoreExport {
         outputFiles += files.filter { !seen.contains($0) && !outputFiles.contains($0) }
     }
 
+    /// A regular file, not a link, a device or a pipe (a hostile export's output-0 linked
+    /// to /dev/zero would be read forever).
+    static func isRegularFile(_ path: String) -> Bool {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType) == .typeRegular
+    }
+
+    /// A file name of the folder itself: no separator, not `.` or `..`, no NUL.
+    static func isPlainName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\0")
+    }
+
+    /// A path below a folder: relative, with no `..` component.
+    static func isBelow(_ path: String) -> Bool {
+        !path.isEmpty && !path.hasPrefix("/") && !path.split(separator: "/").contains("..")
+    }
+
     /// Calls `body` with every document of every output file in order, each decoded to
     /// its path only; `fields(wanted:)` decodes its fields. Damage (a checksum, a length,
     /// a document that does not decode) comes as a `BadRecord` naming the file and the
@@ -208,10 +245,12 @@ struct FirestoreExport {
     func forEach(maxRecordBytes: Int, reportDamage: Bool, verify: Bool? = nil, _ body: (SourceDocument) throws -> Void, damage: (BadRecord) throws -> Void) throws -> Int {
         if reportDamage {
             for (overall, file, documents) in missingKinds {
-                try damage(BadRecord(file: overall, index: 0, line: 0, reason: "names the kind metadata \"\(file)\", which is missing: its \(documents) documents are not read"))
+                let why = Self.isBelow(file) ? "which is missing" : "which is not below it (not read)"
+                try damage(BadRecord(file: overall, index: 0, line: 0, reason: "names the kind metadata \"\(abbreviated(file, limit: 200))\", \(why): its \(documents) documents are not read"))
             }
             for (metadata, file) in missing {
-                try damage(BadRecord(file: metadata, index: 0, line: 0, reason: "names the output file \"\(file)\", which is missing: its documents are not read"))
+                let why = Self.isPlainName(file) ? "which is missing" : "which is not a file beside it (not read)"
+                try damage(BadRecord(file: metadata, index: 0, line: 0, reason: "names the output file \"\(abbreviated(file, limit: 200))\", \(why): its documents are not read"))
             }
         }
         var read = 0
@@ -359,7 +398,8 @@ enum OverallMetadata {
                     switch innerField {
                     // An export made on Windows separates the path with backslashes.
                     case 2: if let bytes { kind.path = String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "\\", with: "/") }
-                    case 3: kind.documents = number.map { Int(clamping: $0) }
+                    // Bounded: a hostile count cannot overflow the sums.
+                    case 3: kind.documents = number.map { Int(min($0, 1 << 40)) }
                     case 4: kind.bytes = number.map { Int(clamping: $0) }
                     default: break
                     }

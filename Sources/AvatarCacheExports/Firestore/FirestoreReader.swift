@@ -25,6 +25,9 @@ public struct FirestoreReader: ExportReader {
         for note in export.notes { try body(.note(note)) }
         let databases = export.databaseExports
         var storage = FirebaseStorage(bucket: limits.storageBucket)
+        if let given = limits.storageBucket, storage.bucket == nil {
+            try body(.note("--storage-bucket \"\(abbreviated(given, limit: 80))\" is not a bucket's name (my-app.appspot.com or gs://my-app.appspot.com): ignored"))
+        }
         if let folder = export.storage {
             storage.add(exportFolder: folder)
             for (metadata, name) in storage.missingBlobs {
@@ -42,7 +45,7 @@ public struct FirestoreReader: ExportReader {
             return
         }
         reader.partsFollow = true
-        let hasFirestore = !export.outputFiles.isEmpty || !export.missing.isEmpty || !export.missingKinds.isEmpty
+        let hasFirestore = !export.outputFiles.isEmpty || !export.missing.isEmpty || !export.missingKinds.isEmpty || (export.stated ?? 0) > 0
         var seen = Set<String>()
         if hasFirestore { seen = try reader.read(body) }
         var authIDs = Set<String>()
@@ -103,6 +106,9 @@ enum DatabaseExport {
     /// The top-level nodes whose members are objects, each with its first members as
     /// samples; nil when the file is too large to look at whole.
     static func topLevel(_ path: String, limits: ReaderLimits) throws -> (order: [String], samples: [String: [(id: String, fields: DocumentFields)]])? {
+        guard FirestoreExport.isRegularFile(path) else {
+            throw ExportError(file: path, reason: "not a regular file (a link, a device or a pipe): not read")
+        }
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         guard size <= maxLookBytes else { return nil }
         guard let data = FileManager.default.contents(atPath: path) else {
