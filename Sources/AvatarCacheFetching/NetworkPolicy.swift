@@ -167,15 +167,20 @@ public struct NetworkPolicy: Sendable {
     /// threads to resolve the same few names). The fetcher connects to the addresses the
     /// check passed, whatever the name resolves to later (DNS rebinding steers nothing).
     public static func resolveRemembered(_ host: String) async throws -> [Address] {
-        if let known = remembered.withLock({ table -> [Address]? in
-            guard let entry = table[host], entry.until > DispatchTime.now().uptimeNanoseconds else { return nil }
-            return entry.addresses
-        }) {
-            return known
+        // A remembered answer; else the question already asked (many photos of one new
+        // host at once ask the system once); else a new question.
+        let (known, asked) = remembered.withLock { table, inFlight -> ([Address]?, Task<[Address], Error>?) in
+            if let entry = table[host], entry.until > DispatchTime.now().uptimeNanoseconds { return (entry.addresses, nil) }
+            if let task = inFlight[host] { return (nil, task) }
+            let task = Task { try await resolve(host) }
+            inFlight[host] = task
+            return (nil, task)
         }
-        let addresses = try await resolve(host)
+        if let known { return known }
+        defer { remembered.withLock { _, inFlight in inFlight[host] = nil } }
+        let addresses = try await asked!.value
         let until = DispatchTime.now().uptimeNanoseconds + UInt64(rememberedFor * 1e9)
-        remembered.withLock { table in
+        remembered.withLock { table, _ in
             if table.count > 10_000 { table.removeAll() }
             table[host] = (addresses, until)
         }
@@ -189,10 +194,15 @@ public struct NetworkPolicy: Sendable {
     final class RememberedAddresses: @unchecked Sendable {
         private let lock = NSLock()
         private var table: [String: (addresses: [Address], until: UInt64)] = [:]
-        func withLock<T>(_ body: (inout [String: (addresses: [Address], until: UInt64)]) -> T) -> T {
+        private var inFlight: [String: Task<[Address], Error>] = [:]
+        func withLock<T>(_ body: (inout [String: (addresses: [Address], until: UInt64)], inout [String: Task<[Address], Error>]) -> T) -> T {
             lock.lock()
             defer { lock.unlock() }
-            return body(&table)
+            return body(&table, &inFlight)
+        }
+        /// The remembered answers alone (tests).
+        func withLock<T>(_ body: (inout [String: (addresses: [Address], until: UInt64)]) -> T) -> T {
+            withLock { table, _ in body(&table) }
         }
     }
 
