@@ -78,7 +78,6 @@ struct FirestoreExport {
             return export
         }
         var firestoreFolder: String? = path
-        var searchRoot = path
         let emulator = (path as NSString).appendingPathComponent("firebase-export-metadata.json")
         if let data = FileManager.default.contents(atPath: emulator) {
             struct Root: Decodable {
@@ -108,10 +107,10 @@ struct FirestoreExport {
             }
             export.storage = part(root.storage, "storage_export")
             firestoreFolder = part(root.firestore, "firestore_export")
-            // A production export may be kept anywhere under the root (one copied into an
-            // emulator's folder to import it): every metadata file under it counts.
-            searchRoot = path
         }
+        // Every metadata file under the folder counts: a production export may be kept
+        // anywhere under an emulator's root (one copied there to import it).
+        let searchRoot = path
         let overall = metadataFiles(under: searchRoot, overall: true, depth: 5).filter { $0.hasSuffix(".overall_export_metadata") }
         var named: [String: Int] = [:]
         var anyStated = false

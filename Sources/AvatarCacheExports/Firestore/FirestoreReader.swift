@@ -55,7 +55,15 @@ public struct FirestoreReader: ExportReader {
             }
         }
         for database in databases {
-            guard let (key, why) = try DatabaseExport.peopleNode(database, map: map, limits: limits, authIDs: authIDs) else {
+            // One database export that cannot be read is reported; the others are read.
+            let node: (String, String)?
+            do {
+                node = try DatabaseExport.peopleNode(database, map: map, limits: limits, authIDs: authIDs)
+            } catch let error as ExportError {
+                try body(.bad(BadRecord(file: error.file, index: 0, line: 0, reason: error.reason)))
+                continue
+            }
+            guard let (key, why) = node else {
                 try body(.note("\(database): no node of people in this Realtime Database export (\(DatabaseExport.describe(database, limits: limits)))"))
                 continue
             }
