@@ -61,9 +61,20 @@ public enum Initials {
 
     /// Whether the first or last word may be a title or a suffix (a quick look).
     static func hasDecoration(_ name: String) -> Bool {
-        let words = name.split(whereSeparator: { $0.isWhitespace })
-        guard words.count > 1 else { return false }
-        return isTitle(String(words[0])) || isSuffix(String(words[words.count - 1]), inCapitals: name == name.uppercased())
+        // The first and last words without splitting the whole name (every name of a
+        // million-profile export passes here).
+        guard let firstBlank = name.firstIndex(where: { $0.isWhitespace }),
+              let lastBlank = name.lastIndex(where: { $0.isWhitespace }) else { return false }
+        let first = name[..<firstBlank], last = name[name.index(after: lastBlank)...]
+        guard !first.isEmpty, !last.isEmpty else {
+            // Blanks around the name: the words as split.
+            let words = name.split(whereSeparator: { $0.isWhitespace })
+            guard words.count > 1 else { return false }
+            return isTitle(String(words[0])) || isSuffix(String(words[words.count - 1]), inCapitals: name == name.uppercased())
+        }
+        // Titles and suffixes are short: a long word is neither, whatever its case.
+        if first.count <= 9, isTitle(String(first)) { return true }
+        return last.count <= 9 && isSuffix(String(last), inCapitals: name == name.uppercased())
     }
 
     /// A part of a name that is only titles (leading) or only suffixes and degrees.
