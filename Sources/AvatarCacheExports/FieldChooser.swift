@@ -84,25 +84,20 @@ enum FieldChooser {
             .map { ($0.0, $0.1, $0.2) }
     }
 
-    /// The path among `candidates` present and not empty in the most samples (at least
-    /// one); map values are looked into for a URL when `urls`.
-    static func field(_ candidates: [String], in samples: [DocumentFields], urls: Bool = false) -> FieldPath? {
-        fields(candidates, in: samples, urls: urls).first
+    /// The path among `candidates` present and not empty in the most samples (at least one).
+    static func field(_ candidates: [String], in samples: [DocumentFields]) -> FieldPath? {
+        found(candidates, in: samples).first.flatMap { try? FieldPath(parsing: $0.path) }
     }
 
-    /// Every path among `candidates` present in the samples, most present first: the
-    /// alternatives of a role (the first present and not empty in a document wins).
-    static func fields(_ candidates: [String], in samples: [DocumentFields], urls: Bool = false) -> [FieldPath] {
-        found(candidates, in: samples).compactMap { path, _, values in
-            var text = path
-            if urls, let nested = values.lazy.compactMap({ value -> String? in
-                if case .map(let map) = value { return PhotoValue.urlKeys.first { map[$0] != nil } }
-                return nil
-            }).first {
-                text += ".\(nested)"
+    /// `path`, reaching into its maps' URL key (`profile_photo` → `profile_photo.downloadUrl`)
+    /// when its values are maps holding one.
+    static func urlPath(_ path: String, values: [DocumentValue]) -> FieldPath? {
+        for value in values {
+            if case .map(let map) = value, let key = PhotoValue.urlKeys.first(where: { map[$0] != nil }) {
+                return try? FieldPath(parsing: "\(path).\(key)")
             }
-            return try? FieldPath(parsing: text)
         }
+        return try? FieldPath(parsing: path)
     }
 
     /// The name fields, the fullest names first: a field whose values are two words or
@@ -279,14 +274,7 @@ enum FieldChooser {
         let anyUsable = ranked.contains { $0.usable > 0 }
         var paths: [FieldPath] = []
         for entry in ranked where !anyUsable || entry.usable > 0 {
-            var text = entry.path
-            for value in entry.values {
-                if case .map(let map) = value, let key = PhotoValue.urlKeys.first(where: { map[$0] != nil }) {
-                    text += ".\(key)"
-                    break
-                }
-            }
-            if let path = try? FieldPath(parsing: text) { paths.append(path) }
+            if let path = urlPath(entry.path, values: entry.values) { paths.append(path) }
         }
         return paths
     }
@@ -343,8 +331,4 @@ enum FieldChooser {
         return parts.joined(separator: ", ")
     }
 
-    /// Whether a sample looks like a person: it has a name or a photo field of the common names.
-    static func looksLikePeople(_ samples: [DocumentFields]) -> Bool {
-        field(nameFields + givenNameFields, in: samples) != nil || field(photoFields, in: samples) != nil
-    }
 }
