@@ -25,16 +25,14 @@ struct MappedPeopleReader {
     let source: Source
     let map: FieldMap
     let limits: ReaderLimits
-    /// Firebase Auth accounts to merge in (an emulator export's).
-    var authPath: String?
+    /// Firebase Auth accounts to merge in (an emulator export's), read once for all its parts.
+    var auth = AuthAccounts()
     /// Other parts of the same export are read after this one (an emulator export's
     /// Realtime Database after its Firestore): the Auth accounts without a document are
     /// left to the last part, and no collection of people here is a note, not an error.
     var partsFollow = false
     /// People an earlier part read: their records here are left out (the first kept).
     var skip: Set<String> = []
-    /// Whether the Auth export's bad records are reported (by the first part only).
-    var reportsAuthDamage = true
     /// Photos in Firebase Storage (`FirebaseStorage`), when the export has any or a bucket is named.
     var storage: FirebaseStorage?
 
@@ -340,21 +338,27 @@ struct MappedPeopleReader {
     /// An Auth account and the record it was read from.
     typealias AuthAccount = (account: FirebaseAuthReader.Account, origin: RecordOrigin)
 
-    /// The Auth accounts beside the export, by id, and their ids in file order.
-    private func authAccounts(_ body: (ExportItem) throws -> Void) throws -> (byID: [String: AuthAccount], order: [String]) {
-        var auth: [String: AuthAccount] = [:]
+    /// The Auth accounts beside an export, by id, and their ids in file order.
+    struct AuthAccounts {
+        var path: String?
+        var byID: [String: AuthAccount] = [:]
         var order: [String] = []
-        guard let authPath else { return (auth, order) }
-        try FirebaseAuthReader(path: authPath, limits: limits).accounts { result in
-            switch result {
-            case .failure(let bad): if reportsAuthDamage { try body(.bad(bad)) }
-            case .success(let (account, origin)):
-                let id = account.localId.trimmedWhitespace
-                if auth[id] == nil { order.append(id) }
-                auth[id] = (account, origin)
+
+        /// Reads `path` (nil: none), its bad records to `body`.
+        static func read(_ path: String?, limits: ReaderLimits, _ body: (ExportItem) throws -> Void) throws -> AuthAccounts {
+            var accounts = AuthAccounts(path: path)
+            guard let path else { return accounts }
+            try FirebaseAuthReader(path: path, limits: limits).accounts { result in
+                switch result {
+                case .failure(let bad): try body(.bad(bad))
+                case .success(let (account, origin)):
+                    let id = account.localId.trimmedWhitespace
+                    if accounts.byID[id] == nil { accounts.order.append(id) }
+                    accounts.byID[id] = (account, origin)
+                }
             }
+            return accounts
         }
-        return (auth, order)
     }
 
     /// Reads the people; returns the ids read (when Auth accounts, later parts or
@@ -373,7 +377,7 @@ struct MappedPeopleReader {
         // rest (and all of a Firestore export's) in the pass that counts the people.
         let (scan, damages) = try firstLook()
         for damage in damages { try body(.bad(damage)) }
-        let (auth, authOrder) = try authAccounts(body)
+        let auth = self.auth.byID, authOrder = self.auth.order
 
         let chosen = try usersCollection(scan, authIDs: Set(auth.keys))
         guard let collection = chosen?.name else {
@@ -530,8 +534,7 @@ struct MappedPeopleReader {
 
     /// The Auth accounts of no id in `seen`, read alone (the last part of an export).
     func readAuthAlone(seen: Set<String>, _ body: (ExportItem) throws -> Void) throws {
-        let (auth, order) = try authAccounts(body)
-        if !auth.isEmpty { try emitAuthOnly(auth, order, seen: seen, body) }
+        if !auth.byID.isEmpty { try emitAuthOnly(auth.byID, auth.order, seen: seen, body) }
     }
 
     private func emitAuthOnly(_ auth: [String: AuthAccount], _ order: [String], seen: Set<String>,
@@ -544,7 +547,7 @@ struct MappedPeopleReader {
             try body(.profile(profile))
             count += 1
         }
-        try body(.note("\(authPath ?? "Auth"): \(auth.count) Firebase Auth accounts, \(auth.count - count) with a document, \(count) read from Auth alone"))
+        try body(.note("\(self.auth.path ?? "Auth"): \(auth.count) Firebase Auth accounts, \(auth.count - count) with a document, \(count) read from Auth alone"))
     }
 }
 

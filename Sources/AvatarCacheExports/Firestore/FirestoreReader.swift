@@ -38,7 +38,8 @@ public struct FirestoreReader: ExportReader {
             try body(.note("\(path): storage paths and gs:// photos are downloaded from bucket \"\(bucket)\""))
         }
         var reader = MappedPeopleReader(path: path, source: .firestore(export), map: map, limits: limits)
-        reader.authPath = export.authAccounts
+        // Read once for every part: each person's account fills what their record lacks.
+        reader.auth = try .read(export.authAccounts, limits: limits, body)
         reader.storage = storage.isEmpty ? nil : storage
         guard !databases.isEmpty else {
             try reader.read(body)
@@ -48,39 +49,30 @@ public struct FirestoreReader: ExportReader {
         let hasFirestore = !export.outputFiles.isEmpty || !export.missing.isEmpty || !export.missingKinds.isEmpty || (export.stated ?? 0) > 0
         var seen = Set<String>()
         if hasFirestore { seen = try reader.read(body) }
-        var authIDs = Set<String>()
-        if let accounts = export.authAccounts {
-            try? FirebaseAuthReader(path: accounts, limits: limits).accounts { result in
-                if case .success(let (account, _)) = result { authIDs.insert(account.localId.trimmedWhitespace) }
-            }
-        }
         for database in databases {
             // One database export that cannot be read is reported; the others are read.
-            let node: (String, String)?
+            let choice: DatabaseExport.Choice
             do {
-                node = try DatabaseExport.peopleNode(database, map: map, limits: limits, authIDs: authIDs)
+                choice = try DatabaseExport.peopleNode(database, map: map, limits: limits, authIDs: Set(reader.auth.byID.keys))
             } catch let error as ExportError {
                 try body(.bad(BadRecord(file: error.file, index: 0, line: 0, reason: error.reason)))
                 continue
             }
-            guard let (key, why) = node else {
-                try body(.note("\(database): no node of people in this Realtime Database export (\(DatabaseExport.describe(database, limits: limits)))"))
+            guard case .node(let key, let why) = choice else {
+                if case .none(let seenNodes) = choice {
+                    try body(.note("\(database): no node of people in this Realtime Database export (\(seenNodes))"))
+                }
                 continue
             }
             try body(.note("\(database): people from node \"\(key)\" (\(why))"))
             var part = MappedPeopleReader(path: database, source: .json(path: database, recordsKey: key), map: map.withoutCollections, limits: limits)
-            part.authPath = export.authAccounts
+            part.auth = reader.auth
             part.storage = reader.storage
-            part.reportsAuthDamage = !hasFirestore
             part.partsFollow = true
             part.skip = seen
             seen.formUnion(try part.read(body))
         }
-        if export.authAccounts != nil {
-            var last = reader
-            last.reportsAuthDamage = false
-            try last.readAuthAlone(seen: seen, body)
-        }
+        try reader.readAuthAlone(seen: seen, body)
     }
 }
 
@@ -92,23 +84,33 @@ enum DatabaseExport {
     /// field map's `users` or a common name.
     static let maxLookBytes = 64 << 20
 
+    /// The top-level node of people, and why; or, when none is, the nodes there are.
+    enum Choice {
+        case node(String, String)
+        case none(String)
+    }
+
     /// The top-level node of people: the map's `users` when the tree has it, else the node
-    /// whose members look most like people (as a Firestore collection is chosen); and why.
-    static func peopleNode(_ path: String, map: FieldMap, limits: ReaderLimits, authIDs: Set<String>) throws -> (String, String)? {
+    /// whose members look most like people (as a Firestore collection is chosen). The file
+    /// is looked at once.
+    static func peopleNode(_ path: String, map: FieldMap, limits: ReaderLimits, authIDs: Set<String>) throws -> Choice {
         let nodes = try topLevel(path, limits: limits)
         guard let nodes else {
             // Too large to look at whole: the map's name, or the common one.
             let key = map.names(.users)?.first ?? "users"
-            return (key, "the export is larger than \(maxLookBytes >> 20) MB: \(map.names(.users) == nil ? "the common name" : "the map's"), not looked at")
+            return .node(key, "the export is larger than \(maxLookBytes >> 20) MB: \(map.names(.users) == nil ? "the common name" : "the map's"), not looked at")
         }
         if let names = map.names(.users), let key = names.first(where: { nodes.samples[$0] != nil }) {
-            return (key, "the map's")
+            return .node(key, "the map's")
         }
-        guard let (key, why) = FieldChooser.peopleCollection(nodes.samples, order: nodes.order, authIDs: authIDs) else {
-            if let key = FieldChooser.collection(FieldChooser.userCollections, in: nodes.samples.mapValues(\.count)) { return (key, "chosen by its name") }
-            return nil
+        if let (key, why) = FieldChooser.peopleCollection(nodes.samples, order: nodes.order, authIDs: authIDs) {
+            return .node(key, "chosen by its members: \(why)")
         }
-        return (key, "chosen by its members: \(why)")
+        if let key = FieldChooser.collection(FieldChooser.userCollections, in: nodes.samples.mapValues(\.count)) {
+            return .node(key, "chosen by its name")
+        }
+        if nodes.order.isEmpty { return .none("no node of objects") }
+        return .none("nodes of objects: " + nodes.order.prefix(8).map { "\"\($0)\" (\(nodes.samples[$0]?.count ?? 0))" }.joined(separator: ", "))
     }
 
     /// The top-level nodes whose members are objects, each with its first members as
@@ -143,11 +145,5 @@ enum DatabaseExport {
             samples[name] = Array(objects.prefix(FieldChooser.sampleSize))
         }
         return (order, samples)
-    }
-
-    static func describe(_ path: String, limits: ReaderLimits) -> String {
-        guard let nodes = try? topLevel(path, limits: limits) else { return "not looked at" }
-        if nodes.order.isEmpty { return "no node of objects" }
-        return "nodes of objects: " + nodes.order.prefix(8).map { "\"\($0)\" (\(nodes.samples[$0]?.count ?? 0))" }.joined(separator: ", ")
     }
 }
