@@ -298,36 +298,14 @@ enum MetadataMessages {
         return [bytes]
     }
 
-    /// The records, when the file is a LevelDB log whose every record's checksum holds.
+    /// The records, when the file is a LevelDB log whose every record's checksum holds
+    /// (read as the output files are).
     static func logRecords(_ bytes: [UInt8]) -> [[UInt8]]? {
+        var log = LevelDBLogReader(bytes: bytes, maxRecordBytes: bytes.count)
         var records: [[UInt8]] = []
-        var position = 0
-        var partial: [UInt8]?
-        while position < bytes.count {
-            let leftInBlock = LevelDBLogReader.blockSize - position % LevelDBLogReader.blockSize
-            if leftInBlock < LevelDBLogReader.headerSize {
-                position += leftInBlock
-                continue
-            }
-            guard bytes.count - position >= LevelDBLogReader.headerSize else { return nil }
-            let stored = UInt32(bytes[position]) | UInt32(bytes[position + 1]) << 8 | UInt32(bytes[position + 2]) << 16 | UInt32(bytes[position + 3]) << 24
-            let length = Int(bytes[position + 4]) | Int(bytes[position + 5]) << 8
-            let type = bytes[position + 6]
-            if stored == 0 && length == 0 && type == 0 { position += leftInBlock; continue }   // zero padding
-            let end = position + LevelDBLogReader.headerSize + length
-            guard end <= bytes.count, length <= leftInBlock - LevelDBLogReader.headerSize, (1...4).contains(type) else { return nil }
-            let crc = bytes.withUnsafeBytes { CRC32C.masked(CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(position + 6)..<end]))) }
-            guard crc == stored else { return nil }
-            let data = Array(bytes[(position + LevelDBLogReader.headerSize)..<end])
-            switch type {
-            case 1: records.append(data)
-            case 2: partial = data
-            case 3: partial?.append(contentsOf: data)
-            default:
-                if var whole = partial { whole.append(contentsOf: data); records.append(whole) }
-                partial = nil
-            }
-            position = end
+        while let item = try? log.next() {
+            guard case .record(_, let record) = item else { return nil }
+            records.append(record)
         }
         return records.isEmpty ? nil : records
     }

@@ -22,7 +22,8 @@ struct LevelDBLogReader {
     static let headerSize = 7
     private static let blocksPerRead = 32
 
-    private let handle: FileHandle
+    /// The file read; nil for a log already in memory (`init(bytes:)`).
+    private let handle: FileHandle?
     private let maxRecordBytes: Int
     /// Whether checksums are checked: a first look at an export (its collections) may
     /// skip them, the pass that reads it for good does not.
@@ -46,7 +47,16 @@ struct LevelDBLogReader {
         self.verify = verify
     }
 
-    func close() { try? handle.close() }
+    /// A log already in memory (a metadata file): the whole of it is the one chunk.
+    init(bytes: [UInt8], maxRecordBytes: Int) {
+        handle = nil
+        self.maxRecordBytes = maxRecordBytes
+        verify = true
+        chunk = bytes
+        atEnd = true
+    }
+
+    func close() { try? handle?.close() }
 
     /// The next record or damage report; nil at the end of the file.
     mutating func next() throws -> Item? {
@@ -57,7 +67,7 @@ struct LevelDBLogReader {
     }
 
     private mutating func refill() throws -> Bool {
-        guard !atEnd else { return false }
+        guard !atEnd, let handle else { return false }
         chunkStart += chunk.count
         let data = try handle.read(upToCount: Self.blockSize * Self.blocksPerRead) ?? Data()
         chunk = [UInt8](data)
