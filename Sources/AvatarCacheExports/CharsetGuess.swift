@@ -28,15 +28,16 @@ enum CharsetGuess {
         String.Encoding(rawValue: CFStringConvertEncodingToNSStringEncoding(CFStringEncoding(encoding.rawValue)))
     }
 
-    /// In the order a tie is settled: Japanese phones' charset first.
+    /// In the order a tie is settled: Japanese phones' charset first. Each charset as a
+    /// declared `CHARSET=` names it (`VCardParser.encoding(named:)`).
     static let candidates: [Candidate] = [
-        Candidate(name: "Shift_JIS", encoding: .shiftJIS, weights: [.kana: 1.2, .han: 1.0, .halfwidthKana: 0.3]),
-        Candidate(name: "EUC-KR", encoding: cfEncoding(.EUC_KR), weights: [.hangul: 1.2, .han: 0.5]),
-        Candidate(name: "GB18030", encoding: cfEncoding(.GB_18030_2000), weights: [.han: 0.9]),
-        Candidate(name: "Big5", encoding: cfEncoding(.big5), weights: [.han: 0.85]),
-        Candidate(name: "KOI8-R", encoding: cfEncoding(.KOI8_R), weights: [.cyrillic: 1.0]),
-        Candidate(name: "windows-1252", encoding: .windowsCP1252, weights: [.latin: 0.5]),
-    ]
+        ("Shift_JIS", [.kana: 1.2, .han: 1.0, .halfwidthKana: 0.3]),
+        ("EUC-KR", [.hangul: 1.2, .han: 0.5]),
+        ("GB18030", [.han: 0.9]),
+        ("Big5", [.han: 0.85]),
+        ("KOI8-R", [.cyrillic: 1.0]),
+        ("windows-1252", [.latin: 0.5]),
+    ].map { name, weights in Candidate(name: name, encoding: VCardParser.encoding(named: name)!, weights: weights) }
 
     static func script(_ scalar: Unicode.Scalar) -> Script {
         switch scalar.value {

@@ -367,6 +367,10 @@ struct VCardParser {
         case "ISO-2022-JP": return .iso2022JP
         case "US-ASCII", "ASCII": return .ascii
         case "UTF-16": return .utf16
+        case "GB18030", "GBK", "GB2312", "CP936": return CharsetGuess.cfEncoding(.GB_18030_2000)
+        case "BIG5", "BIG-5", "CP950": return CharsetGuess.cfEncoding(.big5)
+        case "EUC-KR", "EUCKR", "KS_C_5601-1987", "CP949": return CharsetGuess.cfEncoding(.EUC_KR)
+        case "KOI8-R": return CharsetGuess.cfEncoding(.KOI8_R)
         default: return nil
         }
     }

@@ -477,6 +477,20 @@ import AvatarCacheTestSupport
         #expect(guess.0 == name && guess.1 == charset, "\(guess); \(scores)")
     }
 
+    /// The same charsets declared (`CHARSET=BIG5`, `GB18030`, `EUC-KR`, `KOI8-R`): read as
+    /// declared, nothing reported.
+    @Test(arguments: [("BIG5", "陳大文"), ("GB18030", "张伟"), ("EUC-KR", "김민준"), ("KOI8-R", "Иван Петров")])
+    func theSameCharsetsDeclared(charset: String, name: String) throws {
+        let encoding = try #require(VCardParser.encoding(named: charset))
+        let card = Array("BEGIN:VCARD\r\nVERSION:2.1\r\nFN;CHARSET=\(charset):".utf8) + Array(name.data(using: encoding)!) + Array("\r\nEND:VCARD\r\n".utf8)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("declared-\(UUID().uuidString).vcf")
+        try Data(card).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let read = try Fixtures.read(JamiReader(path: file.path))
+        #expect(read.profiles.map(\.displayName) == [name])
+        #expect(read.bad.isEmpty, "\(read.bad)")
+    }
+
     /// The issue's card: a Japanese phone's N and FN in Shift_JIS, no CHARSET: the name
     /// and initials as the phone shows them, the guess reported.
     @Test func aJapanesePhonesCardWithoutCharset() throws {
