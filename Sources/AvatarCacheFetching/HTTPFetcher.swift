@@ -150,43 +150,36 @@ public final class HTTPFetcher: Sendable {
     private let resent = NIOLockedValueBox(0)
     public var requestsResent: Int { resent.withLockedValue { $0 } }
 
-    /// How many times one request is sent again on a new connection in one attempt: an
-    /// HTTP/2 stream refused or cancelled by GOAWAY, or a request dropped from a closing
-    /// connection's queue, up to 64 times (a busy rotating server); a stream asked of a
-    /// connection already closed 8; a connection closed without a word twice (a server
-    /// that accepts and closes every connection is a failure soon, not 64 handshakes).
-    /// All within the attempt's deadline.
-    static func maxResends(for error: Error) -> Int {
-        if error is NIOHTTP2Errors.StreamClosed || error is NIOHTTP2Errors.CreatedStreamAfterGoaway { return 64 }
-        // Dropped from a closing HTTP/2 connection's queue, or asked of one already closed.
-        if let client = error as? HTTPClientError, client == .cancelled { return 64 }
-        if error is ChannelError { return 8 }
-        return 2
-    }
-
-    /// The server did not process the request: an HTTP/2 stream it refused
-    /// (REFUSED_STREAM), or cancelled when its connection closed (a GOAWAY naming an
-    /// earlier stream as its last); the connection closed before any answer began. A GET
-    /// may be sent again in each case.
-    static func wasNotProcessed(_ error: Error) -> Bool {
+    /// How many times a request that failed so is sent again on a new connection in one
+    /// attempt (all within its deadline); 0 when the server may have processed it. The
+    /// server did not process it when it refused an HTTP/2 stream (REFUSED_STREAM) or
+    /// cancelled it as its connection closed (a GOAWAY naming an earlier stream as its
+    /// last), or the client dropped it from a closing connection's queue: up to 64 times
+    /// (a busy rotating server). A stream asked of a connection already closed: 8. A
+    /// connection closed before any answer began: twice (a server that accepts and closes
+    /// every connection is a failure soon, not 64 handshakes). A GET may be sent again in
+    /// each case.
+    static func resends(for error: Error) -> Int {
         if let closed = error as? NIOHTTP2Errors.StreamClosed {
-            return closed.errorCode == .refusedStream || closed.errorCode == .cancel
+            return closed.errorCode == .refusedStream || closed.errorCode == .cancel ? 64 : 0
         }
-        if error is NIOHTTP2Errors.CreatedStreamAfterGoaway { return true }
+        if error is NIOHTTP2Errors.CreatedStreamAfterGoaway { return 64 }
         if let client = error as? HTTPClientError {
-            // `cancelled` while this task is not: the client dropped a request it had queued
-            // on a connection that closed (ours, cancelled by a deadline, is not resent).
-            return client == .remoteConnectionClosed || (client == .cancelled && !Task.isCancelled)
+            // `cancelled` while this task is not (ours, cancelled by a deadline, is not resent).
+            if client == .cancelled { return Task.isCancelled ? 0 : 64 }
+            return client == .remoteConnectionClosed ? 2 : 0
         }
-        // A stream asked of a connection already closing (its GOAWAY received): nothing sent.
         if let channel = error as? ChannelError {
             switch channel {
-            case .ioOnClosedChannel, .alreadyClosed, .eof, .outputClosed: return true
-            default: return false
+            case .ioOnClosedChannel, .alreadyClosed, .eof, .outputClosed: return 8
+            default: return 0
             }
         }
-        return false
+        return 0
     }
+
+    /// The server did not process the request (`resends(for:)`).
+    static func wasNotProcessed(_ error: Error) -> Bool { resends(for: error) > 0 }
 
     /// No connection could be made to that address (nothing was sent).
     static func isConnectFailure(_ error: Error) -> Bool {
@@ -237,7 +230,7 @@ public final class HTTPFetcher: Sendable {
                 do {
                     answer = try await execute(request(for: url, credential: credential, validators: validators),
                                                  url: url, connectingTo: addresses, deadline: deadline)
-                } catch where Self.wasNotProcessed(error) && resends < Self.maxResends(for: error) && NIODeadline.now() < deadline {
+                } catch where resends < Self.resends(for: error) && NIODeadline.now() < deadline {
                     resends += 1
                     resent.withLockedValue { $0 += 1 }
                 } catch {
