@@ -102,6 +102,27 @@ package enum Fixtures {
         repositoryRoot.appendingPathComponent("Tests/AvatarCacheTests/Fixtures/firebase/\(path)").path
     }
 
+    /// A copy of one, in `scratch`, to damage.
+    package static func copyFirebaseExport(_ path: String, into scratch: URL) throws -> String {
+        let target = scratch.appendingPathComponent(UUID().uuidString).path
+        try FileManager.default.copyItem(atPath: firebaseExport(path), toPath: target)
+        return target
+    }
+
+    package struct GeneratorFailed: Error, CustomStringConvertible {
+        package var description: String
+    }
+
+    /// Runs scripts/benchmark/firestore_export.py with `arguments` into `out` (a new
+    /// folder of `scratch` when nil); its folder.
+    package static func generateFirestoreExport(_ arguments: [String], in scratch: URL, into out: String? = nil) throws -> String {
+        let out = out ?? scratch.appendingPathComponent("generated-\(UUID().uuidString)").path
+        let result = try Binary.run([repositoryRoot.appendingPathComponent("scripts/benchmark/firestore_export.py").path, out] + arguments,
+                                    executable: URL(fileURLWithPath: "/usr/bin/python3"))
+        guard result.status == 0 else { throw GeneratorFailed(description: "firestore_export.py \(arguments.joined(separator: " ")): \(result.stderr)") }
+        return out
+    }
+
     package static func fileNames(in cache: URL) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: cache.path).sorted()
     }

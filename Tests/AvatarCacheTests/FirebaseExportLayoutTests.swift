@@ -21,20 +21,12 @@ import AvatarCacheTestSupport
 
     func read(_ reader: ExportReader) throws -> Fixtures.ReadResult { try Fixtures.readAll(reader) }
 
-    /// Runs scripts/benchmark/firestore_export.py into a new folder.
+    /// Runs scripts/benchmark/firestore_export.py into a new folder (or `out`).
     func generate(_ arguments: [String], into out: String? = nil) throws -> String {
-        let out = out ?? scratch.appendingPathComponent("generated-\(UUID().uuidString)").path
-        let result = try Binary.run([Fixtures.repositoryRoot.appendingPathComponent("scripts/benchmark/firestore_export.py").path, out] + arguments,
-                                    executable: URL(fileURLWithPath: "/usr/bin/python3"))
-        try #require(result.status == 0, "\(result.stderr)")
-        return out
+        try Fixtures.generateFirestoreExport(arguments, in: scratch, into: out)
     }
 
-    func copy(_ fixture: String) throws -> String {
-        let target = scratch.appendingPathComponent(UUID().uuidString).path
-        try FileManager.default.copyItem(atPath: Self.fixture(fixture), toPath: target)
-        return target
-    }
+    func copy(_ fixture: String) throws -> String { try Fixtures.copyFirebaseExport(fixture, into: scratch) }
 
     /// Every document of an export, counted the way the reader reads them, with the damage.
     func count(_ path: String) throws -> (export: FirestoreExport, read: Int, damage: [BadRecord]) {

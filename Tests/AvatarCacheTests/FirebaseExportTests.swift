@@ -40,20 +40,12 @@ import AvatarCacheTestSupport
         return documents
     }
 
-    /// Runs scripts/benchmark/firestore_export.py into a new folder.
-    func generate(_ arguments: [String]) throws -> String {
-        let out = scratch.appendingPathComponent("generated-\(UUID().uuidString)").path
-        let result = try Binary.run([Fixtures.repositoryRoot.appendingPathComponent("scripts/benchmark/firestore_export.py").path, out] + arguments,
-                                      executable: URL(fileURLWithPath: "/usr/bin/env").deletingLastPathComponent().appendingPathComponent("python3"))
-        try #require(result.status == 0, "\(result.stderr)")
-        return out
+    /// Runs scripts/benchmark/firestore_export.py into a new folder (or `out`).
+    func generate(_ arguments: [String], into out: String? = nil) throws -> String {
+        try Fixtures.generateFirestoreExport(arguments, in: scratch, into: out)
     }
 
-    func copy(_ fixture: String) throws -> String {
-        let target = scratch.appendingPathComponent(UUID().uuidString).path
-        try FileManager.default.copyItem(atPath: Self.fixture(fixture), toPath: target)
-        return target
-    }
+    func copy(_ fixture: String) throws -> String { try Fixtures.copyFirebaseExport(fixture, into: scratch) }
 
     // MARK: Real exports
 
