@@ -39,12 +39,7 @@ public enum Initials {
             parts.removeLast()
         }
         // Each part without its own decorations ("Dr. Smith, John", "Smith, John Jr.").
-        parts = parts.map { part in
-            var words = part.split(whereSeparator: { $0.isWhitespace }).map(String.init)
-            while words.count > 1, isTitle(words[0]) { words.removeFirst() }
-            while words.count > 1, isSuffix(words[words.count - 1], inCapitals: inCapitals) { words.removeLast() }
-            return words.joined(separator: " ")
-        }
+        parts = parts.map { withoutDecorations($0, inCapitals: inCapitals) }
         var name: String
         if parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, !isDecorationOnly(parts[1], leading: true, inCapitals: inCapitals) {
             // "Family, Given": one comma, two names.
@@ -52,11 +47,16 @@ public enum Initials {
         } else {
             name = parts.joined(separator: ", ")
         }
-        var words = name.split(whereSeparator: { $0.isWhitespace }).map(String.init)
+        name = withoutDecorations(name, inCapitals: inCapitals)
+        return name.isEmpty ? displayName : name
+    }
+
+    /// `text`'s words without its leading titles and trailing suffixes (one word stays).
+    static func withoutDecorations(_ text: String, inCapitals: Bool) -> String {
+        var words = text.split(whereSeparator: { $0.isWhitespace }).map(String.init)
         while words.count > 1, isTitle(words[0]) { words.removeFirst() }
         while words.count > 1, isSuffix(words[words.count - 1], inCapitals: inCapitals) { words.removeLast() }
-        name = words.joined(separator: " ")
-        return name.isEmpty ? displayName : name
+        return words.joined(separator: " ")
     }
 
     /// Whether the first or last word may be a title or a suffix (a quick look).
