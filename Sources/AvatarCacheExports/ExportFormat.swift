@@ -21,6 +21,14 @@ public enum ExportFormat: String, Sendable, CaseIterable, Codable {
         }
     }
 
+    /// A regular file's size; nil for a link, a device, a pipe or nothing (a hostile
+    /// export's part linked to /dev/zero would be read forever).
+    static func regularFileSize(_ path: String) -> Int? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+              attributes[.type] as? FileAttributeType == .typeRegular else { return nil }
+        return attributes[.size] as? Int ?? 0
+    }
+
     static let vCardExtensions = [".vcf", ".vcard"]   // RFC 6350 registers both
     static let pageExtensions = [".json", ".ndjson"]
 

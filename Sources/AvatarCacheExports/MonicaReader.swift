@@ -123,9 +123,7 @@ public struct MonicaReader: ExportReader {
         static let maxLookBytes = 64 << 20
 
         mutating func add(_ file: String) {
-            let attributes = try? FileManager.default.attributesOfItem(atPath: file)
-            let size = attributes?[.size] as? Int ?? 0
-            guard attributes?[.type] as? FileAttributeType == .typeRegular, size <= Self.maxLookBytes,
+            guard let size = ExportFormat.regularFileSize(file), size <= Self.maxLookBytes,
                   let data = FileManager.default.contents(atPath: file),
                   let root = try? JSONSerialization.jsonObject(with: data) else { return }
             let pages = (root as? [Any])?.compactMap { $0 as? [String: Any] } ?? [(root as? [String: Any]) ?? [:]]

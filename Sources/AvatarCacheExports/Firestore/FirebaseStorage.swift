@@ -149,10 +149,9 @@ public struct FirebaseStorage: Sendable {
     }
 
     private func read(_ blob: String, name: String, limits: ReaderLimits) -> Result<PhotoSource, PhotoValue.Problem> {
-        guard FirestoreExport.isRegularFile(blob) else {
+        guard let size = ExportFormat.regularFileSize(blob) else {
             return .failure(PhotoValue.Problem(description: "the Storage object \"\(abbreviated(name, limit: 80))\": its blob is not a regular file"))
         }
-        let size = (try? FileManager.default.attributesOfItem(atPath: blob)[.size] as? Int) ?? 0
         guard size <= limits.maxInlineBytes else {
             return .failure(PhotoValue.Problem(description: "the Storage object \"\(abbreviated(name, limit: 80))\" in the export is \(size) bytes, more than \(limits.maxInlineBytes)"))
         }

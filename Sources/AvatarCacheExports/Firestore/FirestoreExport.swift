@@ -220,9 +220,7 @@ struct FirestoreExport {
 
     /// A regular file, not a link, a device or a pipe (a hostile export's output-0 linked
     /// to /dev/zero would be read forever).
-    static func isRegularFile(_ path: String) -> Bool {
-        (try? FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType) == .typeRegular
-    }
+    static func isRegularFile(_ path: String) -> Bool { ExportFormat.regularFileSize(path) != nil }
 
     /// A file name of the folder itself: no separator, not `.` or `..`, no NUL.
     static func isPlainName(_ name: String) -> Bool {

@@ -116,10 +116,9 @@ enum DatabaseExport {
     /// The top-level nodes whose members are objects, each with its first members as
     /// samples; nil when the file is too large to look at whole.
     static func topLevel(_ path: String, limits: ReaderLimits) throws -> (order: [String], samples: [String: [(id: String, fields: DocumentFields)]])? {
-        guard FirestoreExport.isRegularFile(path) else {
+        guard let size = ExportFormat.regularFileSize(path) else {
             throw ExportError(file: path, reason: "not a regular file (a link, a device or a pipe): not read")
         }
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
         guard size <= maxLookBytes else { return nil }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ExportError(file: path, reason: "cannot read")
