@@ -498,5 +498,13 @@ import AvatarCacheTestSupport
         }
         #expect(storage.object("avatars/u1")?.name == "avatars/u1")
         #expect(storage.object("avatar.png")?.name == "avatar.png")
+        // With a bucket and no objects: a path (even one starting with an h) downloads, a URL stays itself.
+        let bucketOnly = FirebaseStorage(bucket: "my-app.appspot.com")
+        if case .success(.url(let url, _))? = bucketOnly.resolve("headshots/u1.jpg", limits: ReaderLimits()) {
+            #expect(url == "https://firebasestorage.googleapis.com/v0/b/my-app.appspot.com/o/headshots%2Fu1.jpg?alt=media")
+        } else {
+            Issue.record("a storage path starting with h was not resolved")
+        }
+        #expect(bucketOnly.resolve("https://cdn.example.com/a.jpg", limits: ReaderLimits()) == nil)
     }
 }

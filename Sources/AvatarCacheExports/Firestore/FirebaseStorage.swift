@@ -70,6 +70,12 @@ public struct FirebaseStorage: Sendable {
     /// A reference resolved: the blob's bytes, a download URL, or nil when this is not a
     /// Storage reference (or no bucket is known for it).
     func resolve(_ text: String, limits: ReaderLimits) -> Result<PhotoSource, PhotoValue.Problem>? {
+        // Every photo URL of a document passes here: a URL only matters when the export
+        // carries objects it could name (the common case, a bucket and no blobs, parses none).
+        if blobs.isEmpty {
+            let scheme = text.prefix(8).lowercased()
+            if scheme.hasPrefix("http://") || scheme.hasPrefix("https://") { return nil }
+        }
         guard let (objectBucket, name) = object(text) else { return nil }
         if let blob = blob(bucket: objectBucket, name: name) {
             return read(blob, name: name, limits: limits)
