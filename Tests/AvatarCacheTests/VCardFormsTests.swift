@@ -422,7 +422,22 @@ import AvatarCacheTestSupport
         var rows: [String] = []
         var files = Set<String>()
         for folder in Self.folders {
-            let read = try Fixtures.read(JamiReader(path: root.appendingPathComponent(folder).path))
+            let all = try Fixtures.readAll(JamiReader(path: root.appendingPathComponent(folder).path))
+            let read = (profiles: all.profiles, bad: all.bad)
+            // What these files state they hold, counted apart from the reader (lines that
+            // begin a card, UTF-16's zero bytes set aside), is what the run's count says;
+            // each card it did not read is one of the refused rows below.
+            var begun = 0
+            for file in try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(folder).path) {
+                let bytes = try Data(contentsOf: root.appendingPathComponent(folder).appendingPathComponent(file)).filter { $0 != 0 }
+                let text = String(decoding: bytes, as: UTF8.self).uppercased()
+                begun += text.components(separatedBy: CharacterSet(charactersIn: "\r\n")).filter { $0.trimmingCharacters(in: .whitespaces) == "BEGIN:VCARD" }.count
+            }
+            let count = try #require(all.counts.first)
+            #expect(count.stated == begun, "\(folder): the reader counted \(count.stated) cards, the files begin \(begun)")
+            #expect(count.read == all.profiles.count, "\(folder)")
+            let refused = all.bad.filter { $0.reason.contains("END:VCARD") || $0.reason.hasPrefix("vCard is larger than") }
+            #expect(count.stated - count.read == refused.count, "\(folder): every card not read is a refused row")
             for profile in read.profiles {
                 var shows = profile.glyph.map { "glyph \($0)" } ?? "monogram"
                 switch profile.photo {
