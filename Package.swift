@@ -59,22 +59,32 @@ let package = Package(
         // The bottom layers, one module each: the model, the vocabulary every layer
         // shares, monograms (initials, colours, the spec); then the index a lookup reads
         // (AvatarCacheLookup, which re-exports the three: what the apps link).
-        .target(
-            name: "AvatarCacheModel",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
-        ),
+        .target(name: "AvatarCacheModel"),
         .target(
             name: "AvatarCacheSupport",
-            dependencies: ["AvatarCacheModel", "CBuildStamp", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["AvatarCacheModel", "CBuildStamp"]
         ),
         .target(
             name: "AvatarCacheMonograms",
-            dependencies: ["AvatarCacheModel", "AvatarCacheSupport", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["AvatarCacheModel", "AvatarCacheSupport"]
         ),
+        // The system's SQLite (Debian: libsqlite3-dev), which the lookup reads directly.
+        .systemLibrary(
+            name: "CSQLite",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        // What the apps link: the reader of the index, with no package of anyone else's
+        // (docs/embedding.md, "Building").
         .target(
             name: "AvatarCacheLookup",
+            dependencies: ["AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport", "CSQLite"]
+        ),
+        // The index the writers share (GRDB), metadata.json, the lock; above the lookup.
+        .target(
+            name: "AvatarCacheIndex",
             dependencies: [
-                "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport",
+                "AvatarCacheLookup",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]
@@ -85,12 +95,12 @@ let package = Package(
         // sit side by side: none depends on another.
         .target(
             name: "AvatarCacheExports",
-            dependencies: ["AvatarCacheLookup"]
+            dependencies: ["AvatarCacheIndex"]
         ),
         .target(
             name: "AvatarCacheFetching",
             dependencies: [
-                "AvatarCacheLookup",
+                "AvatarCacheIndex",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -103,12 +113,12 @@ let package = Package(
         ),
         .target(
             name: "AvatarCacheImaging",
-            dependencies: ["AvatarCacheLookup", "CVips", "CVipsShim"]
+            dependencies: ["AvatarCacheIndex", "CVips", "CVipsShim"]
         ),
         .target(
             name: "AvatarCacheStore",
             dependencies: [
-                "AvatarCacheLookup",
+                "AvatarCacheIndex",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -208,6 +218,7 @@ let package = Package(
                 "AvatarCacheExports",
                 "AvatarCacheFetching",
                 "AvatarCacheImaging",
+                "AvatarCacheIndex",
                 "AvatarCacheLookup",
                 "AvatarCacheLookupCommand",
                 "AvatarCacheModel",

@@ -1,62 +1,212 @@
-// Embedding AvatarCacheLookup in a server (docs/embedding.md): the handler a route such as
-// GET /avatars/{userID}?size=55&scale=3 calls, with no web framework, so that any one can
-// wrap it. This file builds as the `lookup-route` example, linked against AvatarCacheLookup
-// alone; run it as `lookup-route <cache> <user id> [size] [scale]` to print one answer.
+// Embedding AvatarCacheLookup in a server (docs/embedding.md): an HTTP/1.1 server of
+// `GET /avatars/{userID}?size=55&scale=3` on the library alone, with no web framework, so
+// that any one can take its handler (`AvatarRoute`). Builds as the `lookup-route` example:
+//
+//   lookup-route --cache /var/lib/avatar-cache [--host 127.0.0.1] [--port 8080]
+//
+// It prints "listening on http://HOST:PORT" when ready (port 0: one the system picks), and
+// one line on stderr for each request that fails for a reason of the server's own.
 import AvatarCacheLookup
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// What the route sends: the file to serve (or nil: draw `initials` on `color`), a strong
-/// ETag, and what to draw while the file loads.
-struct AvatarResponse: Encodable {
+/// What the route answers: a status, headers and a body.
+struct RouteResponse: Sendable {
     var status: Int
-    var file: String?
-    var etag: String?
-    var kind: String
-    var initials: String?
-    var color: String?
-    var textColor: String?
-    var placeholder: Placeholder?
+    var headers: [(String, String)] = []
+    var body: [UInt8] = []
 }
 
-/// One per process, opened at start-up and shared by every request (it is Sendable);
-/// each lookup is then a few indexed queries, a fraction of a millisecond.
+/// The route's handler: one `CacheLookup` for the process, shared by every request (it is
+/// Sendable; each answer is a few indexed reads).
 final class AvatarRoute: Sendable {
     let lookup: CacheLookup
 
-    init(cache: String) throws {
-        lookup = try CacheLookup(directory: CacheDirectory(root: URL(fileURLWithPath: cache)))
+    init(cache: URL) throws {
+        lookup = try CacheLookup(cache: cache)
     }
 
-    func respond(userID: String, size: Double = 55, scale: Int = 3) -> AvatarResponse {
+    /// `GET /avatars/{userID}?size=55&scale=3`: the file (`Accept: application/json` or
+    /// no file cached: the answer as JSON, to draw the initials or the placeholder).
+    func respond(userID: String, size: Double, scale: Int, ifNoneMatch: String?, wantsJSON: Bool) -> RouteResponse {
+        let answer: CacheLookup.Answer
         do {
-            let answer = try lookup.lookup(userID: userID, viewPoints: size, scale: scale)
-            // A cache file is named by the SHA-256 of its source and the tier, and never
-            // rewritten under the same name: the name is a strong validator.
-            let etag = answer.file.map { "\"" + URL(fileURLWithPath: $0).deletingPathExtension().lastPathComponent + "\"" }
-            return AvatarResponse(status: 200, file: answer.file, etag: etag, kind: answer.kind.rawValue, initials: answer.initials,
-                                  color: answer.color, textColor: answer.textColor, placeholder: answer.placeholder)
-        } catch is CacheLookup.NotFound {
-            return AvatarResponse(status: 404, kind: "none")
+            answer = try lookup.answer(forUser: userID, viewSize: size, scale: scale)
+        } catch LookupError.notFound(let what) {
+            return .json(404, ["error": "\(what) is not in the cache"])
+        } catch LookupError.invalidArgument(let problem) {
+            return .json(400, ["error": problem])
         } catch {
-            return AvatarResponse(status: 503, kind: "none")
+            log("lookup of \(userID) failed: \(error)")
+            return .json(503, ["error": "the avatar cache cannot be read"])
+        }
+        guard let file = answer.file, !wantsJSON else { return .json(200, answer) }
+        // A cache file is named by the SHA-256 of its source and the tier, and never
+        // rewritten under the same name: the name is a strong validator.
+        let etag = "\"" + file.deletingPathExtension().lastPathComponent + "\""
+        let caching = [("ETag", etag), ("Cache-Control", "public, max-age=300"), ("Vary", "Accept")]
+        if let ifNoneMatch, ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag || $0 == "*" }) {
+            return RouteResponse(status: 304, headers: caching)
+        }
+        guard let bytes = FileManager.default.contents(atPath: file.path) else {
+            // Pruned between the answer and the read: the next request finds what is there.
+            log("\(file.path) went away before it was read")
+            return .json(503, ["error": "the avatar's file went away; try again"])
+        }
+        return RouteResponse(status: 200, headers: [("Content-Type", Self.contentType(of: file))] + caching, body: [UInt8](bytes))
+    }
+
+    static func contentType(of file: URL) -> String {
+        switch file.pathExtension {
+        case "png": "image/png"
+        case "webp": "image/webp"
+        case "avif": "image/avif"
+        default: "image/jpeg"
         }
     }
 }
 
-let arguments = CommandLine.arguments
-guard arguments.count >= 3 else {
-    FileHandle.standardError.write(Data("usage: lookup-route <cache> <user id> [size] [scale]\n".utf8))
+extension RouteResponse {
+    static func json(_ status: Int, _ value: some Encodable) -> RouteResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let body = (try? encoder.encode(value)).map { [UInt8]($0) } ?? []
+        return RouteResponse(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-cache")], body: body)
+    }
+}
+
+func log(_ line: String) {
+    FileHandle.standardError.write(Data("lookup-route: \(line)\n".utf8))
+}
+
+// MARK: - HTTP/1.1 on a socket
+
+/// One connection: requests read and answered in turn (keep-alive) until the client
+/// closes, asks to close, or is silent for 10 s. Requests are bounded: 8 KB of head.
+func serve(connection fd: Int32, route: AvatarRoute) {
+    defer { close(fd) }
+    var timeout = timeval(tv_sec: 10, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var buffer: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+        var headEnd: Int?
+        while headEnd == nil {
+            if let end = buffer.firstRange(of: [13, 10, 13, 10]) { headEnd = end.upperBound; break }
+            guard buffer.count < 8192 else { return send(fd, .json(431, ["error": "request head over 8 KB"]), head: false, close: true) }
+            let count = read(fd, &chunk, chunk.count)
+            guard count > 0 else { return }
+            buffer += chunk[0..<count]
+        }
+        let head = String(decoding: buffer[0..<headEnd!], as: UTF8.self)
+        buffer.removeFirst(headEnd!)
+        let lines = head.split(separator: "\r\n", omittingEmptySubsequences: true)
+        let parts = lines.first?.split(separator: " ") ?? []
+        guard parts.count == 3, parts[2].hasPrefix("HTTP/1.") else { return send(fd, .json(400, ["error": "not an HTTP/1.x request"]), head: false, close: true) }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        // No request this route takes has a body; one announced is refused, not read.
+        if let length = headers["content-length"], length != "0" {
+            return send(fd, .json(413, ["error": "requests carry no body here"]), head: false, close: true)
+        }
+        let method = String(parts[0])
+        let closing = headers["connection"]?.lowercased() == "close" || parts[2] == "HTTP/1.0"
+        let response = respond(method: method, target: String(parts[1]), headers: headers, route: route)
+        send(fd, response, head: method == "HEAD", close: closing)
+        if closing { return }
+    }
+}
+
+func respond(method: String, target: String, headers: [String: String], route: AvatarRoute) -> RouteResponse {
+    guard method == "GET" || method == "HEAD" else {
+        var response = RouteResponse.json(405, ["error": "only GET and HEAD"])
+        response.headers.append(("Allow", "GET, HEAD"))
+        return response
+    }
+    guard let components = URLComponents(string: target), components.path.hasPrefix("/avatars/") else {
+        return .json(404, ["error": "no such route: GET /avatars/{userID}?size=55&scale=3"])
+    }
+    let userID = String(components.path.dropFirst("/avatars/".count))
+    let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
+    guard let size = Double(query["size"] ?? "55"), let scale = Int(query["scale"] ?? "3") else {
+        return .json(400, ["error": "size is a number of points, scale a whole number"])
+    }
+    return route.respond(userID: userID, size: size, scale: scale, ifNoneMatch: headers["if-none-match"],
+                         wantsJSON: headers["accept"]?.contains("application/json") == true)
+}
+
+func send(_ fd: Int32, _ response: RouteResponse, head: Bool, close: Bool) {
+    let reasons = [200: "OK", 304: "Not Modified", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
+                   413: "Content Too Large", 431: "Request Header Fields Too Large", 503: "Service Unavailable"]
+    var text = "HTTP/1.1 \(response.status) \(reasons[response.status] ?? "Status")\r\n"
+    for (name, value) in response.headers { text += "\(name): \(value)\r\n" }
+    if response.status != 304 { text += "Content-Length: \(response.body.count)\r\n" }
+    if close { text += "Connection: close\r\n" }
+    text += "\r\n"
+    var bytes = [UInt8](text.utf8)
+    if !head && response.status != 304 { bytes += response.body }
+    var sent = 0
+    while sent < bytes.count {
+        let count = bytes[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return }
+        sent += count
+    }
+}
+
+// MARK: - Start-up
+
+func option(_ name: String) -> String? {
+    let arguments = CommandLine.arguments
+    guard let index = arguments.firstIndex(of: "--" + name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
+guard let cache = option("cache") else {
+    log("usage: lookup-route --cache <dir> [--host 127.0.0.1] [--port 8080]")
     exit(64)
 }
+let host = option("host") ?? "127.0.0.1"
+let route: AvatarRoute
 do {
-    let route = try AvatarRoute(cache: arguments[1])
-    let response = route.respond(userID: arguments[2], size: arguments.count > 3 ? Double(arguments[3]) ?? 55 : 55,
-                                 scale: arguments.count > 4 ? Int(arguments[4]) ?? 3 : 3)
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    print(String(decoding: try encoder.encode(response), as: UTF8.self))
-    exit(response.status == 200 ? 0 : 1)
+    route = try AvatarRoute(cache: URL(fileURLWithPath: cache))
 } catch {
-    FileHandle.standardError.write(Data("lookup-route: \(error)\n".utf8))
+    log("\(error)")
     exit(73)
+}
+signal(SIGPIPE, SIG_IGN)
+let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+var yes: Int32 = 1
+setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+var address = sockaddr_in()
+address.sin_family = sa_family_t(AF_INET)
+address.sin_port = in_port_t(UInt16(option("port") ?? "8080") ?? 8080).bigEndian
+guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+    log("--host \(host) is not an IPv4 address")
+    exit(64)
+}
+let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+guard bound == 0, listen(listener, 128) == 0 else {
+    log("cannot listen on \(host): \(String(cString: strerror(errno)))")
+    exit(71)
+}
+var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+_ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+FileHandle.standardOutput.write(Data("listening on http://\(host):\(UInt16(bigEndian: address.sin_port))\n".utf8))
+// A thread a connection, up to 64 at once (beyond that, connections wait in the backlog).
+let slots = DispatchSemaphore(value: 64)
+while true {
+    let fd = accept(listener, nil, nil)
+    guard fd >= 0 else { continue }
+    slots.wait()
+    Thread.detachNewThread {
+        serve(connection: fd, route: route)
+        slots.signal()
+    }
 }

@@ -5,7 +5,7 @@
 @_exported import AvatarCacheExports
 @_exported import AvatarCacheFetching
 @_exported import AvatarCacheImaging
-@_exported import AvatarCacheLookup
+@_exported import AvatarCacheIndex
 @_exported import AvatarCachePipeline
 @_exported import AvatarCacheReporting
 @_exported import AvatarCacheStore

@@ -1,7 +1,7 @@
 import AvatarCacheExports
 import AvatarCacheFetching
 import AvatarCacheImaging
-import AvatarCacheLookup
+import AvatarCacheIndex
 import AvatarCacheStore
 import Foundation
 import Glibc

@@ -1,4 +1,4 @@
-import AvatarCacheLookup
+import AvatarCacheIndex
 import Foundation
 #if canImport(CoreFoundation)
 import CoreFoundation

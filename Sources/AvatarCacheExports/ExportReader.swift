@@ -1,4 +1,4 @@
-import AvatarCacheLookup
+import AvatarCacheIndex
 import Foundation
 
 /// A record that could not be used (or only in part), and why; the run reports it and

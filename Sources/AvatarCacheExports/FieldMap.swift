@@ -160,5 +160,5 @@ public struct FieldPath: Sendable, Equatable, Hashable, CustomStringConvertible 
     }
 }
 
-import AvatarCacheLookup
+import AvatarCacheIndex
 import Foundation

@@ -1,4 +1,4 @@
-import AvatarCacheLookup
+import AvatarCacheIndex
 import Foundation
 
 /// Decodes each record of a JSON export (array, `{"<key>": [...]}` or NDJSON) on its

@@ -1,4 +1,4 @@
-import AvatarCacheLookup
+import AvatarCacheIndex
 import Foundation
 
 /// Splits a JSON export into its records without holding the file in memory.

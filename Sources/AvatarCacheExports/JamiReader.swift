@@ -1,4 +1,4 @@
-import AvatarCacheLookup
+import AvatarCacheIndex
 import Foundation
 
 /// Reads Jami profiles: vCard files (`.vcf`, one or several cards each) or a folder of

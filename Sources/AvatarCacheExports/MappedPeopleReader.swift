@@ -1,4 +1,4 @@
-import AvatarCacheLookup
+import AvatarCacheIndex
 import Foundation
 
 /// Reads people from documents through a field map: a Firestore export (with the Auth

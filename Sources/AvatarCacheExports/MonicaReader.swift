@@ -1,4 +1,4 @@
-import AvatarCacheLookup
+import AvatarCacheIndex
 import Foundation
 
 /// Reads a Monica contacts export, in the forms people save it: API v1 pages

@@ -1,4 +1,4 @@
-import AvatarCacheLookup
+import AvatarCacheIndex
 import Foundation
 
 /// Reads a NexusAI conversations export: conversations (array, `{"conversations": [...]}`

@@ -110,5 +110,5 @@ public struct NexusUsersReader: ExportReader {
     }
 }
 
-import AvatarCacheLookup
+import AvatarCacheIndex
 import Foundation

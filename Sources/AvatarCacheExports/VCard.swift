@@ -1,4 +1,4 @@
-import AvatarCacheLookup
+import AvatarCacheIndex
 /// One parsed vCard.
 struct VCard: Equatable {
     enum Photo: Equatable {

@@ -1,4 +1,4 @@
-import AvatarCacheLookup
+import AvatarCacheIndex
 import Foundation
 
 /// A fetched photo: its bytes, their SHA-256, and what revalidation needs later.

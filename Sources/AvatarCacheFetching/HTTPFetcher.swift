@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import AvatarCacheLookup
+import AvatarCacheIndex
 import Crypto
 import Foundation
 import Logging

@@ -1,4 +1,4 @@
-import AvatarCacheLookup
+import AvatarCacheIndex
 import CVips
 import CVipsShim
 import Foundation

@@ -1,6 +1,6 @@
-// What the apps link (docs/embedding.md): the index and the lookup, with the layers
-// below them, each a module of its own, re-exported: importing AvatarCacheLookup brings
-// the model, the shared vocabulary and the monograms.
+// What the apps link (docs/embedding.md): the lookup, over the layers below it, each a
+// module of its own and re-exported. Of those layers only `MonogramGlyph` (the model)
+// and `ThumbHash` (the shared vocabulary) are public: the rest is the package's own.
 @_exported import AvatarCacheModel
 @_exported import AvatarCacheMonograms
 @_exported import AvatarCacheSupport

@@ -115,18 +115,30 @@ public struct Lookup: AsyncParsableCommand {
             return request.problem == nil ? request : nil
         }
 
+        /// Whether the cache was written before the index (metadata.json alone): the
+        /// engine imports it, which the front, linking the lookup library only, cannot.
+        public var needsImport: Bool {
+            let root = URL(fileURLWithPath: cache)
+            let index = (try? FileManager.default.attributesOfItem(atPath: root.appendingPathComponent(CacheLookup.indexName).path)[.size] as? Int) ?? 0
+            return index == 0 && FileManager.default.fileExists(atPath: root.appendingPathComponent("metadata.json").path)
+        }
+
         /// Answers, printing as `avatar-cache lookup` does; throws the exit code of a failure
         /// (after printing it).
         public func run() throws {
             let answer: CacheLookup.Answer
             do {
-                let lookup = try CacheLookup(directory: CacheDirectory(root: URL(fileURLWithPath: cache)))
-                answer = try lookup.lookup(userID: user, url: url, viewPoints: size, scale: scale)
+                let directory = URL(fileURLWithPath: cache)
+                try Lookup.prepareCache?(directory)
+                let lookup = try CacheLookup(cache: directory)
+                let ask = { try user.map { try lookup.answer(forUser: $0, viewSize: size, scale: scale) }
+                    ?? lookup.answer(forPhotoURL: url ?? "", viewSize: size, scale: scale) }
+                answer = try ask()
                 if repeatCount > 0 {
                     var times: [Double] = []
                     for _ in 0..<repeatCount {
                         let start = DispatchTime.now().uptimeNanoseconds
-                        _ = try lookup.lookup(userID: user, url: url, viewPoints: size, scale: scale)
+                        _ = try ask()
                         times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
                     }
                     times.sort()
@@ -139,7 +151,7 @@ public struct Lookup: AsyncParsableCommand {
             if json {
                 try printJSON(answer)
             } else if let file = answer.file {
-                print(file)
+                print(file.path)
             } else {
                 print("no cached image: draw \(answer.initials ?? "??") in \(answer.textColor ?? "") on \(answer.color ?? "")")
             }
@@ -154,8 +166,14 @@ public struct Lookup: AsyncParsableCommand {
     }
 
     public static func exitCode(for error: Error) -> ExitCode {
-        error is CacheLookup.NotFound ? notInCache : cacheUnusable
+        if case LookupError.notFound = error { return notInCache }
+        return cacheUnusable
     }
+
+    /// Run before a lookup opens its cache, by the engine: imports a cache written before
+    /// the index (which the lookup library reads but does not write). The front binary
+    /// sets none, and hands such a cache to the engine (`LookupError.needsUpgrade`).
+    nonisolated(unsafe) public static var prepareCache: (@Sendable (URL) throws -> Void)?
 
     /// The user or URL is not in the cache.
     public static let notInCache = ExitCode(66)

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// One person from an export: who they are, how to draw their initials, and where
@@ -78,7 +77,7 @@ public struct InlinePhoto: Sendable, Equatable {
 
     public init(bytes: [UInt8]) {
         self.bytes = bytes
-        self.sha256 = SHA256.hash(data: bytes).hexString
+        self.sha256 = Digests.sha256Hex(bytes)
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.sha256 == rhs.sha256 }

@@ -1,6 +1,5 @@
 import AvatarCacheModel
 import AvatarCacheSupport
-import Crypto
 import Foundation
 
 /// Avatar colours: the source's colour when it gives a valid one, otherwise one of the
@@ -23,7 +22,7 @@ public enum AvatarColor {
 
     /// The palette colour for a user id.
     public static func paletteColor(forUserID id: String) -> String {
-        let digest = Array(Insecure.MD5.hash(data: Array(id.utf8)))
+        let digest = Digests.md5(id.utf8)
         let index = (UInt32(digest[0]) << 24 | UInt32(digest[1]) << 16 | UInt32(digest[2]) << 8 | UInt32(digest[3])) % UInt32(palette.count)
         return palette[Int(index)]
     }

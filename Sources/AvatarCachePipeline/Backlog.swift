@@ -2,7 +2,7 @@ import AvatarCacheConfiguration
 import AvatarCacheExports
 import AvatarCacheFetching
 import AvatarCacheImaging
-import AvatarCacheLookup
+import AvatarCacheIndex
 import AvatarCacheStore
 /// The downloads' hold on memory: bodies being downloaded, and bodies downloaded but not
 /// yet decoded. A download is admitted (`admit`) only while there is room, and gives its

@@ -2,7 +2,7 @@ import AvatarCacheConfiguration
 import AvatarCacheExports
 import AvatarCacheFetching
 import AvatarCacheImaging
-import AvatarCacheLookup
+import AvatarCacheIndex
 import AvatarCacheStore
 import Foundation
 

@@ -1,4 +1,4 @@
-import AvatarCacheLookup
+import AvatarCacheIndex
 import GRDB
 
 /// The `cacheSetting` table: a few named values about the cache itself.

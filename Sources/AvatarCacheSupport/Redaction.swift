@@ -1,5 +1,4 @@
 import AvatarCacheModel
-import Crypto
 import Foundation
 
 /// URLs as they may appear in logs, reports and metadata keys: without user-info
@@ -35,6 +34,6 @@ public enum ShownText {
 public func abbreviated(_ text: String, limit: Int) -> String {
     guard text.utf8.count > limit, text.count > limit else { return text }
     let kept = text.prefix(min(200, max(limit - 100, 1)))
-    let digest = SHA256.hash(data: Array(text.utf8)).hexString.prefix(16)
+    let digest = Digests.sha256Hex(text.utf8).prefix(16)
     return "\(kept)…(\(text.count) characters, sha256 \(digest))"
 }

@@ -1,5 +1,4 @@
 import AvatarCacheModel
-import Crypto
 import Foundation
 
 /// One part of a run split across machines (`--shard i/n`): shard `index` of `count`,
@@ -42,7 +41,7 @@ public struct Shard: Sendable, Hashable, CustomStringConvertible {
 
     /// The shard, of `count`, that a source key (or user id) belongs to.
     public static func of(key: String, count: Int) -> Int {
-        let digest = SHA256.hash(data: Array(key.utf8))
+        let digest = Digests.sha256(key.utf8)
         var prefix: UInt64 = 0
         for byte in digest.prefix(8) { prefix = prefix << 8 | UInt64(byte) }
         return Int(prefix % UInt64(count))

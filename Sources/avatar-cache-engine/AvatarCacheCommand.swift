@@ -35,6 +35,12 @@ struct AvatarCacheCommand: AsyncParsableCommand {
         if ProcessInfo.processInfo.environment["MALLOC_MMAP_THRESHOLD_"] == nil {
             Vips.reuseFreedMemory()
         }
+        // A cache written before the index: imported (under the lock) before the lookup
+        // library reads it.
+        Lookup.prepareCache = { root in
+            let directory = CacheDirectory(root: root)
+            if !CacheIndex.exists(in: directory) { try CacheIndex.openExisting(directory).close() }
+        }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -84,7 +90,7 @@ enum ExitCodes {
         case is ConfigurationError, is ImagingError, is PipelineFile.Error, is PipelineFile.Errors: return usage
         case is ExportError: return unreadableExport
         case is CacheLockedError: return locked
-        case is CacheLookup.NotFound: return notInCache
+        case LookupError.notFound: return notInCache
         default: return cacheUnusable
         }
     }

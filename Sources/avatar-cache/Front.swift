@@ -18,6 +18,8 @@ struct Front {
             // The forms services pass straight to the lookup; help and mistakes through
             // swift-argument-parser, which words them as the engine does.
             if let request = Lookup.Request.parseCommonForm(Array(arguments.dropFirst(2))) {
+                // A cache written before the index is imported by the engine's lookup.
+                if request.needsImport { Engine.handOver(arguments) }
                 do {
                     try request.run()
                     exit(0)

@@ -2,6 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import Testing
+import AvatarCacheIndex
 import AvatarCacheModel
 import AvatarCacheSupport
 import AvatarCacheTestSupport

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import AvatarCacheTestSupport
+import AvatarCacheIndex
 import AvatarCacheLookup
 
 /// What the log says: each source's decision and each hop at debug and trace level without

@@ -10,6 +10,7 @@ import AvatarCacheTestSupport
 @testable import AvatarCachePipeline
 @testable import AvatarCacheReporting
 @testable import AvatarCacheStore
+@testable import AvatarCacheIndex
 @testable import AvatarCacheLookup
 @testable import AvatarCacheModel
 @testable import AvatarCacheMonograms
@@ -175,10 +176,10 @@ import AvatarCacheLookupCommand
             for entry in document.entries.values where entry.kind == .monogram {
                 #expect(entry.placeholder?.thumbHash == nil && entry.placeholder?.color.hasPrefix("#") == true)
             }
-            let lookup = try CacheLookup(directory: CacheDirectory(root: cache))
-            let monogram = try lookup.lookup(userID: "nobody", viewPoints: 55, scale: 3)
+            let lookup = try CacheLookup(cache: cache)
+            let monogram = try lookup.answer(forUser: "nobody", viewSize: 55, scale: 3)
             #expect(monogram.kind == .monogram && monogram.placeholder == Placeholder(color: monogram.color!))
-            let photo = try lookup.lookup(userID: "u0", viewPoints: 55, scale: 3)
+            let photo = try lookup.answer(forUser: "u0", viewSize: 55, scale: 3)
             #expect(photo.kind == .photo && photo.placeholder == document.entries[server.url("/chelsea.jpg")]?.placeholder)
         }
     }
@@ -231,8 +232,8 @@ import AvatarCacheLookupCommand
         let upgraded = try MetadataDocument.read(CacheDirectory(root: cache))
         #expect(upgraded.schemaVersion == 3)
         #expect(upgraded.entries[server.url("/a.jpg")]?.placeholder == nil)
-        let lookup = try CacheLookup(directory: CacheDirectory(root: cache))
-        #expect(try lookup.lookup(userID: "a", viewPoints: 55, scale: 3).placeholder == nil)
+        let lookup = try CacheLookup(cache: cache)
+        #expect(try lookup.answer(forUser: "a", viewSize: 55, scale: 3).placeholder == nil)
 
         // The photo changes: decoded again, it has its placeholder.
         // The photo's freshness runs out and it has changed: decoded again, it has its
@@ -312,13 +313,14 @@ import AvatarCacheLookupCommand
         let export = try Fixtures.writeUsersExport([(id: "p", name: "Pat", url: server.url("/p.jpg"))], in: directory)
         let cache = directory.appendingPathComponent("cache")
         _ = try await WarmPipeline(configuration: Fixtures.configuration(exports: [export], cache: cache), logger: .test).run()
-        let lookup = try CacheLookup(directory: CacheDirectory(root: cache))
-        _ = try lookup.lookup(userID: "p", viewPoints: 55, scale: 3)
-        lookup.flush()
+        let lookup = try CacheLookup(cache: cache)
+        _ = try lookup.answer(forUser: "p", viewSize: 55, scale: 3)
+        await lookup.flush()
         #expect(try Self.writesAtOnce(cache.appendingPathComponent(CacheIndex.fileName).path))
-        _ = try lookup.lookup(userID: "p", viewPoints: 55, scale: 3, recordAccess: false)
+        let notRecording = try CacheLookup(cache: cache, recordsAccess: false)
+        _ = try notRecording.answer(forUser: "p", viewSize: 55, scale: 3)
         #expect(try Self.writesAtOnce(cache.appendingPathComponent(CacheIndex.fileName).path))
-        withExtendedLifetime(lookup) {}
+        withExtendedLifetime((lookup, notRecording)) {}
     }
 
     /// Whether a write transaction on the index starts without waiting.

@@ -10,6 +10,7 @@ import AvatarCacheTestSupport
 @testable import AvatarCachePipeline
 @testable import AvatarCacheReporting
 @testable import AvatarCacheStore
+@testable import AvatarCacheIndex
 @testable import AvatarCacheLookup
 @testable import AvatarCacheModel
 @testable import AvatarCacheMonograms
@@ -143,24 +144,24 @@ import AvatarCacheTestSupport
         ], in: directory)
         _ = try await warm(Fixtures.configuration(exports: [export], cache: cache))
         let before = try Fixtures.loadMetadata(cache)
-        let lookup = try CacheLookup(directory: CacheDirectory(root: cache))
+        let lookup = try CacheLookup(cache: cache)
 
-        let photo = try lookup.lookup(userID: "with-photo", viewPoints: 150, scale: 3)
+        let photo = try lookup.answer(forUser: "with-photo", viewSize: 150, scale: 3)
         #expect(photo.kind == .photo && photo.tier == 900 && photo.side == 900 && photo.initials == "PD")
-        #expect(FileManager.default.fileExists(atPath: try #require(photo.file)))
-        let small = try lookup.lookup(userID: "with-photo", viewPoints: 15, scale: 3)
+        #expect(FileManager.default.fileExists(atPath: try #require(photo.file).path))
+        let small = try lookup.answer(forUser: "with-photo", viewSize: 15, scale: 3)
         #expect(small.tier == 330 && small.side == 330)
         for id in ["no-photo", "broken"] {
-            let monogram = try lookup.lookup(userID: id, viewPoints: 55, scale: 3)
-            #expect(monogram.kind == .monogram && monogram.file?.hasSuffix("-330.png") == true, "\(id)")
+            let monogram = try lookup.answer(forUser: id, viewSize: 55, scale: 3)
+            #expect(monogram.kind == .monogram && monogram.file?.lastPathComponent.hasSuffix("-330.png") == true, "\(id)")
         }
-        let byURL = try lookup.lookup(url: server.url("/a.jpg"), viewPoints: 55, scale: 3)
-        #expect(byURL.userId == "with-photo" && byURL.tier == 330)
-        #expect(throws: CacheLookup.NotFound.self) { try lookup.lookup(userID: "nobody", viewPoints: 55, scale: 3) }
+        let byURL = try lookup.answer(forPhotoURL: server.url("/a.jpg"), viewSize: 55, scale: 3)
+        #expect(byURL.userID == "with-photo" && byURL.tier == 330)
+        #expect(throws: LookupError.self) { try lookup.answer(forUser: "nobody", viewSize: 55, scale: 3) }
 
         // Each lookup moved its entry's last access in the index (what the prune reads),
         // written in the background: flush waits for it.
-        lookup.flush()
+        await lookup.flush()
         let after = try Fixtures.loadMetadata(cache)
         let monogramKey = try #require(before.profiles["no-photo"]?.monogramSource)
         for key in [server.url("/a.jpg"), monogramKey] {
@@ -178,11 +179,11 @@ import AvatarCacheTestSupport
         let metadata = try Fixtures.loadMetadata(cache)
         #expect(report.profilesWithNothing == 0)
         #expect(metadata.profiles.count >= 44 + 14 + 7)
-        let lookup = try CacheLookup(directory: CacheDirectory(root: cache))
+        let lookup = try CacheLookup(cache: cache)
         for (id, profile) in metadata.profiles {
             #expect(Set(profile.cachedImagePath.keys) == ["330", "900"], "\(id) has both sizes")
-            let answer = try lookup.lookup(userID: id, viewPoints: 55, scale: 3)
-            #expect(answer.file.map { FileManager.default.fileExists(atPath: $0) } == true, "lookup answers for \(id)")
+            let answer = try lookup.answer(forUser: id, viewSize: 55, scale: 3)
+            #expect(answer.file.map { FileManager.default.fileExists(atPath: $0.path) } == true, "lookup answers for \(id)")
         }
     }
 }

@@ -10,6 +10,7 @@ import AvatarCacheTestSupport
 @testable import AvatarCachePipeline
 @testable import AvatarCacheReporting
 @testable import AvatarCacheStore
+@testable import AvatarCacheIndex
 @testable import AvatarCacheLookup
 @testable import AvatarCacheModel
 @testable import AvatarCacheMonograms

@@ -10,6 +10,7 @@ import AvatarCacheTestSupport
 @testable import AvatarCachePipeline
 @testable import AvatarCacheReporting
 @testable import AvatarCacheStore
+@testable import AvatarCacheIndex
 @testable import AvatarCacheLookup
 @testable import AvatarCacheModel
 @testable import AvatarCacheMonograms
@@ -38,12 +39,12 @@ import AvatarCacheTestSupport
     /// Every user's lookup answer (the file by name, not by directory), without recording accesses.
     func lookups(_ cache: CacheDirectory) throws -> [String: CacheLookup.Answer] {
         let ids = try Fixtures.loadMetadata(cache.root).profiles.keys
-        let lookup = try CacheLookup(directory: cache)
+        let lookup = try CacheLookup(cache: cache.root, recordsAccess: false)
         var answers: [String: CacheLookup.Answer] = [:]
         for id in ids {
             for points in [30.0, 150.0] {
-                var answer = try lookup.lookup(userID: id, viewPoints: points, scale: 3, recordAccess: false)
-                answer.file = answer.file.map { URL(fileURLWithPath: $0).lastPathComponent }
+                var answer = try lookup.answer(forUser: id, viewSize: points, scale: 3)
+                answer.file = answer.file.map { URL(fileURLWithPath: $0.lastPathComponent) }
                 answers["\(id) @\(points)"] = answer
             }
         }

@@ -9,6 +9,7 @@ import AvatarCacheTestSupport
 @testable import AvatarCachePipeline
 @testable import AvatarCacheReporting
 @testable import AvatarCacheStore
+@testable import AvatarCacheIndex
 @testable import AvatarCacheLookup
 @testable import AvatarCacheModel
 @testable import AvatarCacheMonograms
@@ -72,18 +73,18 @@ import AvatarCacheTestSupport
     }
 
     func answers(_ cache: URL, users: [String]) throws -> [String: [String: String]] {
-        let lookup = try CacheLookup(directory: CacheDirectory(root: cache))
+        let lookup = try CacheLookup(cache: cache)
         var answers: [String: [String: String]] = [:]
         for user in users {
-            let answer = try lookup.lookup(userID: user, viewPoints: 55, scale: 3)
+            let answer = try lookup.answer(forUser: user, viewSize: 55, scale: 3)
             var fields: [String: String] = ["userId": user, "kind": answer.kind.rawValue]
-            fields["url"] = answer.url
+            fields["url"] = answer.photoURL
             fields["displayName"] = answer.displayName
             fields["initials"] = answer.initials
             fields["glyph"] = answer.glyph?.rawValue
             fields["color"] = answer.color
             fields["textColor"] = answer.textColor
-            fields["file"] = answer.file.map { URL(fileURLWithPath: $0).lastPathComponent }
+            fields["file"] = answer.file?.lastPathComponent
             fields["tier"] = answer.tier.map(String.init)
             fields["side"] = answer.side.map(String.init)
             answers[user] = fields

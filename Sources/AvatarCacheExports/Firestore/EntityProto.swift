@@ -1,4 +1,4 @@
-import AvatarCacheLookup
+import AvatarCacheIndex
 import Foundation
 
 /// Decodes the Datastore `EntityProto` messages a Firestore export stores, one per

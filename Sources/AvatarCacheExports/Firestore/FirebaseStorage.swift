@@ -1,4 +1,4 @@
-import AvatarCacheLookup
+import AvatarCacheIndex
 import Foundation
 
 /// Photos kept in Firebase (Cloud) Storage, as apps name them in their documents: a

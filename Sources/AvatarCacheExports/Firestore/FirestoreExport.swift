@@ -1,4 +1,4 @@
-import AvatarCacheLookup
+import AvatarCacheIndex
 import Foundation
 
 /// A Firestore export on disk, as `gcloud firestore export` and `firebase

@@ -1,4 +1,4 @@
-import AvatarCacheLookup
+import AvatarCacheIndex
 import Foundation
 
 /// Reads a Firebase export (`--format firestore`) as one input: an export folder as `gcloud

@@ -1,4 +1,4 @@
-import AvatarCacheLookup
+import AvatarCacheIndex
 import Foundation
 
 /// Reads a LevelDB log file (the `output-N` files of a Firestore export): 32 KiB blocks of

@@ -96,11 +96,6 @@ public struct FailureRecord: Codable, Sendable, Equatable {
     }
 }
 
-/// What an entry or a profile shows.
-public enum AvatarKind: String, Codable, Sendable {
-    case photo, monogram, none
-}
-
 /// One user's avatar, as the apps' user record keeps it.
 public struct CachedProfile: Codable, Sendable, Equatable {
     public var displayName: String
@@ -198,19 +193,5 @@ public struct CacheFile: Codable, Sendable, Equatable {
         self.height = height
         self.fileSize = fileSize
         self.sha256 = sha256
-    }
-}
-
-/// What an app draws while an avatar's file loads: a ThumbHash (photos; about 25 bytes,
-/// base64, keeping the picture's aspect and alpha) and the average colour of the picture
-/// as the tier shows it (alpha flattened on white), or a monogram's background colour.
-public struct Placeholder: Codable, Sendable, Hashable {
-    public var thumbHash: String?
-    /// "#RRGGBB".
-    public var color: String
-
-    public init(thumbHash: String? = nil, color: String) {
-        self.thumbHash = thumbHash
-        self.color = color
     }
 }

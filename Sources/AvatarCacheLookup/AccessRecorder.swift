@@ -1,0 +1,144 @@
+import CSQLite
+import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Records lookups as accesses for the prune, off the caller's path: a lookup adds its
+/// entry's key to a pending set (a lock and a dictionary insert); a serial queue writes
+/// the set in one transaction at most every `interval` seconds, or at once when
+/// `batchLimit` keys wait, on a connection of its own. A warm-up's transaction then
+/// delays the queue, never an answer. At most `pendingLimit` keys wait; beyond that an
+/// access is not recorded (the prune then sees an older access time for it, nothing
+/// worse). A cache this process cannot write records nothing.
+final class AccessRecorder: @unchecked Sendable {
+    static let interval = 1.0
+    static let batchLimit = 4_096
+    static let pendingLimit = 100_000
+
+    private let file: URL
+    private let queue = DispatchQueue(label: "avatar-cache lookup accesses")
+    private let lock = PlainLock()
+    /// Guarded by `lock`.
+    private var pending: [String: Double] = [:]
+    private var scheduled = false
+    /// Used on `queue` only.
+    private var connection: OpaquePointer?
+    private var unwritable = false
+
+    init(file: URL) {
+        self.file = file
+    }
+
+    deinit {
+        if let connection { sqlite3_close_v2(connection) }
+    }
+
+    /// Notes an access to `key` now; returns at once.
+    func record(_ key: String) {
+        let now = Date().timeIntervalSince1970
+        var writeNow = false
+        var schedule = false
+        lock.withLock {
+            if pending.count < Self.pendingLimit || pending[key] != nil { pending[key] = now }
+            if pending.count >= Self.batchLimit {
+                writeNow = true
+            } else if !scheduled {
+                scheduled = true
+                schedule = true
+            }
+        }
+        if writeNow {
+            queue.async { self.write() }
+        } else if schedule {
+            queue.asyncAfter(deadline: .now() + Self.interval) { self.write() }
+        }
+    }
+
+    /// Writes what waits and returns when it is in the index.
+    func flush() {
+        queue.sync { self.write() }
+    }
+
+    /// Writes what waits, then calls `done` (on the recorder's queue).
+    func flush(then done: @escaping @Sendable () -> Void) {
+        queue.async {
+            self.write()
+            done()
+        }
+    }
+
+    /// On `queue`: one transaction of every pending access.
+    private func write() {
+        let batch: [String: Double] = lock.withLock {
+            let taken = pending
+            pending = [:]
+            scheduled = false
+            return taken
+        }
+        guard !batch.isEmpty, let connection = open() else { return }
+        guard sqlite3_exec(connection, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK else { return }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(connection, "UPDATE entry SET lastAccess = ?1 WHERE key = ?2 AND lastAccess < ?1", -1, &statement, nil) == SQLITE_OK,
+              let statement else {
+            sqlite3_exec(connection, "ROLLBACK", nil, nil, nil)
+            return
+        }
+        defer { sqlite3_finalize(statement) }
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        for (key, time) in batch {
+            sqlite3_bind_double(statement, 1, time)
+            _ = key.utf8CString.withUnsafeBufferPointer { sqlite3_bind_text(statement, 2, $0.baseAddress, -1, transient) }
+            _ = sqlite3_step(statement)
+            sqlite3_reset(statement)
+        }
+        if sqlite3_exec(connection, "COMMIT", nil, nil, nil) != SQLITE_OK {
+            sqlite3_exec(connection, "ROLLBACK", nil, nil, nil)
+        }
+    }
+
+    /// The writing connection, opened on first use; nil when the index cannot be written
+    /// here (a read-only mount, another user's cache).
+    private func open() -> OpaquePointer? {
+        if let connection { return connection }
+        if unwritable { return nil }
+        var opened: OpaquePointer?
+        guard access(file.path, W_OK) == 0,
+              sqlite3_open_v2(file.path, &opened, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let opened else {
+            if let opened { sqlite3_close_v2(opened) }
+            unwritable = true
+            return nil
+        }
+        // A warm-up's transaction is waited for (up to 10 s), here, not by a caller.
+        sqlite3_busy_timeout(opened, 10_000)
+        sqlite3_exec(opened, "PRAGMA synchronous = NORMAL", nil, nil, nil)
+        connection = opened
+        return opened
+    }
+}
+
+/// A pthread mutex (os_unfair_lock's role on Linux), for the few instructions a lookup
+/// holds it.
+final class PlainLock: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+
+    init() { pthread_mutex_init(mutex, nil) }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+}

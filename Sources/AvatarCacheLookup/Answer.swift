@@ -1,0 +1,77 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// What a profile shows: its photo, its monogram, or nothing cached yet.
+public enum AvatarKind: String, Codable, Sendable {
+    case photo, monogram, none
+}
+
+/// What an app draws while an avatar's file loads: a ThumbHash (photos; about 25 bytes,
+/// base64, keeping the picture's aspect and alpha) and the average colour of the picture
+/// as the tier shows it (alpha flattened on white), or a monogram's background colour.
+public struct Placeholder: Codable, Sendable, Hashable {
+    /// Base64 of a ThumbHash (decode it with ``ThumbHash/decode(base64:)``), or nil.
+    public var thumbHash: String?
+    /// "#RRGGBB".
+    public var color: String
+
+    public init(thumbHash: String? = nil, color: String) {
+        self.thumbHash = thumbHash
+        self.color = color
+    }
+}
+
+extension CacheLookup {
+    /// What to draw for a user or a photo URL at one view size.
+    ///
+    /// `file` is the cache file for the tier the view needs, or nil: draw `initials` (or
+    /// `glyph`) in `textColor` on `color`. `avatar-cache lookup --json` prints this, with
+    /// `file` as a path.
+    public struct Answer: Sendable, Equatable, Encodable {
+        /// The user asked for, or the first user (by id) whose photo is the URL asked for.
+        public var userID: String?
+        /// The profile's photo URL (http or https), or the URL asked for.
+        public var photoURL: String?
+        public var displayName: String?
+        /// Two letters, or empty when a glyph is drawn.
+        public var initials: String?
+        public var glyph: MonogramGlyph?
+        /// The avatar colour, "#RRGGBB".
+        public var color: String?
+        /// White or black, whichever contrasts more with `color` (WCAG: at least 4.5:1).
+        public var textColor: String?
+        /// Photo, monogram, or none (nothing cached: draw the initials yourself).
+        public var kind: AvatarKind
+        /// The file to draw (absolute, `file:`), or nil.
+        public var file: URL?
+        /// The tier chosen, in pixels, and the file's actual side.
+        public var tier: Int?
+        public var side: Int?
+        /// What to draw while the file loads: a photo's ThumbHash and average colour (nil
+        /// for a photo decoded before placeholders existed), or the monogram's colour.
+        public var placeholder: Placeholder?
+
+        enum CodingKeys: String, CodingKey {
+            case userID = "userId", photoURL = "url", displayName, initials, glyph, color, textColor, kind, file, tier, side, placeholder
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encodeIfPresent(userID, forKey: .userID)
+            try container.encodeIfPresent(photoURL, forKey: .photoURL)
+            try container.encodeIfPresent(displayName, forKey: .displayName)
+            try container.encodeIfPresent(initials, forKey: .initials)
+            try container.encodeIfPresent(glyph, forKey: .glyph)
+            try container.encodeIfPresent(color, forKey: .color)
+            try container.encodeIfPresent(textColor, forKey: .textColor)
+            try container.encode(kind, forKey: .kind)
+            try container.encodeIfPresent(file?.path, forKey: .file)
+            try container.encodeIfPresent(tier, forKey: .tier)
+            try container.encodeIfPresent(side, forKey: .side)
+            try container.encodeIfPresent(placeholder, forKey: .placeholder)
+        }
+    }
+}

@@ -1,0 +1,203 @@
+import AvatarCacheModel
+import AvatarCacheMonograms
+import CSQLite
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// One read-only connection to a cache's `index.sqlite`, through SQLite's C API (no
+/// GRDB: the lookup library builds and links without it), with its few statements
+/// prepared once. The schema is the writers' (`CacheIndex.migrator`, AvatarCacheIndex):
+/// the tables `profile`, `entry` and `entryFile`, read by column name. Not thread-safe:
+/// `CacheLookup` holds it under a lock.
+final class IndexReader {
+    private let connection: OpaquePointer
+    private let profileStatement: OpaquePointer
+    private let ownerStatement: OpaquePointer
+    private let entryStatement: OpaquePointer
+    private let filesStatement: OpaquePointer
+    private let begin: OpaquePointer
+    private let commit: OpaquePointer
+    let file: URL
+
+    /// A profile row: what the export said of a user.
+    struct Profile {
+        var id: String
+        var displayName: String
+        var initials: String
+        var glyph: MonogramGlyph?
+        var color: String
+        var photoSource: String?
+    }
+
+    /// An entry with the tiers' files: tier -> (file name, side).
+    struct Entry {
+        var kind: AvatarKind
+        var placeholder: Placeholder?
+        var files: [Int: (name: String, side: Int)]
+    }
+
+    /// Opens `file` read-only. A cache this process cannot write whose WAL companions are
+    /// absent (shipped read-only after its last run closed it) is opened `immutable`, as
+    /// SQLite allows when nothing can change it.
+    init(file: URL, directory: URL) throws {
+        self.file = file
+        var opened: OpaquePointer?
+        var result = sqlite3_open_v2(file.path, &opened, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
+        if result == SQLITE_OK, let handle = opened, Self.probe(handle) != SQLITE_OK {
+            sqlite3_close_v2(handle)
+            opened = nil
+            result = sqlite3_open_v2(Self.immutableURI(file.path), &opened, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, nil)
+        }
+        guard result == SQLITE_OK, let handle = opened else {
+            let reason = opened.map { String(cString: sqlite3_errmsg($0)) } ?? "SQLite could not open it (\(result))"
+            if let opened { sqlite3_close_v2(opened) }
+            throw LookupError.damagedIndex(file: file, reason: reason)
+        }
+        connection = handle
+        sqlite3_busy_timeout(handle, 10_000)
+        do {
+            let probe = Self.probe(handle)
+            guard probe == SQLITE_OK else { throw LookupError.damagedIndex(file: file, reason: String(cString: sqlite3_errmsg(handle))) }
+            let entryColumns = try Self.columns(of: "entry", handle, file: file)
+            guard try Self.columns(of: "profile", handle, file: file).isSuperset(of: ["id", "displayName", "initials", "glyph", "color", "photoSource"]),
+                  entryColumns.isSuperset(of: ["key", "kind"]),
+                  try Self.columns(of: "entryFile", handle, file: file).isSuperset(of: ["entryKey", "tier", "filename", "width"]) else {
+                throw LookupError.needsUpgrade(directory: directory, reason: "has an index without the tables of this version")
+            }
+            // Placeholders came with the index's fifth version; older entries have none.
+            let placeholder = entryColumns.contains("placeholderHash") ? "placeholderHash, placeholderColor" : "NULL, NULL"
+            profileStatement = try Self.prepare(handle, "SELECT id, displayName, initials, glyph, color, photoSource FROM profile WHERE id = ?1", file: file)
+            ownerStatement = try Self.prepare(handle, "SELECT id, displayName, initials, glyph, color, photoSource FROM profile WHERE photoSource = ?1 ORDER BY id LIMIT 1", file: file)
+            entryStatement = try Self.prepare(handle, "SELECT kind, \(placeholder) FROM entry WHERE key = ?1", file: file)
+            filesStatement = try Self.prepare(handle, "SELECT tier, filename, width FROM entryFile WHERE entryKey = ?1", file: file)
+            begin = try Self.prepare(handle, "BEGIN", file: file)
+            commit = try Self.prepare(handle, "COMMIT", file: file)
+        } catch {
+            sqlite3_close_v2(handle)
+            throw error
+        }
+    }
+
+    deinit {
+        for statement in [profileStatement, ownerStatement, entryStatement, filesStatement, begin, commit] {
+            sqlite3_finalize(statement)
+        }
+        sqlite3_close_v2(connection)
+    }
+
+    /// Runs `body` in one read transaction: the profile and its entry from one snapshot,
+    /// while a warm-up commits beside it (WAL).
+    func read<T>(_ body: () throws -> T) throws -> T {
+        try step(begin)
+        defer { sqlite3_reset(commit); _ = sqlite3_step(commit); sqlite3_reset(commit) }
+        return try body()
+    }
+
+    func profile(id: String) throws -> Profile? {
+        try profile(profileStatement, id)
+    }
+
+    /// The first user (by id) whose photo is `source`.
+    func owner(ofSource source: String) throws -> Profile? {
+        try profile(ownerStatement, source)
+    }
+
+    func entry(key: String) throws -> Entry? {
+        defer { sqlite3_reset(entryStatement); sqlite3_clear_bindings(entryStatement) }
+        bind(entryStatement, key)
+        guard try row(entryStatement) else { return nil }
+        let kind = text(entryStatement, 0).flatMap(AvatarKind.init(rawValue:)) ?? .photo
+        let placeholder = text(entryStatement, 2).map { Placeholder(thumbHash: text(entryStatement, 1), color: $0) }
+        var entry = Entry(kind: kind, placeholder: placeholder, files: [:])
+        defer { sqlite3_reset(filesStatement); sqlite3_clear_bindings(filesStatement) }
+        bind(filesStatement, key)
+        while try row(filesStatement) {
+            guard let name = text(filesStatement, 1) else { continue }
+            entry.files[Int(sqlite3_column_int64(filesStatement, 0))] = (name, Int(sqlite3_column_int64(filesStatement, 2)))
+        }
+        // An entry without files is not one a reader can use.
+        return entry.files.isEmpty ? nil : entry
+    }
+
+    private func profile(_ statement: OpaquePointer, _ argument: String) throws -> Profile? {
+        defer { sqlite3_reset(statement); sqlite3_clear_bindings(statement) }
+        bind(statement, argument)
+        guard try row(statement) else { return nil }
+        return Profile(id: text(statement, 0) ?? argument, displayName: text(statement, 1) ?? "", initials: text(statement, 2) ?? "",
+                       glyph: text(statement, 3).flatMap(MonogramGlyph.init(rawValue:)), color: text(statement, 4) ?? "#8E8E93",
+                       photoSource: text(statement, 5))
+    }
+
+    private func bind(_ statement: OpaquePointer, _ value: String) {
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        _ = value.utf8CString.withUnsafeBufferPointer { sqlite3_bind_text(statement, 1, $0.baseAddress, -1, transient) }
+    }
+
+    private func text(_ statement: OpaquePointer, _ column: Int32) -> String? {
+        guard sqlite3_column_type(statement, column) != SQLITE_NULL, let bytes = sqlite3_column_text(statement, column) else { return nil }
+        return String(cString: bytes)
+    }
+
+    /// Steps `statement`: true for a row, false when done.
+    private func row(_ statement: OpaquePointer) throws -> Bool {
+        switch sqlite3_step(statement) {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw LookupError.damagedIndex(file: file, reason: String(cString: sqlite3_errmsg(connection)))
+        }
+    }
+
+    private func step(_ statement: OpaquePointer) throws {
+        defer { sqlite3_reset(statement) }
+        guard sqlite3_step(statement) == SQLITE_DONE else {
+            throw LookupError.damagedIndex(file: file, reason: String(cString: sqlite3_errmsg(connection)))
+        }
+    }
+
+    /// Reads the schema: what a database that cannot be read at all fails on.
+    private static func probe(_ handle: OpaquePointer) -> Int32 {
+        sqlite3_exec(handle, "SELECT count(*) FROM sqlite_master", nil, nil, nil)
+    }
+
+    private static func columns(of table: String, _ handle: OpaquePointer, file: URL) throws -> Set<String> {
+        let statement = try prepare(handle, "SELECT name FROM pragma_table_info('\(table)')", file: file)
+        defer { sqlite3_finalize(statement) }
+        var names: Set<String> = []
+        while sqlite3_step(statement) == SQLITE_ROW {
+            if let name = sqlite3_column_text(statement, 0) { names.insert(String(cString: name)) }
+        }
+        return names
+    }
+
+    private static func prepare(_ handle: OpaquePointer, _ sql: String, file: URL) throws -> OpaquePointer {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK, let statement else {
+            throw LookupError.damagedIndex(file: file, reason: String(cString: sqlite3_errmsg(handle)))
+        }
+        return statement
+    }
+
+    /// `file:` URI of `path` with `immutable=1`, its special characters escaped.
+    static func immutableURI(_ path: String) -> String {
+        var uri = "file:"
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "/"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                uri.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                uri += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return uri + "?immutable=1"
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
