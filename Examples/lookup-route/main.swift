@@ -181,6 +181,10 @@ do {
     exit(73)
 }
 signal(SIGPIPE, SIG_IGN)
+// SIGTERM and SIGINT end the server as they should, whatever mask its parent left blocked.
+var unblocked = sigset_t()
+sigemptyset(&unblocked)
+sigprocmask(SIG_SETMASK, &unblocked, nil)
 let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
 var yes: Int32 = 1
 setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))

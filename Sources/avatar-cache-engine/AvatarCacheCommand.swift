@@ -39,7 +39,9 @@ struct AvatarCacheCommand: AsyncParsableCommand {
         // library reads it.
         Lookup.prepareCache = { root in
             let directory = CacheDirectory(root: root)
-            if !CacheIndex.exists(in: directory) { try CacheIndex.openExisting(directory).close() }
+            if !CacheIndex.exists(in: directory), FileManager.default.fileExists(atPath: directory.metadataURL.path) {
+                try CacheIndex.openExisting(directory).close()
+            }
         }
         do {
             var command = try parseAsRoot()

@@ -288,19 +288,6 @@ import AvatarCacheLookupCommand
         let answer = try Binary.run(["lookup", "--cache", cache, "--user", "p", "--json"]).stdout
         #expect(answer.contains("\"thumbHash\""), "\(answer)")
 
-        // docs/embedding.md's example route, built against AvatarCacheLookup alone: no image
-        // library either, and the CLI's file and placeholder.
-        let example = front.deletingLastPathComponent().appendingPathComponent("lookup-route")
-        let exampleNeeds = try Self.neededLibraries(example.path)
-        #expect(!exampleNeeds.contains { $0.contains("vips") || $0.contains("jpeg") || $0.contains("glib") }, "\(exampleNeeds)")
-        struct Answer: Decodable { var file: String?; var placeholder: Placeholder?; var etag: String?; var status: Int? }
-        let fromCLI = try JSONDecoder().decode(Answer.self, from: Data(answer.utf8))
-        let routed = try Binary.run([cache, "p"], executable: example)
-        #expect(routed.status == 0, "\(routed.stderr)")
-        let fromRoute = try JSONDecoder().decode(Answer.self, from: Data(routed.stdout.utf8))
-        #expect(fromRoute.status == 200 && fromRoute.file == fromCLI.file && fromRoute.placeholder == fromCLI.placeholder)
-        #expect(fromRoute.etag.map { $0.hasPrefix("\"") && fromCLI.file?.contains($0.dropFirst().dropLast()) == true } == true)
-        #expect(try Binary.run([cache, "absent"], executable: example).stdout.contains("\"status\" : 404"))
     }
 
     /// A server keeps one lookup open for its life: once its accesses are written it holds no

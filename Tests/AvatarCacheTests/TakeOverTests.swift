@@ -108,8 +108,19 @@ import AvatarCacheTestSupport
         #expect(expected.count == 8)
         let filesBefore = try Fixtures.fileNames(in: cache)
 
-        // The first lookup imports the cache (under the lock) and answers as before.
+        // The library alone reads no such cache (it writes nothing but access times): it
+        // says what upgrades it. `avatar-cache lookup` (the front hands it to the engine)
+        // imports the cache, under the lock, and answers; then the library answers as before.
         #expect(!CacheIndex.exists(in: CacheDirectory(root: cache)))
+        #expect {
+            _ = try CacheLookup(cache: cache)
+        } throws: { error in
+            guard case LookupError.needsUpgrade = error else { return false }
+            return "\(error)".contains("before the index") && "\(error)".contains("avatar-cache verify")
+        }
+        let first = try #require(expected.keys.sorted().first)
+        let command = try Binary.run(["lookup", "--cache", cache.path, "--user", first, "--json"])
+        #expect(command.status == 0 && command.stdout.contains("\"kind\""), "\(command.stderr)")
         #expect(try answers(cache, users: Array(expected.keys)) == expected)
         #expect(CacheIndex.exists(in: CacheDirectory(root: cache)))
         #expect(try Fixtures.loadDocument(cache).schemaVersion == MetadataDocument.schemaVersion, "metadata.json rewritten at schema 2")
