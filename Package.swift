@@ -24,6 +24,13 @@ let package = Package(
         // or YAML code (docs/embedding.md).
         .library(name: "AvatarCacheLookup", targets: ["AvatarCacheLookup"]),
     ],
+    // Everything but the lookup library needs the trait "Engine" (on by default): an app
+    // that links only AvatarCacheLookup turns it off (`traits: []`, docs/embedding.md)
+    // and resolves, fetches and builds no other package.
+    traits: [
+        .trait(name: "Engine", description: "The avatar-cache commands, the pipeline and the index writers, with the packages they need (on by default)."),
+        .default(enabledTraits: ["Engine"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
@@ -84,9 +91,9 @@ let package = Package(
             name: "AvatarCacheIndex",
             dependencies: [
                 "AvatarCacheLookup",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
+                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
+                .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
             ]
         ),
         // The layers above the index, one module each, bottom first; each depends only on
@@ -101,14 +108,14 @@ let package = Package(
             name: "AvatarCacheFetching",
             dependencies: [
                 "AvatarCacheIndex",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Engine"])),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["Engine"])),
             ]
         ),
         .target(
@@ -119,24 +126,24 @@ let package = Package(
             name: "AvatarCacheStore",
             dependencies: [
                 "AvatarCacheIndex",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
+                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
+                .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
             ]
         ),
         .target(
             name: "AvatarCacheConfiguration",
             dependencies: [
                 "AvatarCacheExports", "AvatarCacheFetching", "AvatarCacheImaging", "AvatarCacheStore",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
+                .product(name: "Yams", package: "Yams", condition: .when(traits: ["Engine"])),
             ]
         ),
         .target(
             name: "AvatarCachePipeline",
             dependencies: [
                 "AvatarCacheConfiguration",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
             ]
         ),
         .target(
@@ -153,7 +160,7 @@ let package = Package(
             name: "AvatarCacheLookupCommand",
             dependencies: [
                 "AvatarCacheLookup",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Engine"])),
             ]
         ),
         .executableTarget(
@@ -161,7 +168,7 @@ let package = Package(
             dependencies: [
                 "AvatarCacheLookup",
                 "AvatarCacheLookupCommand",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Engine"])),
             ]
         ),
         .executableTarget(
@@ -169,8 +176,8 @@ let package = Package(
             dependencies: [
                 "AvatarCache",
                 "AvatarCacheLookupCommand",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Engine"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
             ]
         ),
         // docs/embedding.md's example: a server route's handler over AvatarCacheLookup alone.
@@ -199,13 +206,13 @@ let package = Package(
                 "AvatarCache",
                 "CVips",
                 "CVipsShim",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Engine"])),
             ],
             path: "Tests/AvatarCacheTestSupport"
         ),
@@ -234,16 +241,16 @@ let package = Package(
                 "CVips",
                 "CVipsShim",
                 "CVipsShimTesting",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Engine"])),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
+                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
+                .product(name: "Yams", package: "Yams", condition: .when(traits: ["Engine"])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["Engine"])),
             ],
             // Read by path (a cache written by an earlier version, exports): not resources.
             exclude: ["Fixtures"]
