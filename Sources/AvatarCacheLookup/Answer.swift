@@ -1,3 +1,4 @@
+import AvatarCacheModel
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

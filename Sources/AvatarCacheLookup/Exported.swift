@@ -1,6 +1,7 @@
-// What the apps link (docs/embedding.md): the lookup, over the layers below it, each a
-// module of its own and re-exported. Of those layers only `MonogramGlyph` (the model)
-// and `ThumbHash` (the shared vocabulary) are public: the rest is the package's own.
-@_exported import AvatarCacheModel
-@_exported import AvatarCacheMonograms
-@_exported import AvatarCacheSupport
+// What the apps link (docs/embedding.md): the lookup over the layers below it. Those are
+// imported, not re-exported: a program that imports AvatarCacheLookup sees its own
+// types (CacheLookup and its Answer, LookupError, AvatarKind, Placeholder, ThumbHash),
+// and the glyph's type (MonogramGlyph, of the model) through an answer.
+import AvatarCacheModel
+import AvatarCacheMonograms
+import AvatarCacheSupport

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AvatarCacheLookup
+import AvatarCacheSupport
 import AvatarCacheLookupCommand
 import Foundation
 

@@ -111,6 +111,31 @@ public enum ThumbHash {
         return hash
     }
 
+    /// A placeholder picture: straight (not premultiplied) RGBA, row by row.
+    public struct Image: Sendable, Equatable {
+        public var width: Int
+        public var height: Int
+        /// width × height × 4 bytes.
+        public var rgba: [UInt8]
+    }
+
+    /// The placeholder picture of a `placeholder.thumbHash` as a lookup or metadata.json
+    /// gives it (base64), at most 32 px on its longer side, as the reference decoder draws it.
+    ///
+    /// ```swift
+    /// if let hash = answer.placeholder?.thumbHash {
+    ///     let picture = try ThumbHash.decode(base64: hash)
+    ///     // picture.width × picture.height RGBA pixels, to scale up and draw
+    /// }
+    /// ```
+    /// - Throws: ``LookupError/invalidArgument(_:)`` for text that is not base64 of a hash.
+    public static func decode(base64: String) throws -> Image {
+        guard let bytes = Data(base64Encoded: base64), let picture = decode([UInt8](bytes)) else {
+            throw LookupError.invalidArgument("not a ThumbHash in base64: \(base64.prefix(64))")
+        }
+        return Image(width: picture.width, height: picture.height, rgba: picture.rgba)
+    }
+
     /// The placeholder picture of a hash (straight RGBA, row by row, at most 32 px on its
     /// longer side), as the reference decoder draws it. nil for a hash too short to hold
     /// its header.
