@@ -186,6 +186,12 @@ let package = Package(
             dependencies: ["AvatarCacheLookup"],
             path: "Examples/lookup-route"
         ),
+        // The lookup timed as an app uses it (scripts/bench-lookup), against AvatarCacheLookup alone.
+        .executableTarget(
+            name: "lookup-bench",
+            dependencies: ["AvatarCacheLookup"],
+            path: "Examples/lookup-bench"
+        ),
         // Test support: zlib's inflate, to check a PNG's stream whole (libpng only warns
         // about a bad checksum at its end).
         .target(
