@@ -143,7 +143,7 @@ import AvatarCacheLookupCommand
             #expect(report.failed == 0)
 
             let document = try MetadataDocument.read(CacheDirectory(root: cache))
-            #expect(document.schemaVersion == 3)
+            #expect(document.schemaVersion == MetadataDocument.schemaVersion)
             let photos = document.entries.values.filter { $0.kind == .photo }
             #expect(photos.count == names.count)
             for entry in photos {
@@ -229,7 +229,7 @@ import AvatarCacheLookupCommand
         let report = try await WarmPipeline(configuration: configuration, logger: .test).run()
         #expect(report.downloaded == 0 && server.requests.count == requestsBefore)
         let upgraded = try MetadataDocument.read(CacheDirectory(root: cache))
-        #expect(upgraded.schemaVersion == 3)
+        #expect(upgraded.schemaVersion == MetadataDocument.schemaVersion)
         #expect(upgraded.entries[server.url("/a.jpg")]?.placeholder == nil)
         let lookup = try CacheLookup(directory: CacheDirectory(root: cache))
         #expect(try lookup.lookup(userID: "a", viewPoints: 55, scale: 3).placeholder == nil)
