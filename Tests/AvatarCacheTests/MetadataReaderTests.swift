@@ -154,6 +154,33 @@ import AvatarCacheLookupCommand
         }
     }
 
+    /// `verify` holds the document's users to its entries: a user whose entry is missing
+    /// is named, and `--repair` writes the document again.
+    @Test func verifyNamesAUserWhoseEntryTheDocumentLacks() async throws {
+        let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("chelsea.jpg"))])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("metadata-verify")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = directory.appendingPathComponent("cache")
+        let export = try Fixtures.writeUsersExport([(id: "a", name: "Ann Lee", url: server.url("/a.jpg")),
+                                                    (id: "b", name: "Bo Kim", url: nil)], in: directory)
+        _ = try await WarmPipeline(configuration: Fixtures.configuration(exports: [export], cache: cache), logger: .test).run()
+        let verifier = CacheVerifier(directory: CacheDirectory(root: cache))
+        #expect(try verifier.verify(budgetBytes: 100_000_000, repair: false).problems.isEmpty)
+
+        let url = cache.appendingPathComponent(CacheDirectory.metadataName)
+        var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        var entries = try #require(json["entries"] as? [String: Any])
+        entries[server.url("/a.jpg")] = nil
+        json["entries"] = entries
+        try JSONSerialization.data(withJSONObject: json).write(to: url)
+
+        let found = try verifier.verify(budgetBytes: 100_000_000, repair: false).problems
+        #expect(found.map(\.kind) == [.documentDangling] && found.first?.subject == "user a", "\(found)")
+        _ = try verifier.verify(budgetBytes: 100_000_000, repair: true)
+        #expect(try verifier.verify(budgetBytes: 100_000_000, repair: false).problems.isEmpty)
+    }
+
     /// The policy itself, on a real index: the first commit of a first warm writes, then
     /// no more than once per `interval` however many commits come.
     @Test func theRefreshIsBoundedHoweverManyCommits() throws {
