@@ -165,14 +165,9 @@ public final class WarmPipeline: Sendable {
     private func begin(_ session: CacheSession, in directory: CacheDirectory, at started: Date,
                        report: inout RunReport) throws -> (RunState, orphans: Set<String>) {
         let store = RunStore(index: session.index)
-        if session.previousRunInterrupted {
-            // The killed run may have committed entries whose old files the previous
-            // metadata.json still names: the document follows the index before any sweep.
-            try store.writeMetadata(to: directory)
-        }
-        // A first warm's metadata.json exists from here on (MetadataRefresh).
+        // A first warm's metadata.json exists from here on; a killed run's is written again.
         let metadata = MetadataRefresh(directory: directory, store: store, started: started)
-        try metadata.begin()
+        try metadata.begin(previousRunInterrupted: session.previousRunInterrupted)
         try store.beginRun(at: started, shard: configuration.shard?.description)
         let referenced = try store.referencedFileNames()
         var listing = try directory.listFiles()
@@ -215,7 +210,8 @@ public final class WarmPipeline: Sendable {
             logger.notice("stopped early: what is done is saved", metadata: ["reason": "\(reason)"])
         }
         let outcome = try session.finish(pruner: Pruner(budgetBytes: configuration.budgetBytes, trimRatio: configuration.trimRatio),
-                                         entriesChanged: true, orphans: orphans)
+                                         entriesChanged: try state.metadata.finalWriteNeeded, orphans: orphans)
+        try state.metadata.finished(written: outcome.documentWritten)
         try directory.markRunFinished()
         stages.done("prune and save")
         report.evicted = outcome.plan.evicted.count

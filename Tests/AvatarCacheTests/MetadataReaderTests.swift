@@ -181,6 +181,39 @@ import AvatarCacheLookupCommand
         #expect(try verifier.verify(budgetBytes: 100_000_000, repair: false).problems.isEmpty)
     }
 
+    /// A re-run that changes nothing a reader finds leaves the document as it is (a
+    /// million-profile re-run would write 150 MB for access times); a renamed user, or a
+    /// document not the one the last run wrote, is written again.
+    @Test func aRerunWritesTheDocumentOnlyWhenAReaderWouldFindSomethingNew() async throws {
+        let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("chelsea.jpg"))])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("metadata-rerun")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = directory.appendingPathComponent("cache")
+        func warm(_ name: String) async throws {
+            let export = try Fixtures.writeUsersExport([(id: "a", name: "Ann Lee", url: server.url("/a.jpg")),
+                                                        (id: "b", name: name, url: nil)], in: directory)
+            _ = try await WarmPipeline(configuration: Fixtures.configuration(exports: [export], cache: cache), logger: .test).run()
+        }
+        let url = cache.appendingPathComponent(CacheDirectory.metadataName)
+        func identity() throws -> [FileAttributeKey: AnyHashable] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+            return [.systemFileNumber: attributes[.systemFileNumber] as! AnyHashable, .modificationDate: attributes[.modificationDate] as! AnyHashable]
+        }
+        try await warm("Bo Kim")
+        let first = try identity()
+        try await warm("Bo Kim")
+        #expect(try identity() == first, "nothing changed: not written again")
+        try await warm("Bea Kim")
+        #expect(try identity() != first)
+        #expect(try Fixtures.loadDocument(cache).users?["b"]?.displayName == "Bea Kim")
+        try Self.expectReaderAnswersAsLookup(cache)
+        // Written by another command (a prune that evicted nothing does not write it).
+        try Data("{}".utf8).write(to: url)
+        try await warm("Bea Kim")
+        #expect(try Fixtures.loadDocument(cache).users?.count == 2, "a document not the last run's is written again")
+    }
+
     /// The policy itself, on a real index: the first commit of a first warm writes, then
     /// no more than once per `interval` however many commits come.
     @Test func theRefreshIsBoundedHoweverManyCommits() throws {
@@ -191,18 +224,23 @@ import AvatarCacheLookupCommand
         defer { index.close() }
         let started = Date()
         let refresh = MetadataRefresh(directory: cacheDirectory, store: RunStore(index: index), started: started)
-        try refresh.begin()
+        try refresh.begin(previousRunInterrupted: false)
         #expect(refresh.writes == 1 && cacheDirectory.fileSize(CacheDirectory.metadataName) != nil, "a first warm's document at once")
-        // A commit every 0.1 s for 100 s: 1,000 batches.
-        for batch in 1...1000 { try refresh.committed(at: started.addingTimeInterval(Double(batch) / 10)) }
+        #expect(try refresh.finalWriteNeeded == false, "the document is the one written, durably")
+        // A commit of entries every 0.1 s for 100 s: 1,000 batches.
+        for batch in 1...1000 { try refresh.committed(savedEntries: true, at: started.addingTimeInterval(Double(batch) / 10)) }
         #expect(refresh.writes >= 3 && refresh.writes <= 2 + Int(100 / MetadataRefresh.interval), "\(refresh.writes) writes")
+        #expect(try refresh.finalWriteNeeded, "the documents during the run were not made durable")
 
-        // A cache that has its document: nothing at the start nor at the first commit.
+        // A cache that has its document: nothing at the start nor at the first commit;
+        // nothing later either while no commit changes what a reader finds.
         let again = MetadataRefresh(directory: cacheDirectory, store: RunStore(index: index), started: started)
-        try again.begin()
-        try again.committed(at: started.addingTimeInterval(1))
+        try again.begin(previousRunInterrupted: false)
+        try again.committed(savedEntries: true, at: started.addingTimeInterval(1))
         #expect(again.writes == 0)
-        try again.committed(at: started.addingTimeInterval(MetadataRefresh.interval + 1))
-        #expect(again.writes == 1)
+        try again.committed(savedEntries: false, at: started.addingTimeInterval(MetadataRefresh.interval + 1))
+        #expect(again.writes == 1, "the entry saved at 1 s, written once the interval has passed")
+        try again.committed(savedEntries: false, at: started.addingTimeInterval(3 * MetadataRefresh.interval))
+        #expect(again.writes == 1, "nothing new")
     }
 }

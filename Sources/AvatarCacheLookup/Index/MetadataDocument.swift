@@ -110,10 +110,11 @@ public struct MetadataDocument: Codable, Sendable, Equatable {
 
     /// Writes the document from the index's entries and profiles (in key order, which is
     /// the order JSONEncoder's sorted keys give), one by one and in 1 MB pieces: memory
-    /// stays flat however many there are.
-    package static func write(from db: Database, to directory: CacheDirectory, at date: Date = Date()) throws {
+    /// stays flat however many there are. Not `durable`: renamed into place without an
+    /// fsync of its own (a document written during a run, `MetadataRefresh`).
+    package static func write(from db: Database, to directory: CacheDirectory, at date: Date = Date(), durable: Bool = true) throws {
         var failure: Error?
-        try directory.writeAtomically(to: CacheDirectory.metadataName) { write in withoutActuallyEscaping(write) { write in
+        try directory.writeAtomically(to: CacheDirectory.metadataName, durable: durable) { write in withoutActuallyEscaping(write) { write in
             var writer = JSONBytesWriter(sink: write)
             var first = true
             writer.raw("{")
@@ -146,6 +147,6 @@ public struct MetadataDocument: Codable, Sendable, Equatable {
             return !writer.failed
         } }
         if let failure { throw failure }
-        directory.syncDirectory()
+        if durable { directory.syncDirectory() }
     }
 }
