@@ -15,9 +15,9 @@ import Foundation
 ///          writes nothing
 ///
 /// Each write is the whole document from the index, renamed into place, so its cost grows
-/// with the cache (a million users are about 150 MB); the ratio keeps the writes during a
+/// with the cache (a million users are about 160 MB); the ratio keeps the writes during a
 /// run under 1 / (1 + `costRatio`) of its time however large it is. Those are not fsynced
-/// (the disk's time for 150 MB is a second or more): a crash leaves the document before
+/// (the disk's time for 160 MB is a second or more): a crash leaves the document before
 /// or the new one (ext4 replaces by rename that way; a first warm's may be lost), and the
 /// next run, finding the run killed, writes it at its start. The one at the end is made
 /// durable as every cache file is. Every document names only files the index names,

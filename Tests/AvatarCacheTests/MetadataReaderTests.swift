@@ -182,7 +182,7 @@ import AvatarCacheLookupCommand
     }
 
     /// A re-run that changes nothing a reader finds leaves the document as it is (a
-    /// million-profile re-run would write 150 MB for access times); a renamed user, or a
+    /// million-profile re-run would write 160 MB for access times); a renamed user, or a
     /// document not the one the last run wrote, is written again.
     @Test func aRerunWritesTheDocumentOnlyWhenAReaderWouldFindSomethingNew() async throws {
         let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("chelsea.jpg"))])
