@@ -15,32 +15,16 @@ import AvatarCacheLookupCommand
 @Suite(.serialized) struct MetadataReaderTests {
     static let reader = Fixtures.repositoryRoot.appendingPathComponent("scripts/metadata_lookup.py").path
 
-    /// Runs the Python reader with `arguments`; its exit status and stdout.
-    static func python(_ arguments: [String]) throws -> (status: Int32, stdout: Data, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", reader] + arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        nonisolated(unsafe) var errors = Data()
-        let errorsRead = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            errors = err.fileHandleForReading.readDataToEndOfFile()
-            errorsRead.signal()
-        }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        errorsRead.wait()
-        return (process.terminationStatus, data, String(decoding: errors, as: UTF8.self))
+    /// Runs the Python reader with `arguments`.
+    static func python(_ arguments: [String]) throws -> Binary.Result {
+        try Binary.run(["python3", reader] + arguments, executable: URL(fileURLWithPath: "/usr/bin/env"))
     }
 
     /// The reader's answer for every user of the document at one view size.
     static func readerAnswers(_ cache: URL, size: Double, scale: Int) throws -> [String: CacheLookup.Answer] {
         let result = try python([cache.path, "--all", "--size", String(size), "--scale", String(scale)])
         #expect(result.status == 0, "\(result.stderr)")
-        return try JSONDecoder().decode([String: CacheLookup.Answer].self, from: result.stdout)
+        return try JSONDecoder().decode([String: CacheLookup.Answer].self, from: Data(result.stdout.utf8))
     }
 
     /// For every user of the index, at a few view sizes and scales, the reader's answer
@@ -96,7 +80,7 @@ import AvatarCacheLookupCommand
         let byURL = try Self.python([cache.path, "--url", photoUser.url!])
         let viaLibrary = try CacheLookup(directory: CacheDirectory(root: cache))
             .lookup(url: photoUser.url!, viewPoints: 55, scale: 3, recordAccess: false)
-        #expect(try JSONDecoder().decode(CacheLookup.Answer.self, from: byURL.stdout) == viaLibrary)
+        #expect(try JSONDecoder().decode(CacheLookup.Answer.self, from: Data(byURL.stdout.utf8)) == viaLibrary)
         #expect(try Self.python([cache.path, "--user", "nobody-at-all"]).status == 66)
 
         // Pruned hard: users whose monogram and photo went show nothing, some keep a
