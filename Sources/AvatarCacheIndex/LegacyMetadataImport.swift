@@ -30,7 +30,7 @@ enum LegacyMetadataImport {
             switch version.schemaVersion {
             case CacheMetadata.legacySchemaVersion?:
                 return try decoder.decode(CacheMetadata.self, from: data)
-            case MetadataDocument.schemaVersion?, MetadataDocument.previousSchemaVersion?:
+            case let current? where current == MetadataDocument.schemaVersion || MetadataDocument.previousSchemaVersions.contains(current):
                 let document = try decoder.decode(MetadataDocument.self, from: data)
                 return CacheMetadata(entries: document.entries)
             default:

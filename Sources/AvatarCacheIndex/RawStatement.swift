@@ -4,13 +4,13 @@ import AvatarCacheSupport
 import GRDB
 import GRDBSQLite
 
-/// A prepared statement bound and stepped through SQLite's C API, for the two paths a
-/// run takes once per export record (`RunTables`: the record writer's statements and the
-/// monogram plan's walk of the run's profiles; a million of each at a million profiles),
-/// where GRDB's boxing of every argument and value read doubled the re-run
-/// (docs/performance-notes.md, "RawStatement"). Nowhere else: every other query of the
-/// store is GRDB's (records, cached statements).
-/// Use only inside a GRDB write, on that write's `Database`; nothing else is bypassed.
+/// A prepared statement bound and stepped through SQLite's C API, for the paths taken once
+/// per profile (`RunTables`: the record writer's statements and the monogram plan's walk
+/// of the run's profiles; `MetadataUsers`: metadata.json's users; a million of each at a
+/// million profiles), where GRDB's boxing of every argument and value read doubled the
+/// re-run (docs/performance-notes.md, "RawStatement"). Nowhere else: every other query of
+/// the store is GRDB's (records, cached statements).
+/// Use only inside a GRDB read or write, on its `Database`; nothing else is bypassed.
 package struct RawStatement {
     private let statement: Statement
     private var handle: OpaquePointer { statement.sqliteStatement }
@@ -75,6 +75,8 @@ package struct RawStatement {
         let handle: OpaquePointer
 
         package func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
+
+        func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 
         /// The column's text as bytes, valid until the next step.
         package func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8> {

@@ -31,7 +31,7 @@ extension CacheLookup {
     /// `file` is the cache file for the tier the view needs, or nil: draw `initials` (or
     /// `glyph`) in `textColor` on `color`. `avatar-cache lookup --json` prints this, with
     /// `file` as a path.
-    public struct Answer: Sendable, Equatable, Encodable {
+    public struct Answer: Sendable, Equatable, Codable {
         /// The user asked for, or the first user (by id) whose photo is the URL asked for.
         public var userID: String?
         /// The profile's photo URL (http or https), or the URL asked for.
@@ -57,6 +57,40 @@ extension CacheLookup {
 
         enum CodingKeys: String, CodingKey {
             case userID = "userId", photoURL = "url", displayName, initials, glyph, color, textColor, kind, file, tier, side, placeholder
+        }
+
+        /// Reads what ``encode(to:)`` writes (`avatar-cache lookup --json`).
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            userID = try container.decodeIfPresent(String.self, forKey: .userID)
+            photoURL = try container.decodeIfPresent(String.self, forKey: .photoURL)
+            displayName = try container.decodeIfPresent(String.self, forKey: .displayName)
+            initials = try container.decodeIfPresent(String.self, forKey: .initials)
+            glyph = try container.decodeIfPresent(MonogramGlyph.self, forKey: .glyph)
+            color = try container.decodeIfPresent(String.self, forKey: .color)
+            textColor = try container.decodeIfPresent(String.self, forKey: .textColor)
+            kind = try container.decode(AvatarKind.self, forKey: .kind)
+            file = try container.decodeIfPresent(String.self, forKey: .file).map { URL(fileURLWithPath: $0) }
+            tier = try container.decodeIfPresent(Int.self, forKey: .tier)
+            side = try container.decodeIfPresent(Int.self, forKey: .side)
+            placeholder = try container.decodeIfPresent(Placeholder.self, forKey: .placeholder)
+        }
+
+        init(userID: String? = nil, photoURL: String? = nil, displayName: String? = nil, initials: String? = nil,
+             glyph: MonogramGlyph? = nil, color: String? = nil, textColor: String? = nil, kind: AvatarKind,
+             file: URL? = nil, tier: Int? = nil, side: Int? = nil, placeholder: Placeholder? = nil) {
+            self.userID = userID
+            self.photoURL = photoURL
+            self.displayName = displayName
+            self.initials = initials
+            self.glyph = glyph
+            self.color = color
+            self.textColor = textColor
+            self.kind = kind
+            self.file = file
+            self.tier = tier
+            self.side = side
+            self.placeholder = placeholder
         }
 
         public func encode(to encoder: any Encoder) throws {

@@ -243,6 +243,8 @@ extension WarmPipeline {
             }
         })
         state.session.pendingDeletes.formUnion(replaced)
+        // What was committed, in metadata.json when a refresh is due (MetadataRefresh).
+        try state.metadata.committed(savedEntries: batch.contains { if case .success = $0.1 { true } else { false } })
         var committed: [String] = []
         for (job, result) in batch {
             switch result {

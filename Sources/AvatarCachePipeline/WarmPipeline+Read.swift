@@ -33,9 +33,10 @@ extension WarmPipeline {
                 inFlight.signal()
                 throw error
             }
+            let metadata = state.metadata
             state.store.recordLater(batch, at: started, sharded: sharded, repeated: { record, first in
                 duplicates.append((record.profile.origin, record.profile.id, first))
-            }, completion: { error in
+            }, profilesChanged: { metadata.noteChange() }, completion: { error in
                 if let error { failure.record(error) }
                 inFlight.signal()
             })

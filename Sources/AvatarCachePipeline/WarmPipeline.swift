@@ -88,11 +88,14 @@ public final class WarmPipeline: Sendable {
         /// Photos found on disk unreferenced (a run killed before it committed them),
         /// by content: re-used instead of decoded again.
         var recovered: [String: RenderedFiles] = [:]
+        /// metadata.json written during the run.
+        let metadata: MetadataRefresh
 
-        init(session: CacheSession, started: Date, sizes: [String: Int64]) {
+        init(session: CacheSession, started: Date, sizes: [String: Int64], metadata: MetadataRefresh) {
             self.session = session
             self.started = started
             self.sizes = sizes
+            self.metadata = metadata
         }
 
         /// What the run asks of the index.
@@ -162,11 +165,9 @@ public final class WarmPipeline: Sendable {
     private func begin(_ session: CacheSession, in directory: CacheDirectory, at started: Date,
                        report: inout RunReport) throws -> (RunState, orphans: Set<String>) {
         let store = RunStore(index: session.index)
-        if session.previousRunInterrupted {
-            // The killed run may have committed entries whose old files the previous
-            // metadata.json still names: the document follows the index before any sweep.
-            try store.writeMetadata(to: directory)
-        }
+        // A first warm's metadata.json exists from here on; a killed run's is written again.
+        let metadata = MetadataRefresh(directory: directory, store: store, started: started)
+        try metadata.begin(previousRunInterrupted: session.previousRunInterrupted)
         try store.beginRun(at: started, shard: configuration.shard?.description)
         let referenced = try store.referencedFileNames()
         var listing = try directory.listFiles()
@@ -175,7 +176,8 @@ public final class WarmPipeline: Sendable {
         if !swept.isEmpty { listing.removeAll { swept.contains($0.name) } }
         let orphans = Set(listing.map(\.name).filter { CacheDirectory.isCacheFileName($0) && !referenced.contains($0) })
         let state = RunState(session: session, started: started,
-                             sizes: Dictionary(listing.map { ($0.name, $0.size) }, uniquingKeysWith: { a, _ in a }))
+                             sizes: Dictionary(listing.map { ($0.name, $0.size) }, uniquingKeysWith: { a, _ in a }),
+                             metadata: metadata)
         return (state, orphans)
     }
 
@@ -208,7 +210,8 @@ public final class WarmPipeline: Sendable {
             logger.notice("stopped early: what is done is saved", metadata: ["reason": "\(reason)"])
         }
         let outcome = try session.finish(pruner: Pruner(budgetBytes: configuration.budgetBytes, trimRatio: configuration.trimRatio),
-                                         entriesChanged: true, orphans: orphans)
+                                         entriesChanged: try state.metadata.finalWriteNeeded, orphans: orphans)
+        try state.metadata.finished(written: outcome.documentWritten)
         try directory.markRunFinished()
         stages.done("prune and save")
         report.evicted = outcome.plan.evicted.count

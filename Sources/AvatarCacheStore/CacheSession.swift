@@ -61,6 +61,8 @@ public final class CacheSession {
         public var cacheBytes: Int64
         /// Files deleted from disk.
         public var deletedFiles: Int
+        /// metadata.json was written.
+        public var documentWritten = false
     }
 
     /// Prunes to budget, rewrites metadata.json when entries changed (`entriesChanged`, an
@@ -68,7 +70,8 @@ public final class CacheSession {
     /// replaced files, and `orphans` (cache files found unreferenced) still unreferenced.
     public func finish(pruner: Pruner, entriesChanged: Bool, orphans: Set<String> = []) throws -> Outcome {
         let plan = try index.write { try pruner.prune($0) }
-        if entriesChanged || !plan.evicted.isEmpty || directory.fileSize(CacheDirectory.metadataName) == nil {
+        let documentWritten = entriesChanged || !plan.evicted.isEmpty || directory.fileSize(CacheDirectory.metadataName) == nil
+        if documentWritten {
             try index.read { try MetadataDocument.write(from: $0, to: directory) }
         }
         let candidates = pendingDeletes.union(plan.filesToDelete).union(orphans)
@@ -82,7 +85,7 @@ public final class CacheSession {
                 "bytesBefore": .stringConvertible(plan.bytesBefore), "bytesAfter": .stringConvertible(plan.bytesAfter),
             ])
         }
-        return Outcome(plan: plan, cacheBytes: plan.bytesAfter, deletedFiles: deletable.count)
+        return Outcome(plan: plan, cacheBytes: plan.bytesAfter, deletedFiles: deletable.count, documentWritten: documentWritten)
     }
 
     /// Releases the lock (the index stays readable by others).

@@ -7,6 +7,10 @@ enum CacheSettings {
     static let id = "id"
     /// `i/n` when the last run took one shard of a split run (`--shard`).
     static let shard = "shard"
+    /// The device, inode, size and modification time of the metadata.json a warm last
+    /// wrote durably: unchanged, and nothing a reader finds changed, a run need not write
+    /// it again (`MetadataRefresh`).
+    static let metadataStamp = "metadataStamp"
 
     static func value(_ db: Database, _ name: String) throws -> String? {
         try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM cacheSetting WHERE name = ?"), arguments: [name])

@@ -29,9 +29,18 @@ package struct RunStore: Sendable {
         }
     }
 
-    /// metadata.json written again from the index.
-    package func writeMetadata(to directory: CacheDirectory) throws {
-        try index.read { try MetadataDocument.write(from: $0, to: directory) }
+    /// metadata.json written again from the index (not `durable`: without an fsync).
+    package func writeMetadata(to directory: CacheDirectory, durable: Bool = true) throws {
+        try index.read { try MetadataDocument.write(from: $0, to: directory, durable: durable) }
+    }
+
+    /// What the run noted of the metadata.json it last wrote durably (`MetadataRefresh`).
+    package func metadataStamp() throws -> String? {
+        try index.read { try CacheSettings.value($0, CacheSettings.metadataStamp) }
+    }
+
+    package func setMetadataStamp(_ stamp: String?) throws {
+        try index.write { try CacheSettings.set($0, CacheSettings.metadataStamp, to: stamp) }
     }
 
     /// Every file name an entry uses.
@@ -56,12 +65,15 @@ package struct RunStore: Sendable {
     /// Records a batch of export records in one transaction, written on the index's
     /// writer queue while the caller reads on. `repeated` is told of each record whose
     /// id an earlier record of the same export had (with that record's rank: nothing of
-    /// this one is written); `completion` when the batch is written or has failed.
+    /// this one is written); `profilesChanged` when the batch added or changed a profile;
+    /// `completion` when the batch is written or has failed.
     package func recordLater(_ records: [ExportRecord], at date: Date, sharded: Bool,
                      repeated: @escaping @Sendable (ExportRecord, Int) -> Void,
+                     profilesChanged: @escaping @Sendable () -> Void = {},
                      completion: @escaping @Sendable (Error?) -> Void) {
         index.writeLater({ db in
-            let writer = try RunTables.RecordWriter(db)
+            var writer = try RunTables.RecordWriter(db)
+            defer { if writer.profilesChanged > 0 { profilesChanged() } }
             for record in records {
                 if !record.owned {
                     try writer.writeOther(record.profile.id, at: record.position)

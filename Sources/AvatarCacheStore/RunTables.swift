@@ -39,6 +39,8 @@ package enum RunTables {
         let otherInFile: RawStatement
         let saveProfile: RawStatement
         let addSource: RawStatement
+        /// Profile rows this writer inserted or changed (an unchanged record writes none).
+        private(set) var profilesChanged = 0
 
         init(_ db: Database) throws {
             addProfile = try RawStatement(db, sql: "INSERT OR IGNORE INTO temp.run_profile (id, rank) VALUES (?, ?)")
@@ -66,7 +68,7 @@ package enum RunTables {
 
         /// Writes a record of this run; returns the rank of the earlier record of the same
         /// id in the same export instead, when there is one (nothing written).
-        func write(_ profile: Profile, at position: RecordPosition, date: Date, sharded: Bool) throws -> Int? {
+        mutating func write(_ profile: Profile, at position: RecordPosition, date: Date, sharded: Bool) throws -> Int? {
             func earlier(_ statement: RawStatement) throws -> Int? {
                 statement.bind(1, profile.id)
                 statement.bind(2, position.fileStart)
@@ -90,9 +92,9 @@ package enum RunTables {
             try addOther.execute()
         }
 
-        private func save(_ profile: Profile, rank: Int, at date: Date) throws -> Int? {
+        private mutating func save(_ profile: Profile, rank: Int, at date: Date) throws -> Int? {
             ProfileRecords.bindSave(saveProfile, profile, at: date, readOrder: rank)
-            try saveProfile.execute()
+            if try saveProfile.execute() > 0 { profilesChanged += 1 }
             guard let photo = profile.photo else { return nil }
             addSource.bind(1, rank)
             addSource.bind(2, photo.key)

@@ -44,14 +44,14 @@ import AvatarCacheTestSupport
             if let object = value as? [String: Any] {
                 for (key, inner) in object {
                     if !keysAreData { fields.insert(key) }
-                    collect(inner, keysAreData: !keysAreData && (key == "entries" || key == "files"))
+                    collect(inner, keysAreData: !keysAreData && (key == "entries" || key == "files" || key == "users"))
                 }
             } else if let array = value as? [Any] {
                 array.forEach { collect($0, keysAreData: false) }
             }
         }
         collect(json, keysAreData: false)
-        #expect(fields.isSuperset(of: ["schemaVersion", "entries", "files", "placeholder", "thumbHash", "etag"]), "\(fields.sorted())")
+        #expect(fields.isSuperset(of: ["schemaVersion", "entries", "files", "placeholder", "thumbHash", "etag", "users", "entry", "glyph", "textColor"]), "\(fields.sorted())")
         let page = try Fixtures.page("docs/cache-format.md")
         let missing = fields.sorted().filter { !page.contains("`\($0)`") }
         #expect(missing.isEmpty, "fields of metadata.json docs/cache-format.md does not name: \(missing)")

@@ -110,7 +110,7 @@ import AvatarCacheTestSupport
         // metadata.json is written from the index: damaged, the next run writes it again.
         let documentDamages: [(String, Data)] = [
             ("garbage", garbage), ("truncated", good.prefix(good.count / 2)), ("empty", Data()),
-            ("wrong schema", Data(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"schemaVersion\":2", with: "\"schemaVersion\":99").utf8)),
+            ("wrong schema", Data(String(decoding: good, as: UTF8.self).replacingOccurrences(of: "\"schemaVersion\":\(MetadataDocument.schemaVersion)", with: "\"schemaVersion\":99").utf8)),
         ]
         for (name, bytes) in documentDamages {
             try bytes.write(to: metadataURL)

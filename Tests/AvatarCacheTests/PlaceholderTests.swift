@@ -144,7 +144,7 @@ import AvatarCacheLookupCommand
             #expect(report.failed == 0)
 
             let document = try MetadataDocument.read(CacheDirectory(root: cache))
-            #expect(document.schemaVersion == 3)
+            #expect(document.schemaVersion == MetadataDocument.schemaVersion)
             let photos = document.entries.values.filter { $0.kind == .photo }
             #expect(photos.count == names.count)
             for entry in photos {
@@ -230,7 +230,7 @@ import AvatarCacheLookupCommand
         let report = try await WarmPipeline(configuration: configuration, logger: .test).run()
         #expect(report.downloaded == 0 && server.requests.count == requestsBefore)
         let upgraded = try MetadataDocument.read(CacheDirectory(root: cache))
-        #expect(upgraded.schemaVersion == 3)
+        #expect(upgraded.schemaVersion == MetadataDocument.schemaVersion)
         #expect(upgraded.entries[server.url("/a.jpg")]?.placeholder == nil)
         let lookup = try CacheLookup(cache: cache)
         #expect(try lookup.answer(forUser: "a", viewSize: 55, scale: 3).placeholder == nil)

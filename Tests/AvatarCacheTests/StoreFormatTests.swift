@@ -126,8 +126,21 @@ struct IndexAndDocumentTests {
         let ours = try [UInt8](Data(contentsOf: directory.appendingPathComponent(CacheDirectory.metadataName)))
         let entries = try index.snapshot().entries
         #expect(entries.count == 2500)
+        // The users as the library's lookup answers for them, the entry each shows named.
+        let snapshot = try index.snapshot()
+        let lookup = try CacheLookup(cache: directory, recordsAccess: false)
+        var users: [String: MetadataDocument.User] = [:]
+        for (id, profile) in snapshot.profiles {
+            let answer = try lookup.answer(forUser: id, viewSize: 55, scale: 3)
+            users[id] = MetadataDocument.User(
+                color: try #require(answer.color), displayName: answer.displayName?.isEmpty == false ? answer.displayName : nil,
+                entry: answer.kind == .photo ? profile.photoSource : answer.kind == .monogram ? profile.monogramSource : nil,
+                glyph: answer.glyph, initials: answer.initials ?? "", kind: answer.kind,
+                photo: answer.kind == .photo ? nil : profile.photoSource, textColor: try #require(answer.textColor))
+        }
+        #expect(users.count == 2500 && Set(users.values.map(\.kind)).count >= 2)
         let whole = MetadataDocument(schemaVersion: MetadataDocument.schemaVersion, generator: "avatar-cache \(AvatarCacheVersion.string)",
-                                     updatedAt: date, entries: entries)
+                                     updatedAt: date, entries: entries, users: users)
         let foundation = [UInt8](try MetadataDocument.encoder.encode(whole))
         if ours != foundation {
             let at = (0..<min(ours.count, foundation.count)).first { ours[$0] != foundation[$0] } ?? min(ours.count, foundation.count)

@@ -155,7 +155,7 @@ public struct CacheVerifier: Sendable {
         }
     }
 
-    /// The apps' document reads, and every file it names exists.
+    /// The apps' document reads, every file it names exists, and every user's entry is in it.
     private func checkDocument(_ findings: inout Findings) {
         guard findings.sizes[CacheDirectory.metadataName] != nil else {
             if !findings.interrupted && findings.entries > 0 {
@@ -170,6 +170,11 @@ public struct CacheVerifier: Sendable {
                     findings.problems.append(Problem(kind: .documentDangling, subject: shownURL(key), detail: "metadata.json names \(name), which does not exist"))
                     continue outer
                 }
+            }
+            // Each user's entry is one the document holds (a reader finds their files there).
+            for (id, user) in (document.users ?? [:]).sorted(by: { $0.key < $1.key }) {
+                guard let key = user.entry, document.entries[key] == nil else { continue }
+                findings.problems.append(Problem(kind: .documentDangling, subject: "user \(id)", detail: "metadata.json shows \(shownURL(key)), which it does not hold"))
             }
         } catch {
             findings.problems.append(Problem(kind: .documentUnreadable, subject: CacheDirectory.metadataName, detail: "\(error)"))
