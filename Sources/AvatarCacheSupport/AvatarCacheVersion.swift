@@ -6,7 +6,7 @@ import CBuildStamp
 /// metadata.json's `generator` and the HTTP User-Agent all read it from here.
 public enum AvatarCacheVersion {
     /// The release number; bump it here.
-    public static let number = "0.2.0"
+    public static let number = "0.3.0"
 
     /// The commit the binary was built from (12 hex digits, `.dirty` when the tree had
     /// uncommitted changes), when the build was told (`scripts/build-env` sets
