@@ -145,7 +145,9 @@ extension WarmPipeline {
                     try await commit(&finished, state: state, coordinator: coordinator, writer: writer, report: &report)
                 case let .downloaded(item):
                     downloading -= 1
-                    if let result = item.result {
+                    if item.notStarted {
+                        // Read ahead, its turn came after the run began to stop: left for the next run.
+                    } else if let result = item.result {
                         finished.append((item.job, result))
                         progressed()
                     } else {
@@ -184,6 +186,8 @@ extension WarmPipeline {
         var photo: FetchedPhoto?
         var result: Result<Outcome, SourceFailure>?
         var fetchSeconds: Double = 0
+        /// Its turn came once the run was stopping: no request was sent, nothing is recorded.
+        var notStarted = false
     }
 
     /// The download stage of one job: a slot of the requests in flight for its host, a
@@ -195,6 +199,12 @@ extension WarmPipeline {
         let slot = RequestSlot(limiter, for: url)
         await slot.acquire()
         let ticket = await backlog.admit()
+        // Once stopping, nothing new starts (the sources read ahead wait above); what runs finishes.
+        guard !control.isStopping else {
+            slot.release()
+            await backlog.release(ticket)
+            return Downloaded(job: job, notStarted: true)
+        }
         let jobStarted = DispatchTime.now().uptimeNanoseconds
         let validators = job.previous.map { Validators(etag: $0.etag, lastModified: $0.lastModified) }
         let fetchedResult: FetchResult
