@@ -89,7 +89,7 @@ public enum Settings {
         valueName: "n", binding: .at(\.concurrency))
     public static let requestsInFlight = Setting<Int>(
         "requests-in-flight", \.requestsInFlight, .integer(1...4096), default: 256,
-        help: "Downloads under way at once, over all hosts (bounded also by --max-download-memory).",
+        help: "Downloads under way at once over all hosts, at most: as many as keep the decode threads fed (at least 16), within --max-download-memory.",
         valueName: "n", binding: .at(\.requestsInFlight))
     public static let requestsPerHost = Setting<Int>(
         "requests-per-host", \.requestsPerHost, .integer(1...1024), default: 128,

@@ -70,8 +70,8 @@ public struct WarmConfiguration: Sendable {
     /// Sources rendered at once: decoding, drawing or waiting for a decode thread.
     /// Downloads are limited apart (`requestsInFlight`). Default 16.
     public var concurrency: Int = Settings.concurrency.defaultValue
-    /// Downloads under way at once over all hosts, enough to hide a round trip of a
-    /// quarter of a second; bounded also by `maxDownloadMemory`. Default 256.
+    /// Downloads under way at once over all hosts, at most: within it, as many as keep the
+    /// decode threads fed (`RequestLimiter`), and `maxDownloadMemory`. Default 256.
     public var requestsInFlight: Int = Settings.requestsInFlight.defaultValue
     /// Downloads under way at once to one HTTP/2 host (streams of its connection); an
     /// HTTP/1.x host gets `maxConnectionsPerHost`. Default 128.

@@ -130,9 +130,11 @@ actor Backlog {
         wakeOne()
     }
 
-    /// The body is downloaded (`size` bytes) and waits for its decode.
-    func downloaded(_ ticket: Ticket, bytes size: Int) {
-        guard var place = places[ticket.id], place.hold == nil else { return }
+    /// The body is downloaded (`size` bytes) and waits for its decode. Returns how many
+    /// bodies wait now, this one included.
+    @discardableResult
+    func downloaded(_ ticket: Ticket, bytes size: Int) -> Int {
+        guard var place = places[ticket.id], place.hold == nil else { return held + smallHeld }
         learn(size, &place)
         let hold: Hold = size < small ? .small : .large
         switch hold {
@@ -146,6 +148,7 @@ actor Backlog {
         peakWaitingBytes = max(peakWaitingBytes, waitingBytes)
         places[ticket.id] = place
         wakeOne()
+        return held + smallHeld
     }
 
     /// The download failed, or its body is decoded (or failed to): its place is free.

@@ -105,7 +105,8 @@ extension WarmPipeline {
                     downloading += 1
                     group.addTask {
                         .downloaded(await self.download(job, url: url, sendMonicaToken: sendMonicaToken, fetcher: fetcher,
-                                                        limiter: limiter, backlog: backlog, started: state.started))
+                                                        limiter: limiter, backlog: backlog, pool: shared.pool,
+                                                        started: state.started))
                     }
                 }
             }
@@ -194,7 +195,7 @@ extension WarmPipeline {
     /// place in the backlog, then the bytes.
     private func download(
         _ job: Job, url: String, sendMonicaToken: Bool, fetcher: HTTPFetcher,
-        limiter: RequestLimiter, backlog: Backlog, started: Date
+        limiter: RequestLimiter, backlog: Backlog, pool: DecodeWorkerPool, started: Date
     ) async -> Downloaded {
         let slot = RequestSlot(limiter, for: url)
         await slot.acquire()
@@ -237,6 +238,10 @@ extension WarmPipeline {
                                                                  notModified: true, fetchSeconds: fetchSeconds)))
         case .fetched(let fetched):
             await backlog.downloaded(ticket, bytes: fetched.bytes.count)
+            // As many requests in flight as keep the decode threads fed (RequestLimiter.resize).
+            if let decodeSeconds = pool.meanJobSeconds {
+                limiter.resize(afterRequestOf: fetchSeconds, decodeSeconds: decodeSeconds, threads: pool.threadCount)
+            }
             return Downloaded(job: job, ticket: ticket, photo: fetched, fetchSeconds: fetchSeconds)
         }
     }

@@ -170,6 +170,21 @@ import AvatarCacheTestSupport
         #expect(await !acquired(limiter, tls, within: 0.2), "an https:// host that answered over HTTP/1.1: its connections")
     }
 
+    @Test func theWindowHidesTheRoundTripAndNoMore() {
+        // Two decode threads at 3 ms a photo: requests of 2 ms (loopback) need no more than
+        // the minimum; of 100 ms, 1.5 × 2 × 0.1 / 0.003 = 100; of 500 ms, more than the total.
+        let limiter = RequestLimiter(total: 256, perHost: 128, perHTTP1Host: 8)
+        #expect(limiter.currentWindow == 16)
+        for _ in 0..<50 { limiter.resize(afterRequestOf: 0.002, decodeSeconds: 0.003, threads: 2) }
+        #expect(limiter.currentWindow == 16)
+        for _ in 0..<300 { limiter.resize(afterRequestOf: 0.1, decodeSeconds: 0.003, threads: 2) }
+        #expect(limiter.currentWindow == 100)
+        for _ in 0..<300 { limiter.resize(afterRequestOf: 0.5, decodeSeconds: 0.003, threads: 2) }
+        #expect(limiter.currentWindow == 256)
+        for _ in 0..<300 { limiter.resize(afterRequestOf: 0.002, decodeSeconds: 0.003, threads: 2) }
+        #expect(limiter.currentWindow == 16, "and back when the round trips shorten")
+    }
+
     @Test func theHostsTakeTurnsWhenTheTotalIsFull() async {
         // One slot; a waits with three requests, then b with one: b goes second, not fourth.
         let limiter = RequestLimiter(total: 1, perHost: 10, perHTTP1Host: 10)
