@@ -87,8 +87,9 @@ extension WarmPipeline {
             var pendingFirst: Job? = first
             var done = 0, downloading = 0, rendering = 0
             var exhausted = false
-            /// Past their download (or needing none), waiting for the render stage.
-            var toRender: [Downloaded] = [], toRenderHead = 0
+            /// Past their download (or needing none), waiting for the render stage; a taken
+            /// one's place is emptied at once (its body must not outlive its render).
+            var toRender: [Downloaded?] = [], toRenderHead = 0
             var clockRunning = false
             func readMore() throws {
                 // Once stopping, nothing new starts; what runs finishes.
@@ -111,11 +112,14 @@ extension WarmPipeline {
                 }
             }
             func startRenders() {
-                while rendering < configuration.concurrency, toRenderHead < toRender.count {
-                    let item = toRender[toRenderHead]
+                while rendering < configuration.concurrency, toRenderHead < toRender.count, let item = toRender[toRenderHead] {
+                    toRender[toRenderHead] = nil
                     toRenderHead += 1
                     if toRenderHead == toRender.count {
                         toRender.removeAll(keepingCapacity: true)
+                        toRenderHead = 0
+                    } else if toRenderHead >= 64 && toRenderHead * 2 >= toRender.count {
+                        toRender.removeFirst(toRenderHead)
                         toRenderHead = 0
                     }
                     rendering += 1
