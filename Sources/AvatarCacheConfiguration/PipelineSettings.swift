@@ -37,6 +37,8 @@ public struct PipelineSettings: Sendable, Equatable {
     public var failureTTLHours: Double?
     // Concurrency
     public var concurrency: Int?
+    public var requestsInFlight: Int?
+    public var requestsPerHost: Int?
     public var decodeThreads: Int?
     public var maxConnectionsPerHost: Int?
     // Limits

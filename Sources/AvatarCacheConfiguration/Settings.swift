@@ -85,7 +85,16 @@ public enum Settings {
 
     public static let concurrency = Setting<Int>(
         "concurrency", \.concurrency, .integer(1...1024), default: 16,
-        help: "Sources in flight at once.", valueName: "n", binding: .at(\.concurrency))
+        help: "Sources rendered at once: decoding, drawing or waiting for a decode thread (downloads: --requests-in-flight).",
+        valueName: "n", binding: .at(\.concurrency))
+    public static let requestsInFlight = Setting<Int>(
+        "requests-in-flight", \.requestsInFlight, .integer(1...4096), default: 256,
+        help: "Downloads under way at once over all hosts, at most: as many as keep the decode threads fed (at least 16), within --max-download-memory.",
+        valueName: "n", binding: .at(\.requestsInFlight))
+    public static let requestsPerHost = Setting<Int>(
+        "requests-per-host", \.requestsPerHost, .integer(1...1024), default: 128,
+        help: "Downloads under way at once to one HTTP/2 host; an HTTP/1.1 host gets its --max-connections-per-host.",
+        valueName: "n", binding: .at(\.requestsPerHost))
     public static let decodeThreads = Setting<Int>(
         "decode-threads", \.decodeThreads, .integer(1...256), default: min(256, ProcessInfo.processInfo.activeProcessorCount),
         defaultInWords: "the number of cores",
@@ -186,7 +195,7 @@ public enum Settings {
         cache, format, shard, map, storageBucket,
         sizes, scales, crop, outputFormat, monogramFormat, quality,
         budget, trimRatio, ttlHours, maxTTLHours, failureTTLHours,
-        concurrency, decodeThreads, maxConnectionsPerHost,
+        concurrency, requestsInFlight, requestsPerHost, decodeThreads, maxConnectionsPerHost,
         maxBytes, maxPixels, maxDecodeMemory, maxDownloadMemory, maxRecordBytes, timeout, connectTimeout, maxRedirects, retries,
         maxRetryWait, sourceDeadline, allowPrivateNetworks, allowHosts, caFile,
         monicaHost, monicaTokenFile, monicaTokenEnv,

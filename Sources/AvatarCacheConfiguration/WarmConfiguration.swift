@@ -67,8 +67,15 @@ public struct WarmConfiguration: Sendable {
 
     // MARK: Concurrency
 
-    /// Sources in flight at once (downloading or decoding).
+    /// Sources rendered at once: decoding, drawing or waiting for a decode thread.
+    /// Downloads are limited apart (`requestsInFlight`). Default 16.
     public var concurrency: Int = Settings.concurrency.defaultValue
+    /// Downloads under way at once over all hosts, at most: within it, as many as keep the
+    /// decode threads fed (`RequestLimiter`), and `maxDownloadMemory`. Default 256.
+    public var requestsInFlight: Int = Settings.requestsInFlight.defaultValue
+    /// Downloads under way at once to one HTTP/2 host (streams of its connection); an
+    /// HTTP/1.x host gets `maxConnectionsPerHost`. Default 128.
+    public var requestsPerHost: Int = Settings.requestsPerHost.defaultValue
     /// Threads decoding with libvips, one image each.
     public var decodeThreads: Int = Settings.decodeThreads.defaultValue
     /// Connections to one host at once.

@@ -100,8 +100,10 @@ public final class HTTPFetcher: Sendable {
     /// within `sourceDeadline` seconds. `credential`: the Monica token, attached only on hops to its host.
     /// `validators`: make the request conditional; a 304 gives `.notModified`.
     /// `sized`: told a photo's `Content-Length` before its body is read (each attempt's).
+    /// `slot`: the request's slot of the requests in flight, held by the caller; given back
+    /// while waiting to try again (a `Retry-After` holds none) and taken again after.
     public func fetch(_ urlString: String, credential: MonicaCredential? = nil, validators: Validators? = nil,
-                      sized: (@Sendable (Int) async -> Void)? = nil) async throws -> FetchResult {
+                      slot: RequestSlot? = nil, sized: (@Sendable (Int) async -> Void)? = nil) async throws -> FetchResult {
         var waited = 0.0
         var attempt = 0
         let started = DispatchTime.now().uptimeNanoseconds
@@ -113,7 +115,7 @@ public final class HTTPFetcher: Sendable {
                 let reason = left < limits.timeout
                     ? "no complete answer within the source deadline of \(limits.sourceDeadline) s (\(attempt + 1) attempts)"
                     : "no complete answer within \(limits.timeout) s"
-                return try await fetchOnce(urlString, credential: credential, validators: validators, sized: sized,
+                return try await fetchOnce(urlString, credential: credential, validators: validators, slot: slot, sized: sized,
                                            timeout: timeout, timeoutReason: reason)
             } catch let failure as Retryable {
                 attempt += 1
@@ -124,7 +126,9 @@ public final class HTTPFetcher: Sendable {
                     throw failure.failure
                 }
                 waited += delay
+                slot?.release()
                 try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+                await slot?.acquire(first: true)
             }
         }
     }
@@ -198,11 +202,11 @@ public final class HTTPFetcher: Sendable {
     /// One attempt, bounded as a whole by `timeout`: connect, every redirect and the
     /// whole body. The client's own read timeout only notices silence, so a server that
     /// sends one byte a second would otherwise hold the attempt forever.
-    private func fetchOnce(_ urlString: String, credential: MonicaCredential?, validators: Validators?,
+    private func fetchOnce(_ urlString: String, credential: MonicaCredential?, validators: Validators?, slot: RequestSlot?,
                            sized: (@Sendable (Int) async -> Void)?, timeout: Double, timeoutReason: String) async throws -> FetchResult {
         return try await withThrowingTaskGroup(of: FetchResult.self) { group in
             group.addTask {
-                try await self.attempt(urlString, credential: credential, validators: validators, sized: sized, timeout: timeout)
+                try await self.attempt(urlString, credential: credential, validators: validators, slot: slot, sized: sized, timeout: timeout)
             }
             group.addTask {
                 try await Task.sleep(nanoseconds: UInt64(max(timeout, 0) * 1e9))
@@ -214,7 +218,7 @@ public final class HTTPFetcher: Sendable {
         }
     }
 
-    private func attempt(_ urlString: String, credential: MonicaCredential?, validators: Validators?,
+    private func attempt(_ urlString: String, credential: MonicaCredential?, validators: Validators?, slot: RequestSlot?,
                          sized: (@Sendable (Int) async -> Void)?, timeout: Double) async throws -> FetchResult {
         var url = try policy.checkedURL(urlString)
         let deadline = NIODeadline.now() + .milliseconds(Int64(max(timeout, 0) * 1000))
@@ -239,6 +243,8 @@ public final class HTTPFetcher: Sendable {
             }
             let response = answer!
             let status = response.status.code
+            // An HTTP/1.x host takes as many requests at once as its connections.
+            if redirects == 0, response.version.major == 1, let slot { slot.limiter.answeredOverHTTP1(slot.host) }
             trace?.trace("http hop", metadata: [
                 "url": "\(Self.traced(url))", "status": "\(status)", "redirects": "\(redirects)",
                 "token": "\(credential?.matches(url) == true ? "sent (not shown)" : "none")",

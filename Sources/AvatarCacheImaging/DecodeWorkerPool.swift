@@ -30,6 +30,8 @@ public final class DecodeWorkerPool: @unchecked Sendable {
     /// whether jobs were queued: any change to the queue ends a wait).
     private var idleNanoseconds = (noWork: UInt64(0), noMemory: UInt64(0))
     private var waits: [(since: UInt64, queued: Bool)?]
+    /// Time the threads spent running jobs, and the jobs run: their mean, `meanJobSeconds`.
+    private var busy = (nanoseconds: UInt64(0), jobs: 0)
     public let threadCount: Int
     private let gate: DecodeMemoryGate?
     /// What was last told: a thread waits while every queued job waits for memory.
@@ -121,6 +123,13 @@ public final class DecodeWorkerPool: @unchecked Sendable {
         return (Double(total.noWork) / 1e9, Double(total.noMemory) / 1e9)
     }
 
+    /// The mean time a job has taken on a thread so far (nil before the first).
+    public var meanJobSeconds: Double? {
+        condition.lock()
+        defer { condition.unlock() }
+        return busy.jobs == 0 ? nil : Double(busy.nanoseconds) / Double(busy.jobs) / 1e9
+    }
+
     /// Lets the queued work finish, then ends the threads. Blocks until they have ended.
     public func shutdown() {
         condition.lock()
@@ -162,7 +171,13 @@ public final class DecodeWorkerPool: @unchecked Sendable {
             }
             let job = queue.remove(at: index)
             condition.unlock()
+            let started = DispatchTime.now().uptimeNanoseconds
             job.work()
+            let took = DispatchTime.now().uptimeNanoseconds - started
+            condition.lock()
+            busy.nanoseconds += took
+            busy.jobs += 1
+            condition.unlock()
         }
     }
 }

@@ -57,6 +57,10 @@ actor Backlog {
     /// What the places count for, added up.
     private var bytes = 0
     private var places: [Int: Place] = [:]
+    /// Bytes of the bodies downloaded and waiting for their decode (or decoding), and the
+    /// most they came to: the report's `peakBytesWaitingForDecode`.
+    private var waitingBytes = 0
+    private(set) var peakWaitingBytes = 0
     private var nextID = 0
     /// Sizes known so far, for the mean a download counts for before its headers.
     private var sizedBytes = 0
@@ -126,9 +130,11 @@ actor Backlog {
         wakeOne()
     }
 
-    /// The body is downloaded (`size` bytes) and waits for its decode.
-    func downloaded(_ ticket: Ticket, bytes size: Int) {
-        guard var place = places[ticket.id], place.hold == nil else { return }
+    /// The body is downloaded (`size` bytes) and waits for its decode. Returns how many
+    /// bodies wait now, this one included.
+    @discardableResult
+    func downloaded(_ ticket: Ticket, bytes size: Int) -> Int {
+        guard var place = places[ticket.id], place.hold == nil else { return held + smallHeld }
         learn(size, &place)
         let hold: Hold = size < small ? .small : .large
         switch hold {
@@ -138,14 +144,18 @@ actor Backlog {
         place.hold = hold
         if place.extra { extraDownloading -= 1 }
         count(size, &place)
+        waitingBytes += size
+        peakWaitingBytes = max(peakWaitingBytes, waitingBytes)
         places[ticket.id] = place
         wakeOne()
+        return held + smallHeld
     }
 
     /// The download failed, or its body is decoded (or failed to): its place is free.
     func release(_ ticket: Ticket) {
         guard let place = places.removeValue(forKey: ticket.id) else { return }
         bytes -= place.bytes
+        if place.hold != nil { waitingBytes -= place.bytes }
         if place.extra {
             extraHeld -= 1
             if place.hold == nil { extraDownloading -= 1 }

@@ -74,6 +74,11 @@ public struct RunReport: Codable, Sendable {
     /// its connection: an HTTP/2 GOAWAY or refused stream, a keep-alive connection closed
     /// before the answer): neither retries nor failures.
     public var requestsResent = 0
+    /// The most requests in flight at once, over all hosts (at most `--requests-in-flight`).
+    public var peakRequestsInFlight = 0
+    /// The most bytes the downloaded bodies waiting for (or in) their decode held at once:
+    /// `--max-download-memory` bounds them, give or take the body that crossed it.
+    public var peakBytesWaitingForDecode = 0
     public var bytesDownloaded: Int64 = 0
     public var filesWritten = 0
     /// Bytes of every file in the cache after the run (and prune).

@@ -14,6 +14,8 @@ extension WarmPipeline {
         let pool: DecodeWorkerPool
         let files: DecodeWorkerPool
         let writer: RenderWriter
+        /// Requests in flight, over all hosts and per host.
+        let limiter: RequestLimiter
 
         init(_ configuration: WarmConfiguration, logger: Logger) {
             fetcher = HTTPFetcher(
@@ -23,6 +25,8 @@ extension WarmPipeline {
                 caFile: configuration.caFile,
                 trace: logger
             )
+            limiter = RequestLimiter(total: configuration.requestsInFlight, perHost: configuration.requestsPerHost,
+                                     perHTTP1Host: configuration.maxConnectionsPerHost)
             let gate = DecodeMemoryGate(budgetBytes: configuration.maxDecodeMemory)
             pool = DecodeWorkerPool(threads: configuration.decodeThreads, gate: gate)
             // Each thread mostly waits for the disk; two keep an fsync in flight while the
@@ -45,9 +49,18 @@ extension WarmPipeline {
         }
     }
 
-    /// Runs the jobs `next` hands out, `concurrency` at a time, and commits their
-    /// results to the index `mergeBatch` at a time, or every `commitInterval` seconds.
+    /// Runs the jobs `next` hands out in two stages with limits of their own, and commits
+    /// their results to the index `mergeBatch` at a time, or every `commitInterval` seconds.
     /// `settled` counts the sources the plan settled without a job (for the progress).
+    ///
+    /// read (lazily) -> download: `requestsInFlight` requests at once over all hosts, a
+    /// host its own share of them (`RequestLimiter`), no new one while the bodies held reach
+    /// `maxDownloadMemory` (`Backlog`) -> render: `concurrency` sources at once, their
+    /// decodes on the decode threads -> commit. Inline photos and monograms go straight to
+    /// the render stage. Sources are read only while the download stage has fewer than
+    /// `requestsInFlight` + `lookahead` of them (the rest wait for their host's turn) and
+    /// fewer than `concurrency` wait for the render stage: memory is bounded at any size of
+    /// export, and a slow host's sources waiting do not keep the others from being read.
     func process(
         stage: String, total: Int, next: () throws -> Job?, settled: () -> Int,
         state: RunState, workers: inout Workers?, report: inout RunReport
@@ -55,7 +68,7 @@ extension WarmPipeline {
         guard !control.isStopping, let first = try next() else { return }
         let shared = workers ?? Workers(configuration, logger: logger)
         workers = shared
-        let fetcher = shared.fetcher, writer = shared.writer
+        let fetcher = shared.fetcher, writer = shared.writer, limiter = shared.limiter
         let coordinator = RenderCoordinator(known: { [self] in knownFiles(forContent: $0, state: state) })
         // Downloaded bodies waiting for a decode thread: beyond a couple per thread they
         // only hold memory, so no new download starts while that many wait; small ones
@@ -65,103 +78,193 @@ extension WarmPipeline {
                               byteLimit: Int(clamping: configuration.maxDownloadMemory))
         shared.pool.tellStarving { starving, sequence in Task { await backlog.starving(starving, sequence: sequence) } }
         defer { shared.pool.tellStarving(nil) }
+        let downloadWindow = configuration.requestsInFlight + Self.lookahead
         var finished: [(Job, Result<Outcome, SourceFailure>)] = []
-        // A job's end, or the commit clock: results wait at most `commitInterval` for their
-        // commit, even while the jobs still running take minutes.
-        enum Event { case finished(Job, Result<Outcome, SourceFailure>), commitDue }
+        // A download's end, a job's end, or the commit clock: results wait at most
+        // `commitInterval` for their commit, even while the jobs still running take minutes.
+        enum Event { case downloaded(Downloaded), finished(Job, Result<Outcome, SourceFailure>), commitDue }
         try await withThrowingTaskGroup(of: Event.self) { group in
             var pendingFirst: Job? = first
-            var done = 0, running = 0
+            var done = 0, downloading = 0, rendering = 0
+            var exhausted = false
+            /// Past their download (or needing none), waiting for the render stage; a taken
+            /// one's place is emptied at once (its body must not outlive its render).
+            var toRender: [Downloaded?] = [], toRenderHead = 0
             var clockRunning = false
-            func startNext() throws {
+            func readMore() throws {
                 // Once stopping, nothing new starts; what runs finishes.
-                guard !control.isStopping, let job = try pendingFirst.take() ?? next() else { return }
-                running += 1
-                group.addTask {
-                    .finished(job, try await self.run(job, fetcher: fetcher, coordinator: coordinator, writer: writer,
-                                                      backlog: backlog, started: state.started))
+                while !exhausted, !control.isStopping, downloading < downloadWindow,
+                      toRender.count - toRenderHead < configuration.concurrency {
+                    guard let job = try pendingFirst.take() ?? next() else {
+                        exhausted = true
+                        return
+                    }
+                    guard case let .download(url, sendMonicaToken) = job.work else {
+                        toRender.append(Downloaded(job: job))
+                        continue
+                    }
+                    downloading += 1
+                    group.addTask {
+                        .downloaded(await self.download(job, url: url, sendMonicaToken: sendMonicaToken, fetcher: fetcher,
+                                                        limiter: limiter, backlog: backlog, pool: shared.pool,
+                                                        started: state.started))
+                    }
+                }
+            }
+            func startRenders() {
+                while rendering < configuration.concurrency, toRenderHead < toRender.count, let item = toRender[toRenderHead] {
+                    toRender[toRenderHead] = nil
+                    toRenderHead += 1
+                    if toRenderHead == toRender.count {
+                        toRender.removeAll(keepingCapacity: true)
+                        toRenderHead = 0
+                    } else if toRenderHead >= 64 && toRenderHead * 2 >= toRender.count {
+                        toRender.removeFirst(toRenderHead)
+                        toRenderHead = 0
+                    }
+                    rendering += 1
+                    group.addTask {
+                        .finished(item.job, try await self.render(item, coordinator: coordinator, writer: writer,
+                                                                  backlog: backlog, started: state.started))
+                    }
                 }
             }
             func startClock() {
-                guard !clockRunning, running > 0, !finished.isEmpty else { return }
+                guard !clockRunning, downloading + rendering > 0, !finished.isEmpty else { return }
                 clockRunning = true
                 group.addTask {
                     try? await Task.sleep(nanoseconds: UInt64(Self.commitInterval * 1e9))
                     return .commitDue
                 }
             }
-            for _ in 0..<configuration.concurrency { try startNext() }
+            func progressed() {
+                done += 1
+                onProgress?(RunProgress(done: done + settled(), total: max(total, done + settled()), stage: stage))
+            }
+            try readMore()
+            startRenders()
             while let event = try await group.next() {
                 switch event {
                 case .commitDue:
                     clockRunning = false
                     try await commit(&finished, state: state, coordinator: coordinator, writer: writer, report: &report)
-                case let .finished(job, result):
-                    running -= 1
-                    finished.append((job, result))
-                    if finished.count >= Self.mergeBatch {
-                        try await commit(&finished, state: state, coordinator: coordinator, writer: writer, report: &report)
+                case let .downloaded(item):
+                    downloading -= 1
+                    if item.notStarted {
+                        // Read ahead, its turn came after the run began to stop: left for the next run.
+                    } else if let result = item.result {
+                        finished.append((item.job, result))
+                        progressed()
+                    } else {
+                        toRender.append(item)
                     }
-                    done += 1
-                    onProgress?(RunProgress(done: done + settled(), total: max(total, done + settled()), stage: stage))
-                    try startNext()
-                    // The last job is done: the clock is not waited for (its sleep ends at once).
-                    if running == 0 && clockRunning { group.cancelAll() }
+                case let .finished(job, result):
+                    rendering -= 1
+                    finished.append((job, result))
+                    progressed()
                 }
+                if finished.count >= Self.mergeBatch {
+                    try await commit(&finished, state: state, coordinator: coordinator, writer: writer, report: &report)
+                }
+                try readMore()
+                startRenders()
+                // The last job is done: the clock is not waited for (its sleep ends at once).
+                if downloading + rendering == 0 && clockRunning { group.cancelAll() }
                 startClock()
             }
         }
         try await commit(&finished, state: state, coordinator: coordinator, writer: writer, report: &report)
         report.requestsResent = fetcher.requestsResent
+        report.peakRequestsInFlight = max(report.peakRequestsInFlight, limiter.peakRequestsInFlight)
+        report.peakBytesWaitingForDecode = max(report.peakBytesWaitingForDecode, await backlog.peakWaitingBytes)
     }
 
-    /// One job: get the bytes, then render (or reuse) the files. Failures of the source
-    /// are returned; failures of the cache itself are thrown and end the run.
-    private func run(
-        _ job: Job, fetcher: HTTPFetcher, coordinator: RenderCoordinator,
-        writer: RenderWriter, backlog: Backlog, started: Date
-    ) async throws -> Result<Outcome, SourceFailure> {
-        /// The download's place in the backlog, given back once its body is rendered.
-        var place: Backlog.Ticket?
+    /// Sources read beyond the requests in flight, waiting for their host's turn: enough
+    /// that a slow host's sources read in a row leave room for the others' behind them.
+    static let lookahead = 1_024
+
+    /// A job past its download stage: the body to render (its place in the backlog with
+    /// it), or already its result (a failure, a 304); inline photos and monograms need none.
+    struct Downloaded: Sendable {
+        var job: Job
+        var ticket: Backlog.Ticket?
         var photo: FetchedPhoto?
+        var result: Result<Outcome, SourceFailure>?
+        var fetchSeconds: Double = 0
+        /// Its turn came once the run was stopping: no request was sent, nothing is recorded.
+        var notStarted = false
+    }
+
+    /// The download stage of one job: a slot of the requests in flight for its host, a
+    /// place in the backlog, then the bytes.
+    private func download(
+        _ job: Job, url: String, sendMonicaToken: Bool, fetcher: HTTPFetcher,
+        limiter: RequestLimiter, backlog: Backlog, pool: DecodeWorkerPool, started: Date
+    ) async -> Downloaded {
+        let slot = RequestSlot(limiter, for: url)
+        await slot.acquire()
+        let ticket = await backlog.admit()
+        // Once stopping, nothing new starts (the sources read ahead wait above); what runs finishes.
+        guard !control.isStopping else {
+            slot.release()
+            await backlog.release(ticket)
+            return Downloaded(job: job, notStarted: true)
+        }
         let jobStarted = DispatchTime.now().uptimeNanoseconds
-        func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
+        let validators = job.previous.map { Validators(etag: $0.etag, lastModified: $0.lastModified) }
+        let fetchedResult: FetchResult
+        do {
+            fetchedResult = try await fetcher.fetch(
+                url, credential: sendMonicaToken ? configuration.monica : nil,
+                validators: validators?.etag == nil && validators?.lastModified == nil ? nil : validators,
+                slot: slot, sized: { await backlog.sized(ticket, bytes: $0) })
+        } catch {
+            slot.release()
+            await backlog.release(ticket)
+            return Downloaded(job: job, result: .failure(HTTPFetcher.classify(error)))
+        }
+        slot.release()
+        let fetchSeconds = Self.seconds(since: jobStarted)
+        switch fetchedResult {
+        case .notModified(let lifetime, let etag, let lastModified):
+            await backlog.release(ticket)
+            // 304: the cached files stay; only the timestamps move.
+            guard var entry = job.previous else {
+                return Downloaded(job: job, result: .failure(SourceFailure(.httpStatus, "HTTP 304 without a cached copy")))
+            }
+            let now = Date()
+            entry.fetchedAt = now
+            entry.freshUntil = freshUntil(now, serverLifetime: lifetime)
+            entry.lastAccess = max(entry.lastAccess, accessTime(job.rank, started: started))
+            entry.etag = etag ?? entry.etag
+            entry.lastModified = lastModified ?? entry.lastModified
+            return Downloaded(job: job, result: .success(Outcome(entry: entry, bytesDownloaded: 0, rendered: RenderedFiles(entry),
+                                                                 notModified: true, fetchSeconds: fetchSeconds)))
+        case .fetched(let fetched):
+            await backlog.downloaded(ticket, bytes: fetched.bytes.count)
+            // As many requests in flight as keep the decode threads fed (RequestLimiter.resize).
+            if let decodeSeconds = pool.meanJobSeconds {
+                limiter.resize(afterRequestOf: fetchSeconds, decodeSeconds: decodeSeconds, threads: pool.threadCount)
+            }
+            return Downloaded(job: job, ticket: ticket, photo: fetched, fetchSeconds: fetchSeconds)
+        }
+    }
+
+    private static func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
+
+    /// The render stage of one job: render (or reuse) the files. Failures of the source
+    /// are returned; failures of the cache itself are thrown and end the run.
+    private func render(
+        _ item: Downloaded, coordinator: RenderCoordinator, writer: RenderWriter, backlog: Backlog, started: Date
+    ) async throws -> Result<Outcome, SourceFailure> {
+        let job = item.job, photo = item.photo
         let contentSHA256: String
         let render: @Sendable () async throws -> RenderedFiles
         switch job.work {
-        case let .download(url, sendMonicaToken):
-            let ticket = await backlog.admit()
-            let validators = job.previous.map { Validators(etag: $0.etag, lastModified: $0.lastModified) }
-            let fetchedResult: FetchResult
-            do {
-                fetchedResult = try await fetcher.fetch(
-                    url, credential: sendMonicaToken ? configuration.monica : nil,
-                    validators: validators?.etag == nil && validators?.lastModified == nil ? nil : validators,
-                    sized: { await backlog.sized(ticket, bytes: $0) })
-            } catch {
-                await backlog.release(ticket)
-                return .failure(HTTPFetcher.classify(error))
-            }
-            switch fetchedResult {
-            case .notModified(let lifetime, let etag, let lastModified):
-                await backlog.release(ticket)
-                // 304: the cached files stay; only the timestamps move.
-                guard var entry = job.previous else { return .failure(SourceFailure(.httpStatus, "HTTP 304 without a cached copy")) }
-                let now = Date()
-                entry.fetchedAt = now
-                entry.freshUntil = freshUntil(now, serverLifetime: lifetime)
-                entry.lastAccess = max(entry.lastAccess, accessTime(job.rank, started: started))
-                entry.etag = etag ?? entry.etag
-                entry.lastModified = lastModified ?? entry.lastModified
-                return .success(Outcome(entry: entry, bytesDownloaded: 0, rendered: RenderedFiles(entry), notModified: true,
-                                        fetchSeconds: seconds(since: jobStarted)))
-            case .fetched(let fetched):
-                await backlog.downloaded(ticket, bytes: fetched.bytes.count)
-                place = ticket
-                photo = fetched
-                contentSHA256 = fetched.sha256
-                render = { try await writer.renderPhoto(fetched.bytes, contentSHA256: fetched.sha256) }
-            }
+        case .download:
+            guard let fetched = photo else { return .failure(SourceFailure(.network, "no body")) }
+            contentSHA256 = fetched.sha256
+            render = { try await writer.renderPhoto(fetched.bytes, contentSHA256: fetched.sha256) }
         case .inline(let inline):
             contentSHA256 = inline.sha256
             render = { try await writer.renderPhoto(inline.bytes, contentSHA256: inline.sha256, inline: true) }
@@ -169,7 +272,6 @@ extension WarmPipeline {
             contentSHA256 = SHA256Hex.of(Array(spec.key.utf8))
             render = { try await writer.renderMonogram(spec, contentSHA256: contentSHA256) }
         }
-        let fetchSeconds = seconds(since: jobStarted)
         let renderStarted = DispatchTime.now().uptimeNanoseconds
         // Rendered, or not: either way the body has left the backlog.
         let outcome: Result<RenderedFiles, Error>
@@ -178,7 +280,7 @@ extension WarmPipeline {
         } catch {
             outcome = .failure(error)
         }
-        if let place { await backlog.release(place) }
+        if let ticket = item.ticket { await backlog.release(ticket) }
         let rendered: RenderedFiles
         do {
             rendered = try outcome.get()
@@ -207,7 +309,7 @@ extension WarmPipeline {
         case .monogram: break
         }
         return .success(Outcome(entry: entry, bytesDownloaded: photo?.bytes.count ?? 0, rendered: rendered,
-                                fetchSeconds: fetchSeconds, renderSeconds: seconds(since: renderStarted)))
+                                fetchSeconds: item.fetchSeconds, renderSeconds: Self.seconds(since: renderStarted)))
     }
 
     /// Commits finished jobs in one transaction: entries saved (the files they replace

@@ -212,7 +212,7 @@ import AvatarCacheTestSupport
         let export = try Fixtures.writeUsersExport((0..<30).map { (id: "u\($0)", name: "User \($0)", url: Optional(server.url("/slow\($0).jpg"))) }, in: directory)
         let cache = directory.appendingPathComponent("cache").path
         let report = directory.appendingPathComponent("report.json").path
-        let (process, out, _) = try Binary.start(["warm", export, "--cache", cache, "--allow-private-networks", "--concurrency", "2", "--report", report])
+        let (process, out, _) = try Binary.start(["warm", export, "--cache", cache, "--allow-private-networks", "--requests-in-flight", "2", "--report", report])
         let deadline = Date().addingTimeInterval(10)
         while server.requests.count < 4 && Date() < deadline { usleep(50_000) }
 

@@ -34,6 +34,8 @@ struct PipelineOptions: ParsableArguments {
 
     // Concurrency
     @Option(help: Settings.concurrency.argumentHelp) var concurrency: Written<Int>?
+    @Option(help: Settings.requestsInFlight.argumentHelp) var requestsInFlight: Written<Int>?
+    @Option(help: Settings.requestsPerHost.argumentHelp) var requestsPerHost: Written<Int>?
     @Option(help: Settings.decodeThreads.argumentHelp) var decodeThreads: Written<Int>?
     @Option(help: Settings.maxConnectionsPerHost.argumentHelp) var maxConnectionsPerHost: Written<Int>?
 
@@ -92,6 +94,8 @@ struct PipelineOptions: ParsableArguments {
         try settings.take(maxTtlHours, by: Settings.maxTTLHours)
         try settings.take(failureTtlHours, by: Settings.failureTTLHours)
         try settings.take(concurrency, by: Settings.concurrency)
+        try settings.take(requestsInFlight, by: Settings.requestsInFlight)
+        try settings.take(requestsPerHost, by: Settings.requestsPerHost)
         try settings.take(decodeThreads, by: Settings.decodeThreads)
         try settings.take(maxConnectionsPerHost, by: Settings.maxConnectionsPerHost)
         try settings.take(maxBytes, by: Settings.maxBytes)
