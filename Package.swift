@@ -20,8 +20,8 @@ let package = Package(
         .executable(name: "avatar-cache", targets: ["avatar-cache"]),
         .executable(name: "avatar-cache-engine", targets: ["avatar-cache-engine"]),
         .library(name: "AvatarCache", targets: ["AvatarCache"]),
-        // What the apps and servers read: the index, the model, the lookup. No image, HTTP
-        // or YAML code (docs/embedding.md).
+        // What the apps and servers link: the lookup, reading the index through the
+        // system's SQLite; no other package (docs/embedding.md).
         .library(name: "AvatarCacheLookup", targets: ["AvatarCacheLookup"]),
     ],
     // Everything but the lookup library needs the trait "Engine" (on by default): an app
@@ -64,8 +64,8 @@ let package = Package(
             cSettings: [.define("AVATAR_CACHE_COMMIT", to: "\"\(buildCommit)\"")]
         ),
         // The bottom layers, one module each: the model, the vocabulary every layer
-        // shares, monograms (initials, colours, the spec); then the index a lookup reads
-        // (AvatarCacheLookup, which re-exports the three: what the apps link).
+        // shares, monograms (initials, colours, the spec); then the lookup (what the apps
+        // link, re-exporting nothing), then the index the writers share.
         .target(name: "AvatarCacheModel"),
         .target(
             name: "AvatarCacheSupport",

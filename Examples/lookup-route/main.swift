@@ -41,15 +41,20 @@ final class AvatarRoute: Sendable {
         } catch LookupError.invalidArgument(let problem) {
             return .json(400, ["error": problem])
         } catch {
-            log("lookup of \(userID) failed: \(error)")
+            log("lookup of \(userID.debugDescription) failed: \(error)")
             return .json(503, ["error": "the avatar cache cannot be read"])
         }
         guard let file = answer.file, !wantsJSON else { return .json(200, answer) }
-        // A cache file is named by the SHA-256 of its source and the tier, and never
-        // rewritten under the same name: the name is a strong validator.
-        let etag = "\"" + file.deletingPathExtension().lastPathComponent + "\""
+        // A cache file is named by the SHA-256 of its source's bytes, the tier and the
+        // format: another photo, tier or format is another name, so the name validates.
+        let etag = "\"" + file.lastPathComponent + "\""
         let caching = [("ETag", etag), ("Cache-Control", "public, max-age=300"), ("Vary", "Accept")]
-        if let ifNoneMatch, ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etag || $0 == "*" }) {
+        // If-None-Match compares weakly: W/"x" matches "x".
+        let offered: [String] = (ifNoneMatch ?? "").split(separator: ",").map { (tag: Substring) -> String in
+            let trimmed = tag.trimmingCharacters(in: .whitespaces)
+            return trimmed.hasPrefix("W/") ? String(trimmed.dropFirst(2)) : trimmed
+        }
+        if offered.contains(where: { $0 == etag || $0 == "*" }) {
             return RouteResponse(status: 304, headers: caching)
         }
         guard let bytes = FileManager.default.contents(atPath: file.path) else {
@@ -86,19 +91,25 @@ func log(_ line: String) {
 // MARK: - HTTP/1.1 on a socket
 
 /// One connection: requests read and answered in turn (keep-alive) until the client
-/// closes, asks to close, or is silent for 10 s. Requests are bounded: 8 KB of head.
+/// closes, asks to close, or takes over 10 s to send a request's head or to take an
+/// answer. Requests are bounded: 8 KB of head, no body.
 func serve(connection fd: Int32, route: AvatarRoute) {
     defer { close(fd) }
     var timeout = timeval(tv_sec: 10, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     var buffer: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 4096)
     while true {
         var headEnd: Int?
+        let deadline = DispatchTime.now().uptimeNanoseconds + 10_000_000_000
         while headEnd == nil {
             if let end = buffer.firstRange(of: [13, 10, 13, 10]) { headEnd = end.upperBound; break }
             guard buffer.count < 8192 else { return send(fd, .json(431, ["error": "request head over 8 KB"]), head: false, close: true) }
-            let count = read(fd, &chunk, chunk.count)
+            // A client trickling its head a byte at a time holds the thread 10 s at most.
+            guard DispatchTime.now().uptimeNanoseconds < deadline else { return }
+            let count = read(fd, &chunk, min(chunk.count, 8192 - buffer.count))
+            if count < 0 && errno == EINTR { continue }
             guard count > 0 else { return }
             buffer += chunk[0..<count]
         }
@@ -113,11 +124,12 @@ func serve(connection fd: Int32, route: AvatarRoute) {
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
         // No request this route takes has a body; one announced is refused, not read.
-        if let length = headers["content-length"], length != "0" {
+        if headers["transfer-encoding"] != nil || (headers["content-length"].map { $0 != "0" } ?? false) {
             return send(fd, .json(413, ["error": "requests carry no body here"]), head: false, close: true)
         }
         let method = String(parts[0])
-        let closing = headers["connection"]?.lowercased() == "close" || parts[2] == "HTTP/1.0"
+        let connection = headers["connection"]?.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? []
+        let closing = connection.contains("close") || (parts[2] == "HTTP/1.0" && !connection.contains("keep-alive"))
         let response = respond(method: method, target: String(parts[1]), headers: headers, route: route)
         send(fd, response, head: method == "HEAD", close: closing)
         if closing { return }
@@ -155,6 +167,7 @@ func send(_ fd: Int32, _ response: RouteResponse, head: Bool, close: Bool) {
     var sent = 0
     while sent < bytes.count {
         let count = bytes[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { continue }
         guard count > 0 else { return }
         sent += count
     }

@@ -29,6 +29,9 @@ final class AccessRecorder: @unchecked Sendable {
     /// Guarded by `lock`.
     private var pending: [String: Double] = [:]
     private var scheduled = false
+    /// A write is queued to run at once (one at a time: not another per lookup while a
+    /// warm-up holds the index).
+    private var writeQueued = false
     /// Used on `queue` only.
     private var connection: OpaquePointer?
     private var unwritable = false
@@ -49,7 +52,10 @@ final class AccessRecorder: @unchecked Sendable {
         lock.withLock {
             if pending.count < Self.pendingLimit || pending[key] != nil { pending[key] = now }
             if pending.count >= Self.batchLimit {
-                writeNow = true
+                if !writeQueued {
+                    writeQueued = true
+                    writeNow = true
+                }
             } else if !scheduled {
                 scheduled = true
                 schedule = true
@@ -62,7 +68,8 @@ final class AccessRecorder: @unchecked Sendable {
         }
     }
 
-    /// Writes what waits and returns when it is in the index.
+    /// Writes what waits and returns when it is in the index (or when the index stayed
+    /// locked past the busy timeout: the accesses then wait for the next write).
     func flush() {
         queue.sync { self.write() }
     }
@@ -81,10 +88,16 @@ final class AccessRecorder: @unchecked Sendable {
             let taken = pending
             pending = [:]
             scheduled = false
+            writeQueued = false
             return taken
         }
         guard !batch.isEmpty, let connection = open() else { return }
-        guard sqlite3_exec(connection, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK else { return }
+        guard sqlite3_exec(connection, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK else {
+            // The index stayed locked past the busy timeout: the batch waits for the next
+            // write (newer accesses of a key win).
+            putBack(batch)
+            return
+        }
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(connection, "UPDATE entry SET lastAccess = ?1 WHERE key = ?2 AND lastAccess < ?1", -1, &statement, nil) == SQLITE_OK,
               let statement else {
@@ -92,15 +105,28 @@ final class AccessRecorder: @unchecked Sendable {
             return
         }
         defer { sqlite3_finalize(statement) }
-        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         for (key, time) in batch {
             sqlite3_bind_double(statement, 1, time)
-            _ = key.utf8CString.withUnsafeBufferPointer { sqlite3_bind_text(statement, 2, $0.baseAddress, -1, transient) }
+            _ = IndexReader.bindText(statement, 2, key)
             _ = sqlite3_step(statement)
             sqlite3_reset(statement)
         }
         if sqlite3_exec(connection, "COMMIT", nil, nil, nil) != SQLITE_OK {
             sqlite3_exec(connection, "ROLLBACK", nil, nil, nil)
+            putBack(batch)
+        }
+    }
+
+    /// Accesses not written go back to wait (within `pendingLimit`), scheduled again.
+    private func putBack(_ batch: [String: Double]) {
+        lock.withLock {
+            for (key, time) in batch where pending.count < Self.pendingLimit && pending[key] == nil {
+                pending[key] = time
+            }
+            if !pending.isEmpty && !scheduled {
+                scheduled = true
+                queue.asyncAfter(deadline: .now() + Self.interval) { self.write() }
+            }
         }
     }
 

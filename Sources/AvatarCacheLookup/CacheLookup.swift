@@ -67,7 +67,8 @@ public final class CacheLookup: Sendable {
     deinit { recorder?.flush() }
 
     /// Returns when the accesses recorded so far are in the index (a test, or a process
-    /// about to exit; they are otherwise written within a second).
+    /// about to exit; they are otherwise written within a second). A warm-up holding the
+    /// index longer than 10 s leaves them waiting for the next write.
     public func flush() {
         recorder?.flush()
     }

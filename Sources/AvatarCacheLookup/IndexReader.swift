@@ -1,6 +1,11 @@
 import AvatarCacheModel
 import AvatarCacheMonograms
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -39,14 +44,18 @@ final class IndexReader {
         var files: [Int: (name: String, side: Int)]
     }
 
-    /// Opens `file` read-only. A cache this process cannot write whose WAL companions are
-    /// absent (shipped read-only after its last run closed it) is opened `immutable`, as
-    /// SQLite allows when nothing can change it.
+    /// Opens `file` read-only. A cache this process cannot write (a read-only mount,
+    /// another user's directory) that SQLite cannot read so (no `-shm` to share: shipped
+    /// after its last run closed it) is opened `immutable`, as SQLite allows when nothing
+    /// can change it; anywhere else a failure is the index's.
     init(file: URL, directory: URL) throws {
         self.file = file
         var opened: OpaquePointer?
         var result = sqlite3_open_v2(file.path, &opened, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
-        if result == SQLITE_OK, let handle = opened, Self.probe(handle) != SQLITE_OK {
+        // A warm-up's checkpoint is waited for (up to 10 s), from the first read on.
+        if let opened { sqlite3_busy_timeout(opened, 10_000) }
+        let writable = access(directory.path, W_OK) == 0 && access(file.path, W_OK) == 0
+        if result == SQLITE_OK, let handle = opened, !writable, Self.probe(handle) != SQLITE_OK {
             sqlite3_close_v2(handle)
             opened = nil
             result = sqlite3_open_v2(Self.immutableURI(file.path), &opened, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, nil)
@@ -57,7 +66,6 @@ final class IndexReader {
             throw LookupError.damagedIndex(file: file, reason: reason)
         }
         connection = handle
-        sqlite3_busy_timeout(handle, 10_000)
         do {
             let probe = Self.probe(handle)
             guard probe == SQLITE_OK else { throw LookupError.damagedIndex(file: file, reason: String(cString: sqlite3_errmsg(handle))) }
@@ -131,9 +139,18 @@ final class IndexReader {
                        photoSource: text(statement, 5))
     }
 
+    /// Binds `value` whole, NUL bytes included (an id "a\0b" is not "a").
     private func bind(_ statement: OpaquePointer, _ value: String) {
+        _ = Self.bindText(statement, 1, value)
+    }
+
+    static func bindText(_ statement: OpaquePointer, _ index: Int32, _ value: String) -> Int32 {
         let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-        _ = value.utf8CString.withUnsafeBufferPointer { sqlite3_bind_text(statement, 1, $0.baseAddress, -1, transient) }
+        let bytes = Array(value.utf8)
+        guard !bytes.isEmpty else { return sqlite3_bind_text(statement, index, "", 0, transient) }
+        return bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(statement, index, $0.baseAddress, Int32($0.count), transient) }
+        }
     }
 
     private func text(_ statement: OpaquePointer, _ column: Int32) -> String? {

@@ -66,7 +66,7 @@ public struct Lookup: AsyncParsableCommand {
         /// What `validate` refuses, in its words; nil when the request may run.
         var problem: String? {
             if (user == nil) == (url == nil) { return "give exactly one of --user and --url" }
-            if !(size > 0) { return "--size must be more than 0" }
+            if !(size > 0 && size <= 100_000) { return "--size must be more than 0 and at most 100000" }
             if !(1...8).contains(scale) { return "--scale must be between 1 and 8" }
             if !(0...1_000_000).contains(repeatCount) { return "--repeat-count must be between 0 and 1000000" }
             return nil
@@ -117,11 +117,7 @@ public struct Lookup: AsyncParsableCommand {
 
         /// Whether the cache was written before the index (metadata.json alone): the
         /// engine imports it, which the front, linking the lookup library only, cannot.
-        public var needsImport: Bool {
-            let root = URL(fileURLWithPath: cache)
-            let index = (try? FileManager.default.attributesOfItem(atPath: root.appendingPathComponent(CacheLookup.indexName).path)[.size] as? Int) ?? 0
-            return index == 0 && FileManager.default.fileExists(atPath: root.appendingPathComponent("metadata.json").path)
-        }
+        public var needsImport: Bool { Lookup.needsImport(URL(fileURLWithPath: cache)) }
 
         /// Answers, printing as `avatar-cache lookup` does; throws the exit code of a failure
         /// (after printing it).
@@ -158,6 +154,12 @@ public struct Lookup: AsyncParsableCommand {
         }
     }
 
+    /// Whether the cache in `root` was written before the index (metadata.json alone).
+    public static func needsImport(_ root: URL) -> Bool {
+        let index = (try? FileManager.default.attributesOfItem(atPath: root.appendingPathComponent(CacheLookup.indexName).path)[.size] as? Int) ?? 0
+        return index == 0 && FileManager.default.fileExists(atPath: root.appendingPathComponent("metadata.json").path)
+    }
+
     /// The documented exit codes of a lookup: 66 when the user or URL is not in the cache,
     /// 73 when the cache cannot be read; the error printed as the engine prints it.
     static func fail(_ error: Error) -> ExitCode {
@@ -166,8 +168,11 @@ public struct Lookup: AsyncParsableCommand {
     }
 
     public static func exitCode(for error: Error) -> ExitCode {
-        if case LookupError.notFound = error { return notInCache }
-        return cacheUnusable
+        switch error {
+        case LookupError.notFound: return notInCache
+        case LookupError.invalidArgument: return ExitCode(64)
+        default: return cacheUnusable
+        }
     }
 
     /// Run before a lookup opens its cache, by the engine: imports a cache written before

@@ -16,11 +16,14 @@ struct Front {
     static func main() async {
         let arguments = CommandLine.arguments
         if arguments.count > 1, arguments[1] == Lookup.configuration.commandName ?? "lookup" {
+            // A cache written before the index is imported by the engine's lookup, however
+            // the arguments were parsed.
+            Lookup.prepareCache = { root in
+                if Lookup.needsImport(root) { Engine.handOver(arguments) }
+            }
             // The forms services pass straight to the lookup; help and mistakes through
             // swift-argument-parser, which words them as the engine does.
             if let request = Lookup.Request.parseCommonForm(Array(arguments.dropFirst(2))) {
-                // A cache written before the index is imported by the engine's lookup.
-                if request.needsImport { Engine.handOver(arguments) }
                 do {
                     try request.run()
                     exit(0)
