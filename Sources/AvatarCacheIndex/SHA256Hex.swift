@@ -1,25 +1,15 @@
+import AvatarCacheModel
 import Crypto
 
-/// Lowercase hex SHA-256: names cache files and keys inline photos.
+/// Lowercase hex SHA-256 of a file's bytes, through swift-crypto (BoringSSL's SHA-256:
+/// every tier file a run writes, and `verify`'s check). The layers below hash only short
+/// keys, with their own `Digests`.
 package enum SHA256Hex {
     package static func of(_ bytes: [UInt8]) -> String {
         SHA256.hash(data: bytes).hexString
     }
 }
 
-extension Sequence where Element == UInt8 {
-    /// Lowercase hexadecimal.
-    var hexString: String {
-        var text = ""
-        text.reserveCapacity(64)
-        for byte in self {
-            text.append(Character(Unicode.Scalar(UInt8(ascii: "0") &+ (byte >> 4) &+ (byte >> 4 > 9 ? 39 : 0))))
-            text.append(Character(Unicode.Scalar(UInt8(ascii: "0") &+ (byte & 15) &+ (byte & 15 > 9 ? 39 : 0))))
-        }
-        return text
-    }
-}
-
 extension Digest {
-    package var hexString: String { Array(self).hexString }
+    package var hexString: String { Digests.hex(Array(self)) }
 }
