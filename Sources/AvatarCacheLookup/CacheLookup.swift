@@ -48,19 +48,27 @@ public final class CacheLookup: Sendable {
     public init(cache: URL, recordsAccess: Bool = true) throws {
         self.cache = cache
         let file = cache.appendingPathComponent(Self.indexName)
-        var status = stat()
-        guard stat(file.path, &status) == 0, status.st_size > 0 else {
-            var directory = stat()
-            guard stat(cache.path, &directory) == 0, directory.st_mode & S_IFMT == S_IFDIR else {
-                throw LookupError.notACache(directory: cache)
-            }
-            if access(cache.appendingPathComponent("metadata.json").path, F_OK) == 0 {
+        guard Self.hasIndex(cache) else {
+            if Self.isWrittenBeforeIndex(cache) {
                 throw LookupError.needsUpgrade(directory: cache, reason: "was written by avatar-cache before the index (it has only metadata.json)")
             }
             throw LookupError.notACache(directory: cache)
         }
         reader = LockedReader(try IndexReader(file: file, directory: cache))
         recorder = recordsAccess ? AccessRecorder(file: file) : nil
+    }
+
+    /// Whether `cache` holds an index (an empty file, which SQLite would take for a new
+    /// database, does not count).
+    static func hasIndex(_ cache: URL) -> Bool {
+        var status = stat()
+        return stat(cache.appendingPathComponent(indexName).path, &status) == 0 && status.st_size > 0
+    }
+
+    /// Whether `cache` was written before the index: a `metadata.json` and no index. The
+    /// library reads no such cache; `avatar-cache lookup` has the engine import it.
+    package static func isWrittenBeforeIndex(_ cache: URL) -> Bool {
+        !hasIndex(cache) && access(cache.appendingPathComponent("metadata.json").path, F_OK) == 0
     }
 
     /// Writes the accesses not yet in the index and returns when they are.
@@ -140,11 +148,18 @@ public final class CacheLookup: Sendable {
         return sorted.first { $0 >= needed } ?? sorted.last
     }
 
+    /// The largest view size a lookup takes, in points.
+    public static let maximumViewSize = 100_000.0
+    /// The pixels per point a lookup takes.
+    public static let scales = 1...8
+
     private func check(viewSize: Double, scale: Int) throws {
-        guard viewSize.isFinite, viewSize > 0, viewSize <= 100_000 else {
+        guard viewSize.isFinite, viewSize > 0, viewSize <= Self.maximumViewSize else {
             throw LookupError.invalidArgument("the view size must be a number of points above 0 (got \(viewSize))")
         }
-        guard (1...8).contains(scale) else { throw LookupError.invalidArgument("the scale must be between 1 and 8 (got \(scale))") }
+        guard Self.scales.contains(scale) else {
+            throw LookupError.invalidArgument("the scale must be between \(Self.scales.lowerBound) and \(Self.scales.upperBound) (got \(scale))")
+        }
     }
 
     private static func answer(for profile: IndexReader.Profile, asked url: String?) -> Answer {

@@ -66,8 +66,8 @@ public struct Lookup: AsyncParsableCommand {
         /// What `validate` refuses, in its words; nil when the request may run.
         var problem: String? {
             if (user == nil) == (url == nil) { return "give exactly one of --user and --url" }
-            if !(size > 0 && size <= 100_000) { return "--size must be more than 0 and at most 100000" }
-            if !(1...8).contains(scale) { return "--scale must be between 1 and 8" }
+            if !(size > 0 && size <= CacheLookup.maximumViewSize) { return "--size must be more than 0 and at most \(Int(CacheLookup.maximumViewSize))" }
+            if !CacheLookup.scales.contains(scale) { return "--scale must be between \(CacheLookup.scales.lowerBound) and \(CacheLookup.scales.upperBound)" }
             if !(0...1_000_000).contains(repeatCount) { return "--repeat-count must be between 0 and 1000000" }
             return nil
         }
@@ -115,10 +115,6 @@ public struct Lookup: AsyncParsableCommand {
             return request.problem == nil ? request : nil
         }
 
-        /// Whether the cache was written before the index (metadata.json alone): the
-        /// engine imports it, which the front, linking the lookup library only, cannot.
-        public var needsImport: Bool { Lookup.needsImport(URL(fileURLWithPath: cache)) }
-
         /// Answers, printing as `avatar-cache lookup` does; throws the exit code of a failure
         /// (after printing it).
         public func run() throws {
@@ -155,10 +151,7 @@ public struct Lookup: AsyncParsableCommand {
     }
 
     /// Whether the cache in `root` was written before the index (metadata.json alone).
-    public static func needsImport(_ root: URL) -> Bool {
-        let index = (try? FileManager.default.attributesOfItem(atPath: root.appendingPathComponent(CacheLookup.indexName).path)[.size] as? Int) ?? 0
-        return index == 0 && FileManager.default.fileExists(atPath: root.appendingPathComponent("metadata.json").path)
-    }
+    public static func needsImport(_ root: URL) -> Bool { CacheLookup.isWrittenBeforeIndex(root) }
 
     /// The documented exit codes of a lookup: 66 when the user or URL is not in the cache,
     /// 73 when the cache cannot be read; the error printed as the engine prints it.

@@ -38,10 +38,7 @@ struct AvatarCacheCommand: AsyncParsableCommand {
         // A cache written before the index: imported (under the lock) before the lookup
         // library reads it.
         Lookup.prepareCache = { root in
-            let directory = CacheDirectory(root: root)
-            if !CacheIndex.exists(in: directory), FileManager.default.fileExists(atPath: directory.metadataURL.path) {
-                try CacheIndex.openExisting(directory).close()
-            }
+            if Lookup.needsImport(root) { try CacheIndex.openExisting(CacheDirectory(root: root)).close() }
         }
         do {
             var command = try parseAsRoot()

@@ -12,19 +12,9 @@ import AvatarCacheTestSupport
 /// (scripts/embedding_package.py, as scripts/bench-embedding makes it); resolved, built
 /// and run against a real cache. The resolution fetches avatar-cache alone.
 @Suite(.serialized) struct EmbeddingPackageTests {
-    @discardableResult
-    static func shell(_ script: String, _ arguments: [String] = [], in directory: URL? = nil) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", script, "bash"] + arguments
-        if let directory { process.currentDirectoryURL = directory }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
+    /// `script` run by bash with `arguments` as $1…, through the tests' runner of processes.
+    static func shell(_ script: String, _ arguments: [String] = []) throws -> Binary.Result {
+        try Binary.run(["-c", script, "bash"] + arguments, executable: URL(fileURLWithPath: "/bin/bash"))
     }
 
     @Test func theGuidesPackageResolvesOnlyAvatarCacheBuildsAndAnswers() async throws {
@@ -54,27 +44,27 @@ import AvatarCacheTestSupport
             git -c user.name=test -c user.email=test@example.com commit -qm release
             git tag "v$3"
             """, [Fixtures.repositoryRoot.path, release.path, AvatarCacheVersion.number])
-        #expect(copied.status == 0, "\(copied.output)")
+        #expect(copied.status == 0, "\(copied.stdout)\(copied.stderr)")
         let app = directory.appendingPathComponent("app")
         let made = try Self.shell("python3 \"$1/scripts/embedding_package.py\" \"$1\" \"$2\" \"file://$3\"",
                                   [Fixtures.repositoryRoot.path, app.path, release.path])
-        #expect(made.status == 0, "\(made.output)")
+        #expect(made.status == 0, "\(made.stdout)\(made.stderr)")
         let manifest = try String(contentsOf: app.appendingPathComponent("Package.swift"), encoding: .utf8)
         #expect(manifest.contains("from: \"\(AvatarCacheVersion.number)\""), "the guide names this version: \(manifest)")
 
-        let built = try Self.shell("set -o pipefail; swift package resolve && ls .build/checkouts && swift build 2>&1 | tail -n 20", in: app)
-        #expect(built.status == 0, "\(built.output)")
+        let built = try Self.shell("set -o pipefail; cd \"$1\" && swift package resolve && ls .build/checkouts && swift build 2>&1 | tail -n 20", [app.path])
+        #expect(built.status == 0, "\(built.stdout)\(built.stderr)")
         let checkouts = try FileManager.default.contentsOfDirectory(atPath: app.appendingPathComponent(".build/checkouts").path)
         #expect(checkouts == ["avatar-cache"], "the resolution fetched \(checkouts)")
 
         let binary = app.appendingPathComponent(".build/debug/app").path
         let forPhoto = try Self.shell("\"$1\" \"$2\" p", [binary, cache.path])
-        #expect(forPhoto.output.hasPrefix("photo: \(photo.path)\n") && forPhoto.output.contains("placeholder: "), "\(forPhoto.output)")
+        #expect(forPhoto.stdout.hasPrefix("photo: \(photo.path)\n") && forPhoto.stdout.contains("placeholder: "), "\(forPhoto.stdout)")
         let forMonogram = try Self.shell("\"$1\" \"$2\" m", [binary, cache.path])
-        #expect(forMonogram.output == "monogram: \(monogram.path)\n", "\(forMonogram.output)")
+        #expect(forMonogram.stdout == "monogram: \(monogram.path)\n", "\(forMonogram.stdout)")
         let forNobody = try Self.shell("\"$1\" \"$2\" nobody", [binary, cache.path])
-        #expect(forNobody.output == "user \"nobody\" is not in the cache: draw a generic avatar\n", "\(forNobody.output)")
+        #expect(forNobody.stdout == "user \"nobody\" is not in the cache: draw a generic avatar\n", "\(forNobody.stdout)")
         let notACache = try Self.shell("\"$1\" \"$2\" p", [binary, directory.path])
-        #expect(notACache.output.hasPrefix("the cache cannot be read: ") && notACache.output.contains("not an avatar-cache cache"), "\(notACache.output)")
+        #expect(notACache.stdout.hasPrefix("the cache cannot be read: ") && notACache.stdout.contains("not an avatar-cache cache"), "\(notACache.stdout)")
     }
 }
