@@ -10,10 +10,13 @@ import AvatarCacheStore
 ///
 /// Two bounds. By count: beyond a couple of bodies waiting per decode thread more only
 /// hold memory, so no download starts while `limit` of them wait; bodies smaller than
-/// `small` bytes are counted apart, against `smallLimit` (8 times `limit` unless told):
-/// each holds little and decodes in a few milliseconds, and counted with the large ones a
-/// run of them left the decode threads waiting for the next downloads while only a couple
-/// were kept ahead. By bytes: the bodies still downloading count too, by their
+/// `small` bytes are counted apart, against `smallLimit` (8 times `limit` unless told) or
+/// the requests window (`window`), the larger: each holds little and decodes in a few
+/// milliseconds, and counted with the large ones a run of them left the decode threads
+/// waiting for the next downloads while only a couple were kept ahead. Far away, a round
+/// trip's answers come together: held to a fixed 32, the next requests waited until most of
+/// them were decoded, and the decode threads then waited a round trip for their answers
+/// (100 ms away: 1.52 times the loopback time; with the window, 1.2 times). By bytes: the bodies still downloading count too, by their
 /// `Content-Length` once the headers give it (`sized`), and before that by the mean size of
 /// the bodies so far; no download starts while they and the waiting bodies add up to
 /// `byteLimit`. Without it, every download waiting for room started at once when room
@@ -52,6 +55,10 @@ actor Backlog {
     let smallLimit: Int
     let byteLimit: Int
     let slowAfter: Double
+    /// The requests allowed in flight now (`RequestLimiter.currentWindow`): small bodies
+    /// may wait up to that many, so that a round trip's worth of answers arriving together
+    /// does not stop the next requests until most of them are decoded.
+    let window: @Sendable () -> Int
     private var held = 0
     private var smallHeld = 0
     /// What the places count for, added up.
@@ -75,7 +82,9 @@ actor Backlog {
     let extraLimit = 2
 
     init(limit: Int, small: Int = 256 << 10, smallLimit: Int? = nil,
-         byteLimit: Int = Int(Settings.maxDownloadMemory.defaultValue), slowAfter: Double = 1) {
+         byteLimit: Int = Int(Settings.maxDownloadMemory.defaultValue), slowAfter: Double = 1,
+         window: @escaping @Sendable () -> Int = { 0 }) {
+        self.window = window
         self.limit = limit
         self.small = small
         self.smallLimit = smallLimit ?? 8 * limit
@@ -84,7 +93,9 @@ actor Backlog {
     }
 
     /// One download at least always runs, whatever its size.
-    private var withinBounds: Bool { held < limit && smallHeld < smallLimit && (bytes < byteLimit || places.isEmpty) }
+    private var withinBounds: Bool {
+        held < limit && smallHeld < max(smallLimit, window()) && (bytes < byteLimit || places.isEmpty)
+    }
     private var hasRoom: Bool { withinBounds || (starving.on && extraDownloading == 0 && extraHeld < extraLimit) }
 
     /// The decode pool says whether its threads starve (`DecodeWorkerPool.tellStarving`).

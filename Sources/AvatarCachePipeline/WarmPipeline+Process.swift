@@ -75,7 +75,8 @@ extension WarmPipeline {
         // (under 256 KB) are counted apart, eight times as many; and they and the bodies
         // still downloading hold at most `maxDownloadMemory` (Backlog).
         let backlog = Backlog(limit: max(2, 2 * shared.pool.threadCount),
-                              byteLimit: Int(clamping: configuration.maxDownloadMemory))
+                              byteLimit: Int(clamping: configuration.maxDownloadMemory),
+                              window: { limiter.currentWindow })
         shared.pool.tellStarving { starving, sequence in Task { await backlog.starving(starving, sequence: sequence) } }
         defer { shared.pool.tellStarving(nil) }
         let downloadWindow = configuration.requestsInFlight + Self.lookahead

@@ -328,6 +328,31 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
         #expect(await waitingAgain.admitted() != nil)
     }
 
+    /// Far away, a round trip's answers arrive together: small bodies wait up to the
+    /// requests window, so the next requests go out while those are decoded (at 100 ms a
+    /// fixed 32 left the decode threads idle a round trip in every burst).
+    @Test func smallBodiesMayWaitUpToTheRequestsWindow() async throws {
+        let window = NIOLockedValueBox(0)
+        let backlog = Backlog(limit: 2, small: 1000, smallLimit: 3, byteLimit: 1 << 30, slowAfter: 600,
+                              window: { window.withLockedValue { $0 } })
+        let first = await download(backlog, bytes: 10)
+        for _ in 0..<2 { _ = await download(backlog, bytes: 10) }
+        // Three small bodies wait, the window is below them: a download waits.
+        let blocked = Admission(backlog)
+        #expect(await blocked.admitted() == nil)
+        // The window grows to 5: the small bodies waiting may reach it.
+        window.withLockedValue { $0 = 5 }
+        await backlog.release(first)
+        let third = try #require(await blocked.admitted())
+        await backlog.downloaded(third, bytes: 10)
+        let fourth = try #require(await Admission(backlog).admitted())
+        await backlog.downloaded(fourth, bytes: 10)
+        let fifth = try #require(await Admission(backlog).admitted())
+        await backlog.downloaded(fifth, bytes: 10)
+        // Five wait: the window's bound holds.
+        #expect(await Admission(backlog).admitted() == nil)
+    }
+
     @Test func downloadsCountByTheirContentLengthBeforeTheirBody() async throws {
         let backlog = Backlog(limit: 100, small: 1000, byteLimit: 10_000, slowAfter: 600)
         // Nothing admitted: a download always starts, whatever its size.
