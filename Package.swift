@@ -73,7 +73,7 @@ let package = Package(
         ),
         .target(
             name: "AvatarCacheMonograms",
-            dependencies: ["AvatarCacheModel", "AvatarCacheSupport"]
+            dependencies: ["AvatarCacheModel"]
         ),
         // The system's SQLite (Debian: libsqlite3-dev), which the lookup reads directly.
         .systemLibrary(
@@ -90,7 +90,7 @@ let package = Package(
         .target(
             name: "AvatarCacheIndex",
             dependencies: [
-                "AvatarCacheLookup",
+                "AvatarCacheLookup", "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport",
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
                 .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
                 .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
@@ -102,12 +102,12 @@ let package = Package(
         // sit side by side: none depends on another.
         .target(
             name: "AvatarCacheExports",
-            dependencies: ["AvatarCacheIndex"]
+            dependencies: ["AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport"]
         ),
         .target(
             name: "AvatarCacheFetching",
             dependencies: [
-                "AvatarCacheIndex",
+                "AvatarCacheModel", "AvatarCacheSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Engine"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
@@ -120,21 +120,20 @@ let package = Package(
         ),
         .target(
             name: "AvatarCacheImaging",
-            dependencies: ["AvatarCacheIndex", "CVips", "CVipsShim"]
+            dependencies: ["AvatarCacheLookup", "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport", "CVips", "CVipsShim"]
         ),
         .target(
             name: "AvatarCacheStore",
             dependencies: [
-                "AvatarCacheIndex",
+                "AvatarCacheIndex", "AvatarCacheLookup", "AvatarCacheModel", "AvatarCacheSupport",
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
                 .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
-                .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
             ]
         ),
         .target(
             name: "AvatarCacheConfiguration",
             dependencies: [
-                "AvatarCacheExports", "AvatarCacheFetching", "AvatarCacheImaging", "AvatarCacheStore",
+                "AvatarCacheExports", "AvatarCacheFetching", "AvatarCacheModel", "AvatarCacheStore", "AvatarCacheSupport",
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
                 .product(name: "Yams", package: "Yams", condition: .when(traits: ["Engine"])),
             ]
@@ -142,18 +141,23 @@ let package = Package(
         .target(
             name: "AvatarCachePipeline",
             dependencies: [
-                "AvatarCacheConfiguration",
+                "AvatarCacheConfiguration", "AvatarCacheExports", "AvatarCacheFetching", "AvatarCacheImaging", "AvatarCacheIndex",
+                "AvatarCacheLookup", "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheStore", "AvatarCacheSupport",
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
             ]
         ),
         .target(
             name: "AvatarCacheReporting",
-            dependencies: ["AvatarCachePipeline"]
+            dependencies: ["AvatarCacheIndex", "AvatarCacheModel", "AvatarCachePipeline", "AvatarCacheSupport"]
         ),
         // The library: every layer above, re-exported (Exported.swift).
         .target(
             name: "AvatarCache",
-            dependencies: ["AvatarCacheReporting"]
+            dependencies: [
+                "AvatarCacheConfiguration", "AvatarCacheExports", "AvatarCacheFetching", "AvatarCacheImaging", "AvatarCacheIndex",
+                "AvatarCacheLookup", "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCachePipeline", "AvatarCacheReporting",
+                "AvatarCacheStore", "AvatarCacheSupport",
+            ]
         ),
         // `avatar-cache lookup`, shared by the front and the engine.
         .target(
@@ -168,6 +172,7 @@ let package = Package(
             dependencies: [
                 "AvatarCacheLookup",
                 "AvatarCacheLookupCommand",
+                "AvatarCacheSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Engine"])),
             ]
         ),

@@ -1,11 +1,16 @@
-// The library, one import: its layers are modules of their own (Package.swift), and the
-// layers below them (the model, the index, the lookup) are AvatarCacheLookup, for what
-// links no image code. Importing AvatarCache brings them all.
+// The library, one import: what a program that runs the pipeline itself links (the
+// engine's modules, each a layer of Package.swift), with the layers below them (the
+// model, the shared vocabulary, the monograms, the lookup). Only this umbrella re-exports;
+// the layers import what they use.
 @_exported import AvatarCacheConfiguration
 @_exported import AvatarCacheExports
 @_exported import AvatarCacheFetching
 @_exported import AvatarCacheImaging
 @_exported import AvatarCacheIndex
+@_exported import AvatarCacheLookup
+@_exported import AvatarCacheModel
+@_exported import AvatarCacheMonograms
 @_exported import AvatarCachePipeline
 @_exported import AvatarCacheReporting
 @_exported import AvatarCacheStore
+@_exported import AvatarCacheSupport

@@ -1,8 +1,4 @@
 import AvatarCacheExports
-import AvatarCacheFetching
-import AvatarCacheImaging
-import AvatarCacheIndex
-import AvatarCacheStore
 import Foundation
 import Logging
 import Yams

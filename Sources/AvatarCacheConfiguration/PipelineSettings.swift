@@ -1,8 +1,7 @@
 import AvatarCacheExports
 import AvatarCacheFetching
-import AvatarCacheImaging
-import AvatarCacheIndex
-import AvatarCacheStore
+import AvatarCacheModel
+import AvatarCacheSupport
 import Foundation
 import Glibc
 import Logging

@@ -1,8 +1,6 @@
 import AvatarCacheExports
-import AvatarCacheFetching
-import AvatarCacheImaging
-import AvatarCacheIndex
-import AvatarCacheStore
+import AvatarCacheModel
+import AvatarCacheSupport
 import Foundation
 
 /// One setting of a run, defined once: its pipeline key (also its flag), the form of its

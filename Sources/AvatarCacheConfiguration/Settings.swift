@@ -1,8 +1,8 @@
 import AvatarCacheExports
 import AvatarCacheFetching
-import AvatarCacheImaging
-import AvatarCacheIndex
+import AvatarCacheModel
 import AvatarCacheStore
+import AvatarCacheSupport
 import Foundation
 import Logging
 

@@ -1,8 +1,7 @@
 import AvatarCacheExports
 import AvatarCacheFetching
-import AvatarCacheImaging
-import AvatarCacheIndex
-import AvatarCacheStore
+import AvatarCacheModel
+import AvatarCacheSupport
 import Foundation
 
 /// Everything a warm-up run needs, in sections. The defaults and ranges of what a flag

@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 /// Base64 (RFC 4648's standard alphabet, padded) decoded straight from the text's bytes,
 /// skipping the blanks and line ends that exports fold it with: an inline photo of 20 MB
 /// is decoded without a copy of its text, and without reading it as `Character`s (a 26 MB

@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 import Foundation
 #if canImport(CoreFoundation)
 import CoreFoundation

@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 /// A value of a document or record of an export, whatever its format: a Firestore
 /// entity's, a JSON record's. The field map (`FieldMap`) reads people from them.
 public indirect enum DocumentValue: Sendable, Equatable {

@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 import Foundation
 
 /// The export formats, one reader each.

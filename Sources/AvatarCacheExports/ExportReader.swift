@@ -1,4 +1,5 @@
-import AvatarCacheIndex
+import AvatarCacheModel
+import AvatarCacheSupport
 import Foundation
 
 /// A record that could not be used (or only in part), and why; the run reports it and

@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 import Foundation
 /// Chooses where the people and conversations are when the field map does not say: the
 /// collection from the common names, and each field from the common names by how many

@@ -160,5 +160,4 @@ public struct FieldPath: Sendable, Equatable, Hashable, CustomStringConvertible 
     }
 }
 
-import AvatarCacheIndex
 import Foundation

@@ -1,4 +1,4 @@
-import AvatarCacheIndex
+import AvatarCacheSupport
 import Foundation
 
 /// A pull reader over raw JSON bytes, one value at a time, for the fast path of the export

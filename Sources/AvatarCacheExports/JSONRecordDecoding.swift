@@ -1,4 +1,5 @@
-import AvatarCacheIndex
+import AvatarCacheModel
+import AvatarCacheSupport
 import Foundation
 
 /// Decodes each record of a JSON export (array, `{"<key>": [...]}` or NDJSON) on its

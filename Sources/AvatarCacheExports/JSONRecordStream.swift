@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 import Foundation
 
 /// Splits a JSON export into its records without holding the file in memory.

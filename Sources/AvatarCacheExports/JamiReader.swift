@@ -1,4 +1,5 @@
-import AvatarCacheIndex
+import AvatarCacheModel
+import AvatarCacheMonograms
 import Foundation
 
 /// Reads Jami profiles: vCard files (`.vcf`, one or several cards each) or a folder of

@@ -1,4 +1,5 @@
-import AvatarCacheIndex
+import AvatarCacheModel
+import AvatarCacheSupport
 import Foundation
 
 /// Reads people from documents through a field map: a Firestore export (with the Auth

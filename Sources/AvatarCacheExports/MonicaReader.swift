@@ -1,4 +1,6 @@
-import AvatarCacheIndex
+import AvatarCacheModel
+import AvatarCacheMonograms
+import AvatarCacheSupport
 import Foundation
 
 /// Reads a Monica contacts export, in the forms people save it: API v1 pages

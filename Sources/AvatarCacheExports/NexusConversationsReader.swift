@@ -1,4 +1,4 @@
-import AvatarCacheIndex
+import AvatarCacheModel
 import Foundation
 
 /// Reads a NexusAI conversations export: conversations (array, `{"conversations": [...]}`

@@ -110,5 +110,5 @@ public struct NexusUsersReader: ExportReader {
     }
 }
 
-import AvatarCacheIndex
+import AvatarCacheModel
 import Foundation

@@ -1,4 +1,5 @@
-import AvatarCacheIndex
+import AvatarCacheModel
+import AvatarCacheSupport
 import Foundation
 
 /// Which fields of a document make a person, each role resolved to its paths (from the

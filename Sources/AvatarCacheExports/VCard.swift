@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 /// One parsed vCard.
 struct VCard: Equatable {
     enum Photo: Equatable {

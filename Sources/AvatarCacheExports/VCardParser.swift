@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 import Foundation
 
 /// A tolerant vCard 2.1/3.0/4.0 parser: unfolds lines, reads the properties we need.

@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 /// Limits on one download. Every one has a default and a CLI flag.
 public struct FetchLimits: Sendable {
     /// Largest body accepted, in bytes; the stream is cut at this size whatever

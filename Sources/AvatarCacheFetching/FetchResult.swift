@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 import Foundation
 
 /// A fetched photo: its bytes, their SHA-256, and what revalidation needs later.

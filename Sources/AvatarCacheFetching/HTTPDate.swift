@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 import Foundation
 
 /// HTTP dates (RFC 9110 IMF-fixdate, plus the obsolete RFC 850 and asctime forms).

@@ -1,5 +1,6 @@
+import AvatarCacheModel
+import AvatarCacheSupport
 import AsyncHTTPClient
-import AvatarCacheIndex
 import Crypto
 import Foundation
 import Logging
@@ -339,7 +340,7 @@ public final class HTTPFetcher: Sendable {
         }
         return FetchedPhoto(
             bytes: body,
-            sha256: hasher.finalize().hexString,
+            sha256: Digests.hex(hasher.finalize()),
             etag: response.headers.first(name: "ETag"),
             lastModified: response.headers.first(name: "Last-Modified"),
             freshnessLifetime: Self.freshnessLifetime(response.headers)

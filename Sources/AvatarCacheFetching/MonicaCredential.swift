@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 import Foundation
 
 /// The Monica API token and the one host it may be sent to (`host` or `host:port`,

@@ -1,4 +1,4 @@
-import AvatarCacheIndex
+import AvatarCacheSupport
 import Foundation
 import Glibc
 #if canImport(Glibc)

@@ -1,4 +1,3 @@
-import AvatarCacheLookup
 import Foundation
 
 /// Requests in flight: at most `total` over all hosts, and at most a host's own cap to

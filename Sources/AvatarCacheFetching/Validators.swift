@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 /// The validators of a cached photo, for a conditional GET.
 public struct Validators: Sendable {
     public var etag: String?

@@ -1,4 +1,6 @@
-import AvatarCacheIndex
+import AvatarCacheLookup
+import AvatarCacheModel
+import AvatarCacheSupport
 import CVips
 import CVipsShim
 import Foundation

@@ -1,4 +1,3 @@
-import AvatarCacheSupport
 
 /// Windows bitmaps, as Windows address books carry a contact's photo inline (Outlook
 /// Express, Windows Contacts): decoded here, since libvips reads BMP only through

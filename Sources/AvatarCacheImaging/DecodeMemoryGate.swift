@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 import Foundation
 
 /// Bounds the memory that decodes in progress may hold together. A 12 MP HEIC holds

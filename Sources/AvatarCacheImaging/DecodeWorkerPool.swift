@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 import CVips
 import Foundation
 

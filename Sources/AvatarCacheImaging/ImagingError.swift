@@ -1,4 +1,4 @@
-import AvatarCacheIndex
+import AvatarCacheSupport
 /// Why an image could not be turned into cache files.
 public enum ImagingError: Error, Equatable, CustomStringConvertible, Sendable {
     /// The bytes are not one of the formats we decode (JPEG, PNG, WebP, GIF, HEIC/AVIF).

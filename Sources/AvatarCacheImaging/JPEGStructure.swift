@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 /// Where a JPEG's data ends: whether its end-of-image marker is there. A file cut short
 /// (a truncated download, a phone's interrupted read-out) has none; a file with a stray
 /// byte or a damaged data segment inside, which every browser shows, has it. Only the

@@ -1,4 +1,5 @@
-import AvatarCacheIndex
+import AvatarCacheMonograms
+import AvatarCacheSupport
 import CVips
 import CVipsShim
 import Foundation

@@ -1,5 +1,3 @@
-import AvatarCacheModel
-import AvatarCacheMonograms
 import AvatarCacheSupport
 import Foundation
 import Glibc

@@ -1,6 +1,3 @@
-import AvatarCacheModel
-import AvatarCacheMonograms
-import AvatarCacheSupport
 import Foundation
 import GRDB
 

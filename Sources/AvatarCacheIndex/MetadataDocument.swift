@@ -1,5 +1,5 @@
+import AvatarCacheLookup
 import AvatarCacheModel
-import AvatarCacheMonograms
 import AvatarCacheSupport
 import Foundation
 import GRDB

@@ -1,6 +1,6 @@
+import AvatarCacheLookup
 import AvatarCacheModel
 import AvatarCacheMonograms
-import AvatarCacheSupport
 import Foundation
 import GRDB
 

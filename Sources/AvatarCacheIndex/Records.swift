@@ -1,3 +1,4 @@
+import AvatarCacheLookup
 import AvatarCacheModel
 import AvatarCacheMonograms
 import AvatarCacheSupport

@@ -1,5 +1,4 @@
 import AvatarCacheModel
-import AvatarCacheSupport
 import Foundation
 
 /// Avatar colours: the source's colour when it gives a valid one, otherwise one of the

@@ -1,5 +1,3 @@
-import AvatarCacheModel
-import AvatarCacheSupport
 import Foundation
 /// Two-letter initials (the apps' rule: "Bob Smith Jr." BS, "Alice" AL, "J" JJ, "" ??), by grapheme cluster (Swift `Character`), so emoji
 /// with ZWJ, flags, combining accents, CJK, Hangul and Devanagari stay whole.

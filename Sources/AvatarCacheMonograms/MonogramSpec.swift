@@ -1,5 +1,4 @@
 import AvatarCacheModel
-import AvatarCacheSupport
 /// What a monogram shows and in which colours.
 public struct MonogramSpec: Sendable, Hashable {
     /// Two-letter initials, or empty with a glyph.

@@ -1,5 +1,4 @@
 import AvatarCacheModel
-import AvatarCacheSupport
 extension Profile {
     /// A profile as readers make it: the initials by the rules (`Initials`) unless the
     /// reader decided them, the source's colour kept only when it is a valid `#RRGGBB`.

@@ -1,9 +1,4 @@
 import AvatarCacheConfiguration
-import AvatarCacheExports
-import AvatarCacheFetching
-import AvatarCacheImaging
-import AvatarCacheIndex
-import AvatarCacheStore
 /// The downloads' hold on memory: bodies being downloaded, and bodies downloaded but not
 /// yet decoded. A download is admitted (`admit`) only while there is room, and gives its
 /// place back once (`release`), whatever became of it.

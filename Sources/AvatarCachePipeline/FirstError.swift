@@ -1,9 +1,3 @@
-import AvatarCacheConfiguration
-import AvatarCacheExports
-import AvatarCacheFetching
-import AvatarCacheImaging
-import AvatarCacheIndex
-import AvatarCacheStore
 import Foundation
 
 /// The first error of work done elsewhere.

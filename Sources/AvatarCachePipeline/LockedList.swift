@@ -1,9 +1,3 @@
-import AvatarCacheConfiguration
-import AvatarCacheExports
-import AvatarCacheFetching
-import AvatarCacheImaging
-import AvatarCacheIndex
-import AvatarCacheStore
 import Foundation
 
 /// Items collected elsewhere (the index's writer), taken on the reading thread.

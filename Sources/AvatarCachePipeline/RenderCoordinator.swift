@@ -1,9 +1,6 @@
-import AvatarCacheConfiguration
-import AvatarCacheExports
-import AvatarCacheFetching
-import AvatarCacheImaging
 import AvatarCacheIndex
-import AvatarCacheStore
+import AvatarCacheLookup
+import AvatarCacheSupport
 import Foundation
 
 /// The files made from one content hash, and what they were made from.

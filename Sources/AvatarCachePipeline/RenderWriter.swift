@@ -1,9 +1,7 @@
-import AvatarCacheConfiguration
-import AvatarCacheExports
-import AvatarCacheFetching
 import AvatarCacheImaging
 import AvatarCacheIndex
-import AvatarCacheStore
+import AvatarCacheMonograms
+import AvatarCacheSupport
 import Foundation
 
 /// Renders a photo or a monogram on a decode pool thread, then writes its tier files on

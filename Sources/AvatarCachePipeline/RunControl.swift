@@ -1,9 +1,3 @@
-import AvatarCacheConfiguration
-import AvatarCacheExports
-import AvatarCacheFetching
-import AvatarCacheImaging
-import AvatarCacheIndex
-import AvatarCacheStore
 import Foundation
 
 /// Lets a run be stopped from outside (SIGINT, SIGTERM): no new source is started,

@@ -1,9 +1,5 @@
-import AvatarCacheConfiguration
 import AvatarCacheExports
-import AvatarCacheFetching
-import AvatarCacheImaging
-import AvatarCacheIndex
-import AvatarCacheStore
+import AvatarCacheSupport
 import Foundation
 
 /// What a run did: the `--report` JSON and the closing summary. Field names are part

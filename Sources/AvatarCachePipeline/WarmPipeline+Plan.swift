@@ -1,9 +1,7 @@
-import AvatarCacheConfiguration
-import AvatarCacheExports
-import AvatarCacheFetching
 import AvatarCacheImaging
 import AvatarCacheIndex
-import AvatarCacheStore
+import AvatarCacheMonograms
+import AvatarCacheSupport
 import Foundation
 
 extension WarmPipeline {

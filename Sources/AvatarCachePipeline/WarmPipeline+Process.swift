@@ -1,9 +1,10 @@
 import AvatarCacheConfiguration
-import AvatarCacheExports
 import AvatarCacheFetching
 import AvatarCacheImaging
 import AvatarCacheIndex
+import AvatarCacheLookup
 import AvatarCacheStore
+import AvatarCacheSupport
 import Foundation
 import Logging
 

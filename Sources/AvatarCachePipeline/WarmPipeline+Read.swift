@@ -1,9 +1,7 @@
-import AvatarCacheConfiguration
 import AvatarCacheExports
-import AvatarCacheFetching
-import AvatarCacheImaging
-import AvatarCacheIndex
+import AvatarCacheModel
 import AvatarCacheStore
+import AvatarCacheSupport
 import Foundation
 
 extension WarmPipeline {

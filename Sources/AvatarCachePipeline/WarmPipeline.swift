@@ -1,8 +1,9 @@
 import AvatarCacheConfiguration
 import AvatarCacheExports
-import AvatarCacheFetching
 import AvatarCacheImaging
 import AvatarCacheIndex
+import AvatarCacheModel
+import AvatarCacheMonograms
 import AvatarCacheStore
 import Foundation
 import Logging

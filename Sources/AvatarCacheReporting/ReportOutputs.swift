@@ -1,10 +1,7 @@
-import AvatarCacheConfiguration
-import AvatarCacheExports
-import AvatarCacheFetching
-import AvatarCacheImaging
 import AvatarCacheIndex
+import AvatarCacheModel
 import AvatarCachePipeline
-import AvatarCacheStore
+import AvatarCacheSupport
 import Foundation
 import Glibc
 

@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 import GRDB
 
 /// The `cacheSetting` table: a few named values about the cache itself.

@@ -1,4 +1,5 @@
 import AvatarCacheIndex
+import AvatarCacheModel
 import Foundation
 import GRDB
 

@@ -1,4 +1,3 @@
-import AvatarCacheModel
 import CBuildStamp
 
 /// The version, written here once: `--version`, the Debian package and tarball

@@ -33,5 +33,4 @@ public enum ByteSize {
     }
 }
 
-import AvatarCacheModel
 import Foundation

@@ -1,4 +1,3 @@
-import AvatarCacheModel
 import Foundation
 
 /// A decoded type that names itself in a decoding error ("expected a date").

@@ -1,4 +1,3 @@
-import AvatarCacheModel
 import Foundation
 
 /// ISO 8601 with or without fractional seconds; the form metadata.json writes.

@@ -1,4 +1,3 @@
-import AvatarCacheModel
 /// The source formats we decode, recognised by their leading bytes, so that nothing
 /// else ever reaches a libvips loader.
 public enum ImageFormat: String, Sendable, Codable {

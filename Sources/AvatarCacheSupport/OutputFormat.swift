@@ -1,4 +1,3 @@
-import AvatarCacheModel
 /// Output encoding of the cache files.
 public enum OutputFormat: String, Sendable, Codable, CaseIterable {
     case jpeg, png, webp

@@ -1,4 +1,3 @@
-import AvatarCacheModel
 /// The classes a failed source falls into; the report counts failures by class.
 public enum FailureClass: String, Sendable, Codable, CaseIterable, Comparable {
     case invalidURL

@@ -1,4 +1,3 @@
-import AvatarCacheModel
 import Foundation
 
 extension String {

@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 /// CRC-32C (Castagnoli), as LevelDB's log format checks each record with, and its mask.
 /// Slicing by eight: a Firestore export of a million documents is about 200 MB, so the
 /// checksum is on the read stage's path.

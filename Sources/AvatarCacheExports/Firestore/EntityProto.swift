@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 import Foundation
 
 /// Decodes the Datastore `EntityProto` messages a Firestore export stores, one per

@@ -1,4 +1,4 @@
-import AvatarCacheIndex
+import AvatarCacheModel
 import Foundation
 
 /// Reads a Firebase Auth export: `firebase auth:export` JSON (`{"users": [...]}`, what the

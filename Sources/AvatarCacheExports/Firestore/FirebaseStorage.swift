@@ -1,4 +1,5 @@
-import AvatarCacheIndex
+import AvatarCacheModel
+import AvatarCacheSupport
 import Foundation
 
 /// Photos kept in Firebase (Cloud) Storage, as apps name them in their documents: a

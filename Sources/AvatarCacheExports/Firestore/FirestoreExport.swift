@@ -1,4 +1,5 @@
-import AvatarCacheIndex
+import AvatarCacheModel
+import AvatarCacheSupport
 import Foundation
 
 /// A Firestore export on disk, as `gcloud firestore export` and `firebase

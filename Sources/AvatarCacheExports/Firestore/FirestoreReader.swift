@@ -1,4 +1,4 @@
-import AvatarCacheIndex
+import AvatarCacheSupport
 import Foundation
 
 /// Reads a Firebase export (`--format firestore`) as one input: an export folder as `gcloud

@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 import Foundation
 
 /// Reads a LevelDB log file (the `output-N` files of a Firestore export): 32 KiB blocks of

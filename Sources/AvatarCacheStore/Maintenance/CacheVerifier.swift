@@ -1,4 +1,6 @@
 import AvatarCacheIndex
+import AvatarCacheLookup
+import AvatarCacheSupport
 import Foundation
 import GRDB
 import Logging
