@@ -204,67 +204,141 @@ let package = Package(
             path: "Tests/CTestZlib",
             linkerSettings: [.linkedLibrary("z")]
         ),
-        // Test support: the counters inside the shim's fast paths (which path ran).
         .target(
             name: "CVipsShimTesting",
             path: "Tests/CVipsShimTesting"
         ),
-        // Test support shared by the tests: an HTTP server on 127.0.0.1, fixtures and
-        // temporary caches, sample exports, pixels to compare, running the built binary.
+        // What the tests of every layer share (files, scratch directories, the HTTP and TLS
+        // servers they start, the binaries they run); then what the end-to-end tests and the
+        // image tests share above it.
         .target(
-            name: "AvatarCacheTestSupport",
+            name: "AvatarCacheTestKit",
             dependencies: [
-                "AvatarCache",
-                "CVips",
-                "CVipsShim",
+                "AvatarCacheExports",
+                "AvatarCacheModel",
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Engine"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Engine"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Engine"])),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Engine"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Engine"])),
+            ],
+            path: "Tests/AvatarCacheTestKit"
+        ),
+        .target(
+            name: "AvatarCacheTestSupport",
+            dependencies: [
+                "AvatarCacheConfiguration",
+                "AvatarCacheFetching",
+                "AvatarCacheIndex",
+                "AvatarCacheSupport",
+                "AvatarCacheTestKit",
             ],
             path: "Tests/AvatarCacheTestSupport"
         ),
-        .testTarget(
-            name: "AvatarCacheTests",
+        .target(
+            name: "AvatarCacheImagingTestSupport",
             dependencies: [
-                "AvatarCacheTestSupport",
-                "AvatarCache",
+                "AvatarCacheImaging",
+                "AvatarCacheSupport",
+                "CVips",
+                "CVipsShim",
+            ],
+            path: "Tests/AvatarCacheImagingTestSupport"
+        ),
+        // A test target per layer, importing that layer and those below it; then the
+        // end-to-end tests, which run the binaries (built first: they depend on them).
+        .testTarget(
+            name: "AvatarCacheLookupTests",
+            dependencies: [
+                "AvatarCacheModel",
+                "AvatarCacheMonograms",
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
+            ],
+            path: "Tests/AvatarCacheLookupTests"
+        ),
+        .testTarget(
+            name: "AvatarCacheExportsTests",
+            dependencies: [
+                "AvatarCacheExports",
+                "AvatarCacheModel",
+                "AvatarCacheTestKit",
+            ],
+            path: "Tests/AvatarCacheExportsTests"
+        ),
+        .testTarget(
+            name: "AvatarCacheFetchingTests",
+            dependencies: [
+                "AvatarCacheFetching",
+                "AvatarCacheModel",
+                "AvatarCacheSupport",
+                "AvatarCacheTestKit",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Engine"])),
+            ],
+            path: "Tests/AvatarCacheFetchingTests"
+        ),
+        .testTarget(
+            name: "AvatarCacheImagingTests",
+            dependencies: [
+                "AvatarCacheImaging",
+                "AvatarCacheImagingTestSupport",
+                "AvatarCacheModel",
+                "AvatarCacheMonograms",
+                "AvatarCacheSupport",
+                "AvatarCacheTestKit",
+                "CTestZlib",
+                "CVips",
+                "CVipsShim",
+                "CVipsShimTesting",
+            ],
+            path: "Tests/AvatarCacheImagingTests"
+        ),
+        .testTarget(
+            name: "AvatarCacheStoreTests",
+            dependencies: [
+                "AvatarCacheIndex",
+                "AvatarCacheLookup",
+                "AvatarCacheStore",
+                "AvatarCacheSupport",
+                "AvatarCacheTestKit",
+                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
+            ],
+            path: "Tests/AvatarCacheStoreTests"
+        ),
+        .testTarget(
+            name: "AvatarCacheEndToEndTests",
+            dependencies: [
                 "AvatarCacheConfiguration",
                 "AvatarCacheExports",
                 "AvatarCacheFetching",
                 "AvatarCacheImaging",
+                "AvatarCacheImagingTestSupport",
                 "AvatarCacheIndex",
                 "AvatarCacheLookup",
                 "AvatarCacheLookupCommand",
                 "AvatarCacheModel",
                 "AvatarCacheMonograms",
                 "AvatarCachePipeline",
-                "AvatarCacheReporting",
                 "AvatarCacheStore",
                 "AvatarCacheSupport",
-                "CTestZlib",
+                "AvatarCacheTestKit",
+                "AvatarCacheTestSupport",
                 "avatar-cache",
                 "avatar-cache-engine",
                 "lookup-route",
-                "CVips",
-                "CVipsShim",
-                "CVipsShimTesting",
-                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Engine"])),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Engine"])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Engine"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
                 .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
-                .product(name: "Yams", package: "Yams", condition: .when(traits: ["Engine"])),
-                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Engine"])),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["Engine"])),
+                .product(name: "Yams", package: "Yams", condition: .when(traits: ["Engine"])),
             ],
-            // Read by path (a cache written by an earlier version, exports): not resources.
-            exclude: ["Fixtures"]
+            path: "Tests/AvatarCacheEndToEndTests"
         ),
     ]
 )

@@ -84,10 +84,10 @@ public enum Vips {
 }
 
 /// Owns one `VipsImage` reference and releases it in `deinit`.
-final class VipsImageRef {
-    let pointer: UnsafeMutablePointer<VipsImage>
+package final class VipsImageRef {
+    package let pointer: UnsafeMutablePointer<VipsImage>
 
-    init(_ pointer: UnsafeMutablePointer<VipsImage>) {
+    package init(_ pointer: UnsafeMutablePointer<VipsImage>) {
         self.pointer = pointer
     }
 
@@ -95,9 +95,9 @@ final class VipsImageRef {
         g_object_unref(gpointer(pointer))
     }
 
-    var width: Int { Int(vips_image_get_width(pointer)) }
-    var height: Int { Int(vips_image_get_height(pointer)) }
-    var bands: Int { Int(vips_image_get_bands(pointer)) }
+    package var width: Int { Int(vips_image_get_width(pointer)) }
+    package var height: Int { Int(vips_image_get_height(pointer)) }
+    package var bands: Int { Int(vips_image_get_bands(pointer)) }
     var hasAlpha: Bool { vips_image_hasalpha(pointer) != 0 }
     var interpretation: VipsInterpretation { vips_image_get_interpretation(pointer) }
     var hasICCProfile: Bool { vips_image_get_typeof(pointer, "icc-profile-data") != 0 }

@@ -1,15 +1,9 @@
 import Foundation
-import AvatarCache
-import AvatarCacheModel
-import AvatarCacheMonograms
-import AvatarCacheSupport
 import AvatarCacheConfiguration
-import AvatarCacheExports
 import AvatarCacheFetching
-import AvatarCacheImaging
-import AvatarCachePipeline
-import AvatarCacheReporting
-import AvatarCacheStore
+@testable import AvatarCacheIndex
+import AvatarCacheSupport
+import AvatarCacheTestKit
 
 /// The three systems' samples (samples/), photos served on loopback as the demo does,
 /// the exports rewritten to point at the server; all removed with the instance.

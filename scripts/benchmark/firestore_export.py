@@ -4,7 +4,7 @@ export` write: LevelDB log files (`output-N`, 32 KiB blocks, FULL/FIRST/MIDDLE/L
 masked CRC-32C) of Datastore EntityProto messages, the kind's `.export_metadata` naming its
 outputs, the `.overall_export_metadata`, and the emulator's `firebase-export-metadata.json`
 (with `auth_export/accounts.json` when --auth). The encoding follows the real exports in
-Tests/AvatarCacheTests/Fixtures/firebase (property 14 for an empty array, raw_property 15
+Tests/Fixtures/firebase (property 14 for an empty array, raw_property 15
 for the rest, the key's path as groups, entity_group 16).
 
     usage: firestore_export.py OUT (--users N | --from-json USERS.json) [--photo-base URL] [--photo-field NAME]

@@ -1,0 +1,70 @@
+@testable import AvatarCacheLookup
+@testable import AvatarCachePipeline
+@testable import AvatarCacheSupport
+import AvatarCacheTestKit
+import AvatarCacheTestSupport
+import Foundation
+import Testing
+
+/// An app developer following docs/embedding.md word for word: this repository, tagged as
+/// the release its version names, in a git repository of its own; a new package whose
+/// manifest is the guide's and whose main.swift is the DocC catalog's program
+/// (scripts/embedding_package.py, as scripts/bench-embedding makes it); resolved, built
+/// and run against a real cache. The resolution fetches avatar-cache alone.
+@Suite(.serialized) struct EmbeddingPackageTests {
+    /// `script` run by bash with `arguments` as $1…, through the tests' runner of processes.
+    static func shell(_ script: String, _ arguments: [String] = []) throws -> Binary.Result {
+        try Binary.run(["-c", script, "bash"] + arguments, executable: URL(fileURLWithPath: "/bin/bash"))
+    }
+
+    @Test func theGuidesPackageResolvesOnlyAvatarCacheBuildsAndAnswers() async throws {
+        let server = try FixtureServer(routes: ["/p.jpg": .ok(bytes: try Fixtures.photo("chelsea.jpg"))])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("embedding")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport([(id: "p", name: "Pat Doe", url: server.url("/p.jpg")), (id: "m", name: "Mo Ray", url: nil)], in: directory)
+        let cache = directory.appendingPathComponent("cache")
+        _ = try await WarmPipeline(configuration: Fixtures.configuration(exports: [export], cache: cache), logger: .test).run()
+        let lookup = try CacheLookup(cache: cache, recordsAccess: false)
+        let photo = try #require(try lookup.answer(forUser: "p", viewSize: 55, scale: 3).file)
+        let monogram = try #require(try lookup.answer(forUser: "m", viewSize: 55, scale: 3).file)
+
+        // The working tree's files (committed or not), as a release: a repository with the tag.
+        let release = directory.appendingPathComponent("avatar-cache")
+        let copied = try Self.shell("""
+            set -e
+            mkdir -p "$2"
+            cd "$1"
+            git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+              [ -f "$f" ] && printf '%s\\0' "$f"
+            done | xargs -0 cp --parents -t "$2"
+            cd "$2"
+            git init -q
+            git add -A
+            git -c user.name=test -c user.email=test@example.com commit -qm release
+            git tag "v$3"
+            """, [Fixtures.repositoryRoot.path, release.path, AvatarCacheVersion.number])
+        #expect(copied.status == 0, "\(copied.stdout)\(copied.stderr)")
+        let app = directory.appendingPathComponent("app")
+        let made = try Self.shell("python3 \"$1/scripts/embedding_package.py\" \"$1\" \"$2\" \"file://$3\"",
+                                  [Fixtures.repositoryRoot.path, app.path, release.path])
+        #expect(made.status == 0, "\(made.stdout)\(made.stderr)")
+        let manifest = try String(contentsOf: app.appendingPathComponent("Package.swift"), encoding: .utf8)
+        #expect(manifest.contains("from: \"\(AvatarCacheVersion.number)\""), "the guide names this version: \(manifest)")
+
+        let built = try Self.shell("set -o pipefail; cd \"$1\" && swift package resolve && ls .build/checkouts && swift build 2>&1 | tail -n 20", [app.path])
+        #expect(built.status == 0, "\(built.stdout)\(built.stderr)")
+        let checkouts = try FileManager.default.contentsOfDirectory(atPath: app.appendingPathComponent(".build/checkouts").path)
+        #expect(checkouts == ["avatar-cache"], "the resolution fetched \(checkouts)")
+
+        let binary = app.appendingPathComponent(".build/debug/app").path
+        let forPhoto = try Self.shell("\"$1\" \"$2\" p", [binary, cache.path])
+        #expect(forPhoto.stdout.hasPrefix("photo: \(photo.path)\n") && forPhoto.stdout.contains("placeholder: "), "\(forPhoto.stdout)")
+        let forMonogram = try Self.shell("\"$1\" \"$2\" m", [binary, cache.path])
+        #expect(forMonogram.stdout == "monogram: \(monogram.path)\n", "\(forMonogram.stdout)")
+        let forNobody = try Self.shell("\"$1\" \"$2\" nobody", [binary, cache.path])
+        #expect(forNobody.stdout == "user \"nobody\" is not in the cache: draw a generic avatar\n", "\(forNobody.stdout)")
+        let notACache = try Self.shell("\"$1\" \"$2\" p", [binary, directory.path])
+        #expect(notACache.stdout.hasPrefix("the cache cannot be read: ") && notACache.stdout.contains("not an avatar-cache cache"), "\(notACache.stdout)")
+    }
+}

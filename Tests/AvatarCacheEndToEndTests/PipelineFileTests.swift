@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+@testable import AvatarCacheConfiguration
+import AvatarCacheTestKit
+
+/// Pipeline files: their keys, environment references, and flags over them.
+@Suite struct PipelineFileTests {
+    func parse(_ text: String, environment: [String: String] = [:]) throws -> PipelineSettings {
+        try PipelineFile.parse(text, file: "test.yml", environment: environment)
+    }
+
+    /// The first mistake reported.
+    func error(_ text: String) -> PipelineFile.Error? {
+        do { _ = try parse(text); return nil } catch let error as PipelineFile.Error { return error } catch let errors as PipelineFile.Errors {
+            return errors.errors.first
+        } catch { return nil }
+    }
+
+    @Test func everyShippedPipelineParses() throws {
+        for name in ["prefetch", "warmup", "ci"] {
+            let path = Fixtures.repositoryRoot.appendingPathComponent("pipelines/\(name).yml").path
+            let settings = try PipelineFile.load(path, environment: [:])
+            #expect(!settings.inputs.isEmpty, "\(name) has inputs")
+            #expect(settings.cache != nil)
+        }
+    }
+
+    @Test func valuesAndEnvironment() throws {
+        let settings = try parse("""
+            cache: ${DIR:-/tmp/c}
+            inputs:
+              - a.json
+              - path: ${IN}/m/*.json
+                format: monica
+            budget: 50MB
+            scales: [2, 3]
+            ttl-hours: 1.5
+            allow-private-networks: ${PRIVATE:-false}
+            """, environment: ["IN": "/data", "PRIVATE": "true"])
+        #expect(settings.cache == "/tmp/c")
+        #expect(settings.inputs == [PipelineInput(path: "a.json"), PipelineInput(path: "/data/m/*.json", format: .monica)])
+        #expect(settings.budget == 50_000_000 && settings.scales == [2, 3] && settings.ttlHours == 1.5)
+        #expect(settings.allowPrivateNetworks == true)
+    }
+
+    @Test func aWrongKeyNamesTheKeyAndLine() throws {
+        let found = try #require(error("cache: /tmp/c\ninputs: [a.json]\nbudgett: 10MB\n"))
+        #expect(found.line == 3 && found.key == "budgett")
+        #expect(found.description.hasPrefix("test.yml:3: key \"budgett\": unknown key"))
+    }
+
+    @Test func aWrongTypeNamesTheKeyLineAndWhatWasExpected() throws {
+        let scale = try #require(error("cache: /tmp/c\n\nscales: [3, three]\n"))
+        #expect(scale.line == 3 && scale.key == "scales")
+        #expect(scale.message.contains("expected a list of scales, found \"three\""))
+        let budget = try #require(error("budget: lots\n"))
+        #expect(budget.description == "test.yml:1: key \"budget\": expected a size like 100MB, found \"lots\"")
+        let quality = try #require(error("quality: 101\n"))
+        #expect(quality.message.contains("outside 1…100"))
+        let crop = try #require(error("crop: diagonal\n"))
+        #expect(crop.message == "expected one of centre, attention, found \"diagonal\"")
+        let inputs = try #require(error("inputs:\n  - path: a.json\n    fromat: monica\n"))
+        #expect(inputs.line == 3 && inputs.key == "inputs.fromat")
+    }
+
+    @Test func everyMistakeIsReportedAndAnUnknownKeyGetsTheNearestOne() throws {
+        do {
+            _ = try parse("cache: /tmp/c\nbudgett: 10MB\nquality: 101\ninputs: [a.json]\nconcurency: 4\nlog_level: debug\n")
+            Issue.record("the mistakes were not found")
+        } catch let errors as PipelineFile.Errors {
+            #expect(errors.errors.map(\.line) == [2, 3, 5, 6], "\(errors)")
+            #expect(errors.errors[0].message.contains("did you mean \"budget\"?"))
+            #expect(errors.errors[2].message.contains("did you mean \"concurrency\"?"))
+            #expect(errors.errors[3].message.contains("did you mean \"log-level\"?"))
+            #expect(errors.description.hasPrefix("4 mistakes in test.yml:"))
+        }
+        #expect(error("cache: /tmp/c\nzzzz: 1\n")?.message.contains("did you mean") == false, "no suggestion when nothing is near")
+    }
+
+    @Test func everyFlagOfWarmIsAKeyInSingularAndPluralForms() throws {
+        // The flags as swift-argument-parser knows them (its help dump), not a list kept here.
+        let dump = try Binary.run(["warm", "--experimental-dump-help"])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
+        let arguments = try #require((json["command"] as? [String: Any])?["arguments"] as? [[String: Any]])
+        let flags = arguments.compactMap { argument -> String? in
+            guard argument["kind"] as? String != "positional" else { return nil }
+            return (argument["names"] as? [[String: Any]])?.first { $0["kind"] as? String == "long" }?["name"] as? String
+        }.filter { !["help", "version", "cache"].contains($0) }
+        #expect(flags.count > 30, "\(flags)")
+        for flag in flags {
+            #expect(PipelineFile.keys[flag] != nil, "--\(flag) has no pipeline key")
+        }
+        let settings = try parse("""
+            size: 64
+            scale: [2, 3]
+            allow-host: photos.intranet:8443
+            log-level: debug
+            """)
+        #expect(settings.sizes == [64] && settings.scales == [2, 3])
+        #expect(settings.allowHosts == ["photos.intranet:8443"] && settings.logLevel == .debug)
+        let plural = try parse("sizes: [110, 300]\nallow-hosts: [a, b]\n")
+        #expect(plural.sizes == [110, 300] && plural.allowHosts == ["a", "b"])
+    }
+
+    @Test func flagsOverrideTheFile() throws {
+        var file = try parse("cache: /a\ninputs: [x.json]\nbudget: 10MB\nttl-hours: 5\n")
+        var flags = PipelineSettings()
+        flags.budget = 20_000_000
+        file = file.overridden(by: flags)
+        #expect(file.budget == 20_000_000 && file.ttlHours == 5 && file.cache == "/a")
+    }
+}
+
+extension PipelineFileTests {
+    @Test func relativePathsInAPipelineFileAreTakenFromItsFolder() throws {
+        let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("chelsea.jpg"))])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("relative-paths")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = directory.appendingPathComponent("etc")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("exports"), withIntermediateDirectories: true)
+        _ = try Fixtures.writeUsersExport([(id: "1", name: "Ann Lee", url: server.url("/a.jpg"))], in: folder.appendingPathComponent("exports"))
+        try Data("""
+            cache: cache
+            inputs: [exports/*.json]
+            report: reports/../report.json
+            allow-private-networks: true
+            """.utf8).write(to: folder.appendingPathComponent("p.yml"))
+        // Run from elsewhere (cron starts in a home directory).
+        let elsewhere = directory.appendingPathComponent("home")
+        try FileManager.default.createDirectory(at: elsewhere, withIntermediateDirectories: true)
+        let result = try Binary.run(["-c", "cd \(elsewhere.path) && \(Binary.url.path) run ../etc/p.yml"], executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("cache/index.sqlite").path), "the cache beside the file")
+        #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("report.json").path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path).isEmpty, "nothing where the command ran")
+    }
+}

@@ -1,0 +1,209 @@
+import ArgumentParser
+import Foundation
+import Testing
+@testable import AvatarCacheConfiguration
+@testable import AvatarCacheModel
+@testable import AvatarCacheStore
+import AvatarCacheTestKit
+@testable import avatar_cache_engine
+
+/// The table of settings (`Settings`) is the one definition of each: these walk it and
+/// check that a flag and a pipeline key take the same text to the same value and refuse
+/// the same text in the same words, and that the CLI declares exactly the table's flags.
+@Suite struct SettingsTableTests {
+    /// The settings `warm` and `run` take as flags (the cache is each command's own).
+    var flagged: [any AnySetting] { Settings.all.filter { $0.key != "cache" } }
+
+    func fromFlag(_ setting: any AnySetting, _ text: String) throws -> PipelineSettings {
+        let arguments = setting.key == "allow-private-networks" ? ["--\(setting.flag)"] : ["--\(setting.flag)", text]
+        return try PipelineOptions.parse(arguments).settings()
+    }
+
+    func fromKey(_ key: String, _ text: String) throws -> PipelineSettings {
+        let quoted = "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+        return try PipelineFile.parse("\(key): \(quoted)\n", file: "t.yml", environment: [:])
+    }
+
+    func flagError(_ setting: any AnySetting, _ text: String) -> String? {
+        do {
+            _ = try PipelineOptions.parse(["--\(setting.flag)", text])
+            return nil
+        } catch {
+            return PipelineOptions.message(for: error)
+        }
+    }
+
+    func keyError(_ key: String, _ text: String) -> String? {
+        do {
+            _ = try fromKey(key, text)
+            return nil
+        } catch let errors as PipelineFile.Errors {
+            return errors.errors.first?.message
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func everySettingRoundTripsThroughItsFlagAndEachOfItsKeys() throws {
+        #expect(flagged.count >= 37, "\(flagged.count) settings")
+        for setting in flagged {
+            let text = setting.examples.valid
+            let viaFlag = try fromFlag(setting, setting.key == "allow-private-networks" ? "true" : text)
+            let value = try #require(setting.written(in: viaFlag), "--\(setting.flag) \(text) set nothing")
+            for key in [setting.key] + setting.otherKeys {
+                let viaKey = try fromKey(key, text)
+                #expect(setting.written(in: viaKey) == value, "\(key): \(text) vs --\(setting.flag) \(text)")
+                #expect(viaKey == viaFlag, "\(key): the same settings as the flag")
+            }
+            // What is read is written back the same (the help's defaults are so written).
+            if !setting.isList {
+                #expect(setting.written(in: try fromKey(setting.key, value[0])) == value, "\(setting.key): \(value)")
+            }
+        }
+    }
+
+    @Test func aFlagAndAKeyRefuseTheSameValueInTheSameWords() throws {
+        var refused = 0
+        for setting in flagged where setting.key != "allow-private-networks" {
+            guard let bad = setting.examples.invalid else { continue }
+            let keyMessage = try #require(keyError(setting.key, bad), "\(setting.key): \(bad) was taken")
+            let flagMessage = try #require(flagError(setting, bad), "--\(setting.flag) \(bad) was taken")
+            #expect(flagMessage == "Error: --\(setting.flag): \(keyMessage)" || flagMessage == "--\(setting.flag): \(keyMessage)",
+                    "flag: \(flagMessage) / key: \(keyMessage)")
+            refused += 1
+        }
+        #expect(refused >= 30)
+        // Ranges, each said once: out of range by flag and by key alike.
+        #expect(keyError("quality", "101")?.contains("outside 1…100") == true)
+        #expect(flagError(Settings.quality, "0")?.contains("outside 1…100") == true)
+        #expect(keyError("timeout", "0")?.contains("outside 0.001…86400.0") == true)
+        #expect(flagError(Settings.timeout, "0")?.contains("outside 0.001…86400.0") == true)
+        #expect(flagError(Settings.trimRatio, "1.5")?.contains("between 0.01 and 1.0") == true)
+        #expect(keyError("max-record-bytes", "500")?.contains("less than 1KB") == true)
+    }
+
+    @Test func theCommandDeclaresExactlyTheTablesFlags() throws {
+        let declared = Mirror(reflecting: PipelineOptions()).children.compactMap { $0.label.map(Self.flagName) }
+        #expect(Set(declared) == Set(flagged.map(\.flag)), "declared \(declared.sorted())")
+        #expect(declared.count == Set(declared).count)
+        // And swift-argument-parser names them so (its help shows each setting's help).
+        let help = PipelineOptions.helpMessage(columns: 10_000)
+        for setting in flagged {
+            #expect(help.contains("--\(setting.flag)"), "--\(setting.flag) in the help")
+            #expect(help.contains(setting.help), "--\(setting.flag)'s help from the table")
+        }
+    }
+
+    /// Each property of `PipelineSettings` (the inputs aside) is the key path of one
+    /// setting of the table: none is left that no file or flag can set or merge.
+    @Test func everyPropertyOfTheSettingsIsOneSettingsKeyPath() throws {
+        let properties = Mirror(reflecting: PipelineSettings()).children.compactMap(\.label).filter { $0 != "inputs" }
+        let paths = Settings.all.compactMap { ($0 as? any KeyPathNamed)?.propertyName }
+        #expect(paths.count == Settings.all.count)
+        #expect(Set(paths).count == paths.count, "two settings hold one property")
+        #expect(Set(properties) == Set(paths), "properties \(Set(properties).symmetricDifference(paths).sorted())")
+    }
+
+    /// `_maxTtlHours` → `max-ttl-hours`, as swift-argument-parser names a long flag.
+    static func flagName(of label: String) -> String {
+        var name = ""
+        for character in label.drop(while: { $0 == "_" }) {
+            if character.isUppercase {
+                name += "-" + character.lowercased()
+            } else {
+                name.append(character)
+            }
+        }
+        return name
+    }
+
+    @Test func theDefaultsAreTheTablesAndPassItsChecks() throws {
+        let configuration = WarmConfiguration(exports: ["x"], cacheDirectory: URL(fileURLWithPath: "/tmp/x"))
+        try configuration.validate()
+        #expect(configuration.quality == Settings.quality.defaultValue)
+        #expect(configuration.ttl == Settings.ttlHours.defaultValue * 3600)
+        #expect(configuration.fetchLimits.maxBytes == Int(Settings.maxBytes.defaultValue))
+        #expect(configuration.budgetBytes == Settings.budget.defaultValue)
+        // Settings with a default show it in the help, as the value is written.
+        #expect(Settings.budget.help.hasSuffix("Default: 100MB."))
+        #expect(Settings.ttlHours.help.hasSuffix("Default: 168."))
+        #expect(Settings.sizes.help.hasSuffix("Default: 110 and 300."))
+        // A value set in code is checked as if it had been read.
+        var wrong = configuration
+        wrong.fetchLimits.timeout = 0
+        #expect(throws: ConfigurationError.self) { try wrong.validate() }
+        var settings = PipelineSettings()
+        settings.cache = "/tmp/x"
+        settings.inputs = [PipelineInput(path: "x.json")]
+        settings.maxFailureRate = 2
+        #expect(throws: ConfigurationError.self) { try settings.configuration(environment: [:]) }
+    }
+
+    @Test func anEmptyPathMeansNone() throws {
+        #expect(try fromKey("report", "").report == nil)
+        #expect(try fromKey("metrics-file", "").metricsFile == nil)
+        #expect(try PipelineOptions.parse(["--report", ""]).settings().report == nil)
+    }
+}
+
+extension SettingsTableTests {
+    /// docs/commands.md's table of `warm`'s flags has a row for every setting, and where a
+    /// setting's default is a value, the row shows that value.
+    @Test func theCommandsPageListsEveryFlagWithTheTablesDefault() throws {
+        let page = try Fixtures.page("docs/commands.md")
+        let section = try #require(page.components(separatedBy: "## `avatar-cache warm ").dropFirst().first)
+        var rows: [String: String] = [:]
+        for line in section.split(separator: "\n").prefix(while: { !$0.hasPrefix("#") }) where line.hasPrefix("| `--") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 2, let flag = cells[0].split(separator: " ").first else { continue }
+            rows[String(flag.replacingOccurrences(of: "`", with: "").dropFirst(2))] = cells[1].replacingOccurrences(of: "`", with: "")
+        }
+        for setting in Settings.all {
+            let shown = try #require(rows[setting.flag], "docs/commands.md has no row for --\(setting.flag)")
+            guard let words = setting.defaultText, let written = (setting as? any DefaultWritten)?.writtenDefault,
+                  words == written.joined(separator: " and ") else { continue }
+            #expect(shown == written.joined(separator: ", "), "--\(setting.flag): docs/commands.md says \(shown), the table \(written)")
+        }
+    }
+}
+
+/// A setting's default as written, when it has one.
+protocol DefaultWritten {
+    var writtenDefault: [String]? { get }
+}
+
+extension Setting: DefaultWritten {
+    var writtenDefault: [String]? { initial.map(form.written) }
+}
+
+extension SettingsTableTests {
+    @Test func oneDefaultForTheBudgetAndTrimRatioAndTheReadersOwnRecordLimit() throws {
+        // One range for the trim ratio, flags and pipeline files alike.
+        let directory = try Fixtures.temporaryDirectory("settings")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport([(id: "small", name: "Small", url: nil),
+                                                    (id: "large", name: String(repeating: "L", count: 5_000), url: nil)], in: directory)
+        let cache = directory.appendingPathComponent("c").path
+        for command in [["prune", "--cache", cache], ["merge", cache, "--into", cache + "-m"]] {
+            let result = try Binary.run(command + ["--trim-ratio", "0.001"])
+            #expect(result.status == 64 && result.stderr.contains("between 0.01 and 1.0"), "\(command[0]): \(result.stderr)")
+        }
+        #expect(throws: PipelineFile.Errors.self) { try PipelineFile.parse("trim-ratio: 0.001\n", file: "p.yml", environment: [:]) }
+        #expect(WarmConfiguration(exports: ["x"], cacheDirectory: URL(fileURLWithPath: "/tmp")).budgetBytes == Pruner.defaultBudgetBytes)
+        // The readers' record limit is its own setting, not --max-bytes.
+        let limited = try Binary.run(["warm", export, "--cache", cache, "--max-record-bytes", "2KB", "--max-bytes", "50MB", "--report", cache + ".json"])
+        #expect(limited.status == 0, "\(limited.stderr)")
+        #expect(limited.stderr.contains("larger than 2000 bytes") && limited.stdout.contains("1 profiles"), "\(limited.stdout) \(limited.stderr)")
+        let roomy = try Binary.run(["warm", export, "--cache", cache + "2", "--max-bytes", "1KB"])
+        #expect(roomy.status == 0 && roomy.stdout.contains("2 profiles"), "a small --max-bytes leaves records alone: \(roomy.stdout) \(roomy.stderr)")
+    }
+}
+
+/// The name of the property a setting's key path leads to (`\PipelineSettings.quality`).
+protocol KeyPathNamed {
+    var propertyName: String { get }
+}
+
+extension Setting: KeyPathNamed {
+    var propertyName: String { "\(path)".replacingOccurrences(of: "\\PipelineSettings.", with: "") }
+}

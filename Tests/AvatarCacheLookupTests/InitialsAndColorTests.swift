@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+@testable import AvatarCacheModel
+@testable import AvatarCacheMonograms
+
+@Suite struct InitialsTests {
+    @Test(arguments: [
+        // The apps' design examples.
+        ("John Doe", "JD"), ("Alice", "AL"), ("Bob Smith Jr.", "BS"), ("J", "JJ"), ("", "??"), ("Bob", "BO"),
+        // White space: leading, trailing, repeated, tabs, no-break space, blank.
+        ("  Maria   da  Silva  ", "MD"), ("\tann\nlee ", "AL"), ("Zoë\u{00A0}Ångström", "ZÅ"), ("   ", "??"),
+        // Accents, precomposed and combining.
+        ("émile zola", "ÉZ"), ("e\u{0301}mile zola", "E\u{0301}Z"),
+        // CJK, Hangul, Devanagari, Arabic, Greek, Cyrillic.
+        ("李小龍", "李小"), ("山田 太郎", "山太"), ("김민준", "김민"), ("अर्जुन शर्मा", "अश"),
+        ("محمد الأحمد", "ما"), ("ναταλία παπαδοπούλου", "ΝΠ"), ("иван петров", "ИП"),
+        // Emoji: ZWJ sequences and flags stay whole.
+        ("👩‍👩‍👧‍👦 Family", "👩‍👩‍👧‍👦F"), ("🇯🇵 Tokyo", "🇯🇵T"), ("🙂", "🙂🙂"),
+        // An uppercase form longer than one grapheme is kept as it was.
+        ("ßtraße", "ßT"),
+    ])
+    func displayNameRules(name: String, expected: String) {
+        #expect(Initials.from(displayName: name) == expected)
+    }
+
+    /// Initials of the name, not of its decorations (BRIEF: "a leading title or trailing
+    /// degree is not a word of it, and 'Family, Given' reads as Given Family"); the words
+    /// that are also names are kept where they are names.
+    @Test(arguments: [
+        // Seen in real address books (issue 50).
+        ("Mr. A N. Example, B.Math, M.Sc", "AN"), ("Doe, John", "JD"),
+        // Titles in the tests' languages.
+        ("Dr. Ada Lovelace", "AL"), ("Prof. Dr. Heiko Mustermann", "HM"), ("Mrs Jane Smith", "JS"), ("Mme Amélie Poulain", "AP"),
+        ("Herr Max Müller", "MM"), ("Sr. José García", "JG"), ("Dott.ssa Maria Rossi", "MR"), ("Ing. Jan Novák", "JN"),
+        ("Shri Arjun Sharma", "AS"), ("Dr. Who", "WH"), ("Dr.", "DR"), ("Mr", "MR"),
+        // Suffixes and degrees.
+        ("Bob Smith Jr.", "BS"), ("Smith Jr.", "SM"), ("John Smith, PhD", "JS"), ("Jane Roe MD", "JR"), ("Martin Luther King III", "ML"),
+        ("Smith, Jr.", "SM"), ("Doe, John, Jr.", "JD"), ("Ada Lovelace, M.A.", "AL"),
+        // Words that are titles or degrees elsewhere, names here.
+        ("Jack Ma", "JM"), ("JACK MA", "JM"), ("Don Draper", "DD"), ("Ing Chen", "IC"), ("M. Night Shyamalan", "MN"), ("Ma", "MA"),
+        // More than one comma with names on both sides: not "Family, Given".
+        ("Smith, John, Mary", "SJ"), ("Amartya Sen", "AS"), ("Li Jun", "LJ"), ("Hon Lee", "HL"),
+        // Each part of "Family, Given" without its own decorations.
+        ("Dr. Smith, John", "JS"), ("Smith, John Jr.", "JS"),
+        // A company's suffix is not a name either.
+        ("Acme, Inc.", "AC"), ("Müller Bau GmbH", "MB"), ("Widgets Ltd.", "WI"),
+    ])
+    func theNameItselfNotItsDecorations(name: String, expected: String) {
+        #expect(Initials.from(displayName: name) == expected, "\(name) → \(Initials.nameItself(name))")
+    }
+
+    @Test func theASCIIShortcutFollowsTheSameRules() {
+        // Every ASCII name the shortcut takes gives what the grapheme rules give.
+        let alphabet = Array("aZ9.- \t\r\n\u{0B}\u{0C}\u{1C}\u{1F}_'")
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<12 {
+            for _ in 0..<300 {
+                let name = String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
+                #expect(Initials.fromASCII(name) == Initials.fromGraphemes(name), "\(name.debugDescription)")
+            }
+        }
+        #expect(Initials.fromASCII("Zoë Lee") == nil, "not ASCII: the grapheme rules decide")
+        // A combining mark right after the second word's first letter belongs to it.
+        for name in ["Ann L\u{0301}ee", "Ann Lee Zoë", "A\u{0301}nn Lee", "Ann Lee\u{00A0}Kim"] {
+            #expect(Initials.from(displayName: name) == Initials.fromGraphemes(name), "\(name.debugDescription)")
+        }
+    }
+
+    @Test func uppercasingDoesNotDependOnTheLocale() {
+        // Turkish rules would give "İ"; Unicode's default mapping gives "I".
+        #expect(Initials.from(displayName: "ilker irmak") == "II")
+    }
+
+    @Test func monicaUsesFirstAndLastName() {
+        #expect(Initials.from(firstName: "Regis", lastName: "Freyd") == "RF")
+        #expect(Initials.from(firstName: "Madonna", lastName: nil) == "MA")
+        #expect(Initials.from(firstName: "  ", lastName: "Ng") == "NG")
+        #expect(Initials.from(firstName: nil, lastName: "") == "??")
+    }
+}
+
+@Suite struct AvatarColorTests {
+    @Test func sourceColourIsValidated() {
+        #expect(AvatarColor.normalized("#b3d5fe") == "#B3D5FE")
+        #expect(AvatarColor.normalized("b3d5fe") == "#B3D5FE")
+        #expect(AvatarColor.normalized("#b3d5f") == nil)
+        #expect(AvatarColor.normalized("red") == nil)
+        #expect(Profile(id: "1", displayName: "A", colorHex: "#zzzzzz").colorHex == nil)
+    }
+
+    @Test func paletteColourIsStableAndFromThePalette() {
+        // Fixed expectations: the same on every machine and in every process.
+        #expect(AvatarColor.paletteColor(forUserID: "u1000") == AvatarColor.paletteColor(forUserID: "u1000"))
+        let spread = Set((0..<200).map { AvatarColor.paletteColor(forUserID: "user-\($0)") })
+        #expect(spread == Set(AvatarColor.palette), "200 ids should use all 8 colours")
+    }
+
+    @Test func textColourReachesAAOnEveryPaletteColour() {
+        for color in AvatarColor.palette {
+            let text = AvatarColor.textColor(on: color)
+            #expect(AvatarColor.contrast(text, color) >= 4.5, "\(text) on \(color)")
+        }
+        // White falls short on several of the palette's colours.
+        let whiteFails = AvatarColor.palette.filter { AvatarColor.contrast(AvatarColor.white, $0) < 4.5 }
+        #expect(whiteFails.count >= 4)
+    }
+}
