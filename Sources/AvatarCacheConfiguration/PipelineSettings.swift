@@ -8,64 +8,30 @@ import Logging
 
 /// Every setting of a run, each optional: what a pipeline file says, what CLI flags
 /// say, merged (flags win) and turned into a `WarmConfiguration`. Key names are the CLI
-/// flag names, so `budget: 50MB` in a file and `--budget 50MB` mean the same. Each
-/// property is the value of the setting of the same name in the table (`Settings`),
-/// which holds its key path; nil when nothing was said.
+/// flag names, so `budget: 50MB` in a file and `--budget 50MB` mean the same: both are
+/// written values of one setting (`Settings`), applied onto one configuration.
 public struct PipelineSettings: Sendable, Equatable {
     /// The inputs, each a path or glob with its format.
     public var inputs: [PipelineInput] = []
 
-    // Inputs and output
-    public var cache: String?
-    public var format: ExportFormat?
-    public var shard: Shard?
-    public var map: FieldMap?
-    public var storageBucket: String?
-    // Images
-    public var sizes: [Int]?
-    public var scales: [Int]?
-    public var crop: CropMode?
-    public var outputFormat: OutputFormat?
-    public var monogramFormat: OutputFormat?
-    public var quality: Int?
-    // Cache policy
-    public var budget: Int64?
-    public var trimRatio: Double?
-    public var ttlHours: Double?
-    public var maxTTLHours: Double?
-    public var failureTTLHours: Double?
-    // Concurrency
-    public var concurrency: Int?
-    public var requestsInFlight: Int?
-    public var requestsPerHost: Int?
-    public var decodeThreads: Int?
-    public var maxConnectionsPerHost: Int?
-    // Limits
-    public var maxBytes: Int64?
-    public var maxPixels: Int?
-    public var maxDecodeMemory: Int64?
-    public var maxDownloadMemory: Int64?
-    public var maxRecordBytes: Int64?
-    public var timeout: Double?
-    public var connectTimeout: Double?
-    public var maxRedirects: Int?
-    public var retries: Int?
-    public var maxRetryWait: Double?
-    public var sourceDeadline: Double?
-    public var allowPrivateNetworks: Bool?
-    public var allowHosts: [String]?
-    // Monica
-    public var caFile: String?
-    public var monicaHost: String?
-    public var monicaTokenFile: String?
-    public var monicaTokenEnv: String?
-    // Operation
-    public var wait: Double?
-    public var report: String?
-    public var metricsFile: String?
-    public var logFormat: LogFormat?
-    public var logLevel: Logger.Level?
-    public var maxFailureRate: Double?
+    /// Each setting's value, by its key: a setting needs no property of its own, its
+    /// declaration (`Settings`) reads, checks and applies it. Nil when nothing was said.
+    private var values: [String: Held] = [:]
+
+    /// The value `setting` has here, if it has one.
+    public subscript<Value>(_ setting: Setting<Value>) -> Value? {
+        get { values[setting.key]?.value as? Value }
+        set { values[setting.key] = newValue.map { Held(value: $0) } }
+    }
+
+    /// The keys of the settings that have a value here.
+    public var keys: Set<String> { Set(values.keys) }
+
+    /// A value of any setting's type.
+    private struct Held: Sendable, Equatable {
+        let value: any Hashable & Sendable
+        static func == (a: Held, b: Held) -> Bool { AnyHashable(a.value) == AnyHashable(b.value) }
+    }
 
     public init() {}
 
@@ -85,24 +51,22 @@ public struct PipelineSettings: Sendable, Equatable {
             guard let path, !path.isEmpty, !path.hasPrefix("/") else { return path }
             return URL(fileURLWithPath: path, relativeTo: folder).standardizedFileURL.path
         }
-        self.cache = resolved(self.cache)
         inputs = inputs.map { PipelineInput(path: resolved($0.path) ?? $0.path, format: $0.format) }
-        self.report = resolved(self.report)
-        self.metricsFile = resolved(self.metricsFile)
-        self.monicaTokenFile = resolved(self.monicaTokenFile)
-        self.caFile = resolved(self.caFile)
+        for path in [Settings.cache, Settings.report, Settings.metricsFile, Settings.monicaTokenFile, Settings.caFile] {
+            self[path] = resolved(self[path])
+        }
     }
 
     /// The run's configuration: defaults where nothing was said. Inputs' globs are
     /// expanded; the Monica token is read from its file or environment variable.
     public func configuration(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> WarmConfiguration {
-        guard let cache = self.cache, !cache.isEmpty else { throw ConfigurationError(message: "no cache directory: give --cache or the pipeline key \"cache\"") }
+        guard let cache = self[Settings.cache], !cache.isEmpty else { throw ConfigurationError(message: "no cache directory: give --cache or the pipeline key \"cache\"") }
         var exports: [String] = []
         var formats: [String: ExportFormat] = [:]
         for input in inputs {
             for path in try input.expanded() {
                 exports.append(path)
-                if let chosen = input.format ?? self.format, formats[path] == nil { formats[path] = chosen }
+                if let chosen = input.format ?? self[Settings.format], formats[path] == nil { formats[path] = chosen }
             }
         }
         guard !exports.isEmpty else { throw ConfigurationError(message: "no export given") }
@@ -132,17 +96,17 @@ public struct PipelineSettings: Sendable, Equatable {
     /// `monica-token-env` (default `AVATAR_CACHE_MONICA_TOKEN`); never a literal value.
     func monicaCredential(environment: [String: String]) throws -> MonicaCredential? {
         var token: String?
-        if let monicaTokenFile = self.monicaTokenFile {
+        if let monicaTokenFile = self[Settings.monicaTokenFile] {
             guard let data = FileManager.default.contents(atPath: monicaTokenFile) else {
                 throw ConfigurationError(message: "monica-token-file \(monicaTokenFile): cannot read the file")
             }
             token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             if token?.isEmpty ?? true { throw ConfigurationError(message: "monica-token-file \(monicaTokenFile) is empty") }
-        } else if let value = environment[self.monicaTokenEnv ?? Settings.monicaTokenEnv.defaultValue] {
+        } else if let value = environment[self[Settings.monicaTokenEnv] ?? Settings.monicaTokenEnv.defaultValue] {
             token = value.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         guard let token, !token.isEmpty else { return nil }
-        guard let host = self.monicaHost, !host.isEmpty else {
+        guard let host = self[Settings.monicaHost], !host.isEmpty else {
             throw ConfigurationError(message: "a Monica token is set but --monica-host (pipeline key monica-host) is not: the token is only ever sent to that host")
         }
         guard !host.contains("/"), !host.contains("@") else {

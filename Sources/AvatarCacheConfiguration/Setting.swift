@@ -10,8 +10,6 @@ import Foundation
 public struct Setting<Value: Hashable & Sendable>: Sendable {
     /// The pipeline key, and the long flag unless `flag` says otherwise.
     public let key: String
-    /// Where its value is held in a run's settings.
-    public let path: WritableKeyPath<PipelineSettings, Value?> & Sendable
     /// The long flag, without its dashes (`size` for the key `sizes`: one per flag).
     public let flag: String
     /// Other keys a pipeline file may use (`size` for `sizes`).
@@ -32,12 +30,11 @@ public struct Setting<Value: Hashable & Sendable>: Sendable {
     /// Whether the help leaves the default out (a flag that is off unless given).
     let helpOmitsDefault: Bool
 
-    init(_ key: String, _ path: WritableKeyPath<PipelineSettings, Value?> & Sendable, flag: String? = nil, otherKeys: [String] = [], _ form: SettingForm<Value>,
+    init(_ key: String, flag: String? = nil, otherKeys: [String] = [], _ form: SettingForm<Value>,
          default initial: Value? = nil, defaultInWords: String? = nil, helpOmitsDefault: Bool = false,
          help: String, valueName: String, binding: ConfigurationBinding<Value>? = nil) {
         self.helpOmitsDefault = helpOmitsDefault
         self.key = key
-        self.path = path
         self.flag = flag ?? key
         self.otherKeys = otherKeys
         self.form = form
@@ -385,19 +382,19 @@ extension Setting: AnySetting {
     public var examples: (valid: String, invalid: String?) { form.examples }
 
     public func take(_ written: [String], into settings: inout PipelineSettings) throws(SettingValueError) {
-        if let value = try read(written) { settings[keyPath: path] = value }
+        if let value = try read(written) { settings[self] = value }
     }
 
     public func written(in settings: PipelineSettings) -> [String]? {
-        settings[keyPath: path].map(form.written)
+        settings[self].map(form.written)
     }
 
     public func copy(from source: PipelineSettings, into settings: inout PipelineSettings) {
-        if let value = source[keyPath: path] { settings[keyPath: path] = value }
+        if let value = source[self] { settings[self] = value }
     }
 
     public func apply(_ settings: PipelineSettings, to configuration: inout WarmConfiguration) {
-        if let binding, let value = settings[keyPath: path] { binding.set(&configuration, value) }
+        if let binding, let value = settings[self] { binding.set(&configuration, value) }
     }
 
     public func check(_ configuration: WarmConfiguration) throws(ConfigurationError) {
@@ -406,7 +403,7 @@ extension Setting: AnySetting {
     }
 
     public func checkUnbound(_ settings: PipelineSettings) throws(ConfigurationError) {
-        guard binding == nil, let value = settings[keyPath: path] else { return }
+        guard binding == nil, let value = settings[self] else { return }
         do { try check(value) } catch { throw ConfigurationError(message: flagMessage(error)) }
     }
 }

@@ -1,6 +1,7 @@
 import AvatarCacheExports
 import AvatarCacheFetching
 import AvatarCacheModel
+import AvatarCacheStore
 import AvatarCacheSupport
 import Foundation
 
@@ -44,10 +45,8 @@ public struct WarmConfiguration: Sendable {
 
     // MARK: Cache policy
 
-    /// Cache budget in bytes.
-    public var budgetBytes: Int64 = Settings.budget.defaultValue
-    /// After going over budget, trim down to this fraction of it.
-    public var trimRatio: Double = Settings.trimRatio.defaultValue
+    /// The eviction once the run is done, its defaults its own (settings land in it).
+    public var pruner = Pruner()
     /// A source fetched within this many seconds is used without any request, unless the
     /// server stated its own freshness lifetime.
     public var ttl: TimeInterval = Settings.ttlHours.defaultValue * 3600

@@ -116,7 +116,7 @@ public final class WarmPipeline: Sendable {
         let started = Date()
         let directory = CacheDirectory(root: configuration.cacheDirectory)
         var report = RunReport(startedAt: started, exports: configuration.exports,
-                               cacheDirectory: directory.root.path, budgetBytes: configuration.budgetBytes)
+                               cacheDirectory: directory.root.path, budgetBytes: configuration.pruner.budgetBytes)
         report.shard = configuration.shard?.description
         var stages = StageTimer(logger: logger)
         let session = try CacheSession.open(directory, wait: configuration.lockWait, create: true, markRun: true, logger: logger)
@@ -210,7 +210,7 @@ public final class WarmPipeline: Sendable {
             report.interrupted = reason
             logger.notice("stopped early: what is done is saved", metadata: ["reason": "\(reason)"])
         }
-        let outcome = try session.finish(pruner: Pruner(budgetBytes: configuration.budgetBytes, trimRatio: configuration.trimRatio),
+        let outcome = try session.finish(pruner: configuration.pruner,
                                          entriesChanged: try state.metadata.finalWriteNeeded, orphans: orphans)
         try state.metadata.finished(written: outcome.documentWritten)
         try directory.markRunFinished()

@@ -65,7 +65,7 @@ import Yams
         let configMap = try #require(documents.first { $0["kind"] as? String == "ConfigMap" })
         let pipeline = try #require((configMap["data"] as? [String: Any])?["warm.yml"] as? String)
         let settings = try PipelineFile.parse(pipeline, file: "warm.yml", environment: [:])
-        #expect(!settings.inputs.isEmpty && settings.shard == nil)
+        #expect(!settings.inputs.isEmpty && settings[Settings.shard] == nil)
 
         // The merge Job names every shard's directory once.
         let merge = try #require(try load("kubernetes/merge/merge-job.yaml").first { $0["kind"] as? String == "Job" })

@@ -36,7 +36,7 @@ import AvatarCacheTestSupport
         func run(_ name: String, shard: Shard? = nil) async throws -> RunReport {
             var configuration = Fixtures.configuration(exports: [export, later], cache: directory.appendingPathComponent(name))
             configuration.shard = shard
-            configuration.budgetBytes = 1_000_000_000
+            configuration.pruner.budgetBytes = 1_000_000_000
             return try await WarmPipeline(configuration: configuration, logger: .test).run()
         }
         let report = try await run("single")

@@ -83,7 +83,7 @@ import AvatarCacheTestKit
     }
 
     @Test func theCommandDeclaresExactlyTheTablesFlags() throws {
-        let declared = Mirror(reflecting: PipelineOptions()).children.compactMap { $0.label.map(Self.flagName) }
+        let declared = Mirror(reflecting: PipelineOptions()).children.compactMap { $0.label.map(PipelineOptions.flagName) }
         #expect(Set(declared) == Set(flagged.map(\.flag)), "declared \(declared.sorted())")
         #expect(declared.count == Set(declared).count)
         // And swift-argument-parser names them so (its help shows each setting's help).
@@ -94,27 +94,16 @@ import AvatarCacheTestKit
         }
     }
 
-    /// Each property of `PipelineSettings` (the inputs aside) is the key path of one
-    /// setting of the table: none is left that no file or flag can set or merge.
-    @Test func everyPropertyOfTheSettingsIsOneSettingsKeyPath() throws {
-        let properties = Mirror(reflecting: PipelineSettings()).children.compactMap(\.label).filter { $0 != "inputs" }
-        let paths = Settings.all.compactMap { ($0 as? any KeyPathNamed)?.propertyName }
-        #expect(paths.count == Settings.all.count)
-        #expect(Set(paths).count == paths.count, "two settings hold one property")
-        #expect(Set(properties) == Set(paths), "properties \(Set(properties).symmetricDifference(paths).sorted())")
-    }
-
-    /// `_maxTtlHours` → `max-ttl-hours`, as swift-argument-parser names a long flag.
-    static func flagName(of label: String) -> String {
-        var name = ""
-        for character in label.drop(while: { $0 == "_" }) {
-            if character.isUppercase {
-                name += "-" + character.lowercased()
-            } else {
-                name.append(character)
-            }
+    /// A setting needs no property of its own: what a file or a flag says of it is held
+    /// under its key, and nothing else is; no two settings share a key.
+    @Test func everySettingIsHeldUnderItsKeyAlone() throws {
+        #expect(Set(Settings.all.map(\.key)).count == Settings.all.count, "two settings share a key")
+        for setting in Settings.all {
+            var settings = PipelineSettings()
+            try setting.take([setting.examples.valid], into: &settings)
+            #expect(settings.keys == [setting.key], "\(setting.key): \(settings.keys)")
+            #expect(setting.written(in: settings) != nil, "\(setting.key)")
         }
-        return name
     }
 
     @Test func theDefaultsAreTheTablesAndPassItsChecks() throws {
@@ -123,7 +112,7 @@ import AvatarCacheTestKit
         #expect(configuration.quality == Settings.quality.defaultValue)
         #expect(configuration.ttl == Settings.ttlHours.defaultValue * 3600)
         #expect(configuration.fetchLimits.maxBytes == Int(Settings.maxBytes.defaultValue))
-        #expect(configuration.budgetBytes == Settings.budget.defaultValue)
+        #expect(configuration.pruner.budgetBytes == Settings.budget.defaultValue)
         // Settings with a default show it in the help, as the value is written.
         #expect(Settings.budget.help.hasSuffix("Default: 100MB."))
         #expect(Settings.ttlHours.help.hasSuffix("Default: 168."))
@@ -133,16 +122,16 @@ import AvatarCacheTestKit
         wrong.fetchLimits.timeout = 0
         #expect(throws: ConfigurationError.self) { try wrong.validate() }
         var settings = PipelineSettings()
-        settings.cache = "/tmp/x"
+        settings[Settings.cache] = "/tmp/x"
         settings.inputs = [PipelineInput(path: "x.json")]
-        settings.maxFailureRate = 2
+        settings[Settings.maxFailureRate] = 2
         #expect(throws: ConfigurationError.self) { try settings.configuration(environment: [:]) }
     }
 
     @Test func anEmptyPathMeansNone() throws {
-        #expect(try fromKey("report", "").report == nil)
-        #expect(try fromKey("metrics-file", "").metricsFile == nil)
-        #expect(try PipelineOptions.parse(["--report", ""]).settings().report == nil)
+        #expect(try fromKey("report", "")[Settings.report] == nil)
+        #expect(try fromKey("metrics-file", "")[Settings.metricsFile] == nil)
+        #expect(try PipelineOptions.parse(["--report", ""]).settings()[Settings.report] == nil)
     }
 }
 
@@ -189,7 +178,7 @@ extension SettingsTableTests {
             #expect(result.status == 64 && result.stderr.contains("between 0.01 and 1.0"), "\(command[0]): \(result.stderr)")
         }
         #expect(throws: PipelineFile.Errors.self) { try PipelineFile.parse("trim-ratio: 0.001\n", file: "p.yml", environment: [:]) }
-        #expect(WarmConfiguration(exports: ["x"], cacheDirectory: URL(fileURLWithPath: "/tmp")).budgetBytes == Pruner.defaultBudgetBytes)
+        #expect(WarmConfiguration(exports: ["x"], cacheDirectory: URL(fileURLWithPath: "/tmp")).pruner.budgetBytes == Pruner.defaultBudgetBytes)
         // The readers' record limit is its own setting, not --max-bytes.
         let limited = try Binary.run(["warm", export, "--cache", cache, "--max-record-bytes", "2KB", "--max-bytes", "50MB", "--report", cache + ".json"])
         #expect(limited.status == 0, "\(limited.stderr)")
@@ -199,11 +188,3 @@ extension SettingsTableTests {
     }
 }
 
-/// The name of the property a setting's key path leads to (`\PipelineSettings.quality`).
-protocol KeyPathNamed {
-    var propertyName: String { get }
-}
-
-extension Setting: KeyPathNamed {
-    var propertyName: String { "\(path)".replacingOccurrences(of: "\\PipelineSettings.", with: "") }
-}

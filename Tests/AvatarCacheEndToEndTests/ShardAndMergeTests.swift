@@ -113,7 +113,7 @@ import AvatarCacheTestSupport
         func run(_ name: String, shard: Shard?) async throws -> CacheDirectory {
             let export = try Fixtures.writeUsersExport(users, in: directory)
             var configuration = Fixtures.configuration(exports: [export], cache: directory.appendingPathComponent(name))
-            configuration.budgetBytes = 1_000_000_000
+            configuration.pruner.budgetBytes = 1_000_000_000
             configuration.shard = shard
             configuration.ttl = 0
             _ = try await WarmPipeline(configuration: configuration, logger: .test).run()
@@ -221,7 +221,7 @@ import AvatarCacheTestSupport
     @Test func theShardIsAPipelineKeyAndAFlagAndBadValuesAreUsageErrors() throws {
         let file = try PipelineFile.parse("cache: c\ninputs: [users.json]\nshard: ${TASK_ID}/${TASK_COUNT}\n", file: "p.yml",
                                           environment: ["TASK_ID": "4", "TASK_COUNT": "7"])
-        #expect(file.shard == (try Shard(index: 4, count: 7)))
+        #expect(file[Settings.shard] == (try Shard(index: 4, count: 7)))
         #expect(throws: PipelineFile.Errors.self) {
             try PipelineFile.parse("cache: c\nshard: 7/7\n", file: "p.yml", environment: [:])
         }

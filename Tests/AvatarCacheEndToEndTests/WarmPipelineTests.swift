@@ -178,7 +178,7 @@ import AvatarCacheTestSupport
         }
         let before = try budgeted()
         var configuration = Fixtures.configuration(exports: [second], cache: cache)
-        configuration.budgetBytes = 250_000
+        configuration.pruner.budgetBytes = 250_000
         try await Task.sleep(for: .milliseconds(1100))
 
         let report = try await warm(configuration)

@@ -36,7 +36,7 @@ package final class SampleExports {
     package func configuration(_ cache: String, shard: Shard? = nil) -> WarmConfiguration {
         var configuration = Fixtures.configuration(exports: exports, cache: directory.appendingPathComponent(cache))
         configuration.monica = MonicaCredential(host: "localhost:\(server.port)", token: "test-token")
-        configuration.budgetBytes = 1_000_000_000
+        configuration.pruner.budgetBytes = 1_000_000_000
         configuration.shard = shard
         return configuration
     }

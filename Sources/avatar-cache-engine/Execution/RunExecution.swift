@@ -13,20 +13,20 @@ struct RunExecution {
     let settings: PipelineSettings
 
     func execute() async throws {
-        ExitCodes.errorFormat = settings.logFormat ?? Settings.logFormat.defaultValue
+        ExitCodes.errorFormat = settings[Settings.logFormat] ?? Settings.logFormat.defaultValue
         let configuration: WarmConfiguration
         do {
             configuration = try settings.configuration()
             // Output files are checked before the run: a wrong path costs nothing.
-            for (flag, path) in [("--report", settings.report), ("--metrics-file", settings.metricsFile)] {
+            for (flag, path) in [("--report", settings[Settings.report]), ("--metrics-file", settings[Settings.metricsFile])] {
                 if let path { try ReportOutputs.checkWritable(path, flag: flag) }
             }
         } catch {
             throw ExitCodes.fail(error)
         }
-        let format = settings.logFormat ?? Settings.logFormat.defaultValue
+        let format = settings[Settings.logFormat] ?? Settings.logFormat.defaultValue
         let progress = format == .text && isatty(STDERR_FILENO) == 1 ? TerminalProgress() : nil
-        let logger = Logging.make(format: format, level: settings.logLevel ?? Settings.logLevel.defaultValue, progress: progress)
+        let logger = Logging.make(format: format, level: settings[Settings.logLevel] ?? Settings.logLevel.defaultValue, progress: progress)
 
         let control = RunControl()
         let signals = SignalWatcher(control: control, logger: logger)
@@ -47,14 +47,14 @@ struct RunExecution {
         let stated = report.inputCounts.reduce(0) { $0 + $1.stated }
         if let signal = signals.received {
             exitCode = ExitCode(128 + signal)
-        } else if report.recordsLost > 0, Double(report.recordsLost) / Double(max(stated, 1)) > (settings.maxFailureRate ?? 0) {
+        } else if report.recordsLost > 0, Double(report.recordsLost) / Double(max(stated, 1)) > (settings[Settings.maxFailureRate] ?? 0) {
             // Records an input states and the run did not read: never silent.
             exitCode = ExitCodes.recordsLost
             logger.error("fewer records read than the inputs state", metadata: [
                 "lost": .stringConvertible(report.recordsLost), "stated": .stringConvertible(stated),
-                "maxFailureRate": .stringConvertible(settings.maxFailureRate ?? 0),
+                "maxFailureRate": .stringConvertible(settings[Settings.maxFailureRate] ?? 0),
             ])
-        } else if let allowed = settings.maxFailureRate, report.sources > 0,
+        } else if let allowed = settings[Settings.maxFailureRate], report.sources > 0,
                   Double(report.failed) / Double(report.sources) > allowed {
             exitCode = ExitCodes.failureRateExceeded
             logger.error("failure rate over the limit", metadata: [
@@ -74,10 +74,10 @@ struct RunExecution {
                 logger.error("\(name) not written: \(error) (the run is done and the cache saved)")
             }
         }
-        if let path = settings.report {
+        if let path = settings[Settings.report] {
             output("the report \(path)") { try ReportOutputs.writeAtomically(try report.jsonData(), to: path) }
         }
-        if let path = settings.metricsFile {
+        if let path = settings[Settings.metricsFile] {
             output("the metrics file \(path)") {
                 try ReportOutputs.writeAtomically(Data(ReportOutputs.prometheus(report, exitCode: exitCode.rawValue).utf8), to: path)
             }

@@ -7,10 +7,10 @@ import Logging
 /// file's key of the same name; one not given leaves the file's value or the default.
 ///
 /// Each flag's help, value name and choices, and the reading and checking of its value,
-/// are its setting's (`Settings`); a flag is a declaration of its value's type, named as
-/// its setting's flag in camel case (`maxTtlHours` is `--max-ttl-hours`), and a line of
-/// `settings()`. Values are read by the setting, not by swift-argument-parser, so a flag
-/// and a pipeline key take the same text and refuse it in the same words.
+/// are its setting's (`Settings`); a flag is one line, a declaration of its value's type,
+/// named as its setting's flag in camel case (`maxTtlHours` is `--max-ttl-hours`). Values
+/// are read by the setting, not by swift-argument-parser, so a flag and a pipeline key
+/// take the same text and refuse it in the same words.
 struct PipelineOptions: ParsableArguments {
     @Option(help: Settings.format.argumentHelp, completion: Settings.format.completion) var format: Written<ExportFormat>?
     @Option(help: Settings.shard.argumentHelp) var shard: Written<Shard>?
@@ -74,55 +74,68 @@ struct PipelineOptions: ParsableArguments {
     }
 
     /// The settings these flags give (nothing for flags not given): each flag read by
-    /// its setting. A flag missing here sets nothing, which SettingsTableTests catches; a
-    /// flag read by another type's setting does not compile.
+    /// the setting of its name (`maxTtlHours` is `--max-ttl-hours`, the setting whose flag
+    /// that is). No flag needs a line here: a flag whose name is no setting's, or whose
+    /// value does not reach its setting, fails SettingsTableTests.
     func settings() throws -> PipelineSettings {
         var settings = PipelineSettings()
-        try settings.take(format, by: Settings.format)
-        try settings.take(shard, by: Settings.shard)
-        try settings.take(map, by: Settings.map)
-        try settings.take(storageBucket, by: Settings.storageBucket)
-        try settings.take(size, by: Settings.sizes)
-        try settings.take(scale, by: Settings.scales)
-        try settings.take(crop, by: Settings.crop)
-        try settings.take(outputFormat, by: Settings.outputFormat)
-        try settings.take(monogramFormat, by: Settings.monogramFormat)
-        try settings.take(quality, by: Settings.quality)
-        try settings.take(budget, by: Settings.budget)
-        try settings.take(trimRatio, by: Settings.trimRatio)
-        try settings.take(ttlHours, by: Settings.ttlHours)
-        try settings.take(maxTtlHours, by: Settings.maxTTLHours)
-        try settings.take(failureTtlHours, by: Settings.failureTTLHours)
-        try settings.take(concurrency, by: Settings.concurrency)
-        try settings.take(requestsInFlight, by: Settings.requestsInFlight)
-        try settings.take(requestsPerHost, by: Settings.requestsPerHost)
-        try settings.take(decodeThreads, by: Settings.decodeThreads)
-        try settings.take(maxConnectionsPerHost, by: Settings.maxConnectionsPerHost)
-        try settings.take(maxBytes, by: Settings.maxBytes)
-        try settings.take(maxPixels, by: Settings.maxPixels)
-        try settings.take(maxDecodeMemory, by: Settings.maxDecodeMemory)
-        try settings.take(maxDownloadMemory, by: Settings.maxDownloadMemory)
-        try settings.take(maxRecordBytes, by: Settings.maxRecordBytes)
-        try settings.take(timeout, by: Settings.timeout)
-        try settings.take(connectTimeout, by: Settings.connectTimeout)
-        try settings.take(maxRedirects, by: Settings.maxRedirects)
-        try settings.take(retries, by: Settings.retries)
-        try settings.take(maxRetryWait, by: Settings.maxRetryWait)
-        try settings.take(sourceDeadline, by: Settings.sourceDeadline)
-        try settings.take(allowHost, by: Settings.allowHosts)
-        try settings.take(caFile, by: Settings.caFile)
-        try settings.take(monicaHost, by: Settings.monicaHost)
-        try settings.take(monicaTokenFile, by: Settings.monicaTokenFile)
-        try settings.take(monicaTokenEnv, by: Settings.monicaTokenEnv)
-        try settings.take(wait, by: Settings.wait)
-        try settings.take(report, by: Settings.report)
-        try settings.take(metricsFile, by: Settings.metricsFile)
-        try settings.take(logFormat, by: Settings.logFormat)
-        try settings.take(maxFailureRate, by: Settings.maxFailureRate)
-        try settings.take(logLevel, by: Settings.logLevel)
-        try settings.take(allowPrivateNetworks, by: Settings.allowPrivateNetworks)
+        for child in Mirror(reflecting: self).children {
+            guard let label = child.label, let setting = Settings.byFlag[Self.flagName(of: label)] else { continue }
+            let texts = Self.written(by: child.value)
+            guard !texts.isEmpty else { continue }
+            do {
+                try setting.take(texts, into: &settings)
+            } catch {
+                throw ConfigurationError(message: setting.flagMessage(error))
+            }
+        }
         return settings
     }
+
+    /// `_maxTtlHours` → `max-ttl-hours`, as swift-argument-parser names a long flag.
+    static func flagName(of label: String) -> String {
+        var name = ""
+        for character in label.drop(while: { $0 == "_" }) {
+            if character.isUppercase {
+                name += "-" + character.lowercased()
+            } else {
+                name.append(character)
+            }
+        }
+        return name
+    }
+
+    /// What a flag's property wrapper (`@Option`, `@Flag`) holds once parsed, as written:
+    /// its one parsed value, reached through the wrapper's stored value.
+    static func written(by wrapper: Any) -> [String] {
+        guard let parsed = Mirror(reflecting: wrapper).children.first?.value,
+              let value = Mirror(reflecting: parsed).children.first?.value,
+              let texts = value as? any WrittenTexts else { return [] }
+        return texts.writtenTexts
+    }
+}
+
+/// A flag's value as the texts its setting reads: none when the flag was not given.
+protocol WrittenTexts {
+    var writtenTexts: [String] { get }
+}
+
+extension Written: WrittenTexts {
+    var writtenTexts: [String] { [text] }
+}
+
+extension Optional: WrittenTexts where Wrapped: WrittenTexts {
+    var writtenTexts: [String] { self?.writtenTexts ?? [] }
+}
+
+/// A repeated flag: its values, read by its setting as one list.
+extension Array: WrittenTexts where Element: WrittenTexts {
+    var writtenTexts: [String] { flatMap(\.writtenTexts) }
+}
+
+/// A flag without a value (`--allow-private-networks`): "true" when given.
+extension Bool: WrittenTexts {
+    var writtenTexts: [String] { self ? ["true"] : [] }
 }
 
 /// A flag's value as written, for the setting of its type to read: `--quality` takes a
@@ -134,28 +147,6 @@ struct Written<Value>: ExpressibleByArgument {
 
     init(argument: String) {
         text = argument
-    }
-}
-
-extension PipelineSettings {
-    /// The value of a flag given once, read by its setting; nothing when it was not given.
-    mutating func take<Value>(_ flag: Written<Value>?, by setting: Setting<Value>) throws {
-        try take(flag.map { [$0] } ?? [], by: setting)
-    }
-
-    /// A flag without a value (`--allow-private-networks`): "true" when given.
-    mutating func take(_ flag: Bool, by setting: Setting<Bool>) throws {
-        try take(flag ? [Written(argument: "true")] : [], by: setting)
-    }
-
-    /// The values of a repeated flag, read by its setting as one list.
-    mutating func take<Value>(_ flag: [Written<Value>], by setting: Setting<Value>) throws {
-        guard !flag.isEmpty else { return }
-        do {
-            try setting.take(flag.map(\.text), into: &self)
-        } catch {
-            throw ConfigurationError(message: setting.flagMessage(error))
-        }
     }
 }
 

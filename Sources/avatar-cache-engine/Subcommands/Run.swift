@@ -27,14 +27,14 @@ struct Run: AsyncParsableCommand {
     func run() async throws {
         // Read once (validated already): the log format applies to the file's errors too.
         var overrides = try options.settings()
-        if let format = overrides.logFormat { ExitCodes.errorFormat = format }
+        if let format = overrides[Settings.logFormat] { ExitCodes.errorFormat = format }
         let fromFile: PipelineSettings
         do {
             fromFile = try PipelineFile.load(file)
         } catch {
             throw ExitCodes.fail(error)
         }
-        overrides.cache = cache
+        overrides[Settings.cache] = cache
         overrides.inputs = input.map { PipelineInput(path: $0) }
         try await RunExecution(settings: fromFile.overridden(by: overrides)).execute()
     }

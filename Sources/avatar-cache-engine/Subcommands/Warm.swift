@@ -29,7 +29,7 @@ struct Warm: AsyncParsableCommand {
 
     func run() async throws {
         var settings = try options.settings()
-        settings.cache = cache
+        settings[Settings.cache] = cache
         settings.inputs = exports.map { PipelineInput(path: $0) }
         try await RunExecution(settings: settings).execute()
     }
