@@ -273,9 +273,7 @@ public final class CacheIndex: Sendable {
                 """)
         }
         migrator.registerMigration(evictionOrderMigration) { db in
-            // The prune's order: monograms (`kind = 'photo'` is 0), then photos, each by
-            // last access.
-            try db.execute(sql: "CREATE INDEX entry_by_eviction ON entry(kind = 'photo', lastAccess, key)")
+            try db.execute(sql: "CREATE INDEX entry_by_eviction ON entry(\(Self.evictionOrder.joined(separator: ", ")))")
         }
         migrator.registerMigration(placeholderMigration) { db in
             // A photo's ThumbHash (base64) and average colour ("#RRGGBB"), a monogram's
@@ -288,11 +286,20 @@ public final class CacheIndex: Sendable {
         return migrator
     }
 
-    public func read<T>(_ body: (Database) throws -> T) throws -> T {
+    /// A read transaction, for the store's targets (Index, Store) alone: no GRDB type is in
+    /// a public signature, and the layers above ask the store by intent (`RunStore`).
+    /// The order entries are evicted in, the one rule the prune walks and the index
+    /// `entry_by_eviction` holds: monograms first (`kind = 'photo'` is 0; a run draws one
+    /// again from the index without the network), then photos, each least recently
+    /// accessed first.
+    package static let evictionOrder = ["kind = 'photo'", "lastAccess", "key"]
+
+    package func read<T>(_ body: (Database) throws -> T) throws -> T {
         do { return try database.read(body) } catch let error as DatabaseError { throw wrap(error) }
     }
 
-    public func write<T>(_ body: (Database) throws -> T) throws -> T {
+    /// A write transaction, for the store's targets alone (see `read`).
+    package func write<T>(_ body: (Database) throws -> T) throws -> T {
         try refuseIfReadOnly()
         do { return try database.write(body) } catch let error as DatabaseError { throw wrap(error) }
     }

@@ -95,43 +95,33 @@ extension WarmPipeline {
     /// Monograms for this run's profiles that have no cached photo; a cached one is
     /// marked accessed at its best rank.
     func planMonograms(state: RunState, report: inout RunReport) throws -> MonogramPlan {
-        // Initials, glyph and colour -> their group: a few thousand, for a million rows.
-        var groupOf: [[UInt8]: Int] = [:]
-        var list: [(key: String, group: MonogramGroup)] = []
-        var withoutPhoto = 0, showingPhoto = 0
-        let started = state.started
+        let census = try state.store.monogramCensus()
+        report.profilesWithoutPhoto = census.profilesWithoutPhoto
         var groups: [String: MonogramGroup] = [:]
-        let toDraw = try state.store.planMonograms(forEachProfile: { profile in
-            if !profile.hasPhotoSource { withoutPhoto += 1 }
-            if profile.photoCached {
-                showingPhoto += 1
-                return
-            }
-            if let index = groupOf[profile.parts] {
-                list[index].group.profiles += 1
-                if profile.rank < list[index].group.rank { list[index].group.rank = profile.rank }
-            } else {
-                let (initials, glyph, color) = profile.fields
-                let spec = MonogramSpec(initials: initials, glyph: glyph, background: color, foreground: AvatarColor.textColor(on: color))
-                groupOf[profile.parts] = list.count
-                list.append((spec.key, MonogramGroup(spec: spec, rank: profile.rank, profiles: 1)))
-            }
-        }, then: {
-            groups = Dictionary(list, uniquingKeysWith: { a, b in
-                MonogramGroup(spec: a.spec, rank: min(a.rank, b.rank), profiles: a.profiles + b.profiles)
-            })
-            return groups.sorted(by: { $0.value.rank > $1.value.rank }).map(\.key)
-        }, decide: { key, entry in
-            // A cached, complete monogram is marked accessed at its best rank.
-            guard let entry, isComplete(entry, state: state), let group = groups[key] else { return nil }
-            return accessTime(group.rank, started: started)
-        })
-        report.profilesWithoutPhoto = withoutPhoto
-        // In the order asked (highest priority last, for `popLast`).
-        let jobs = toDraw.compactMap { key in
-            groups[key].map { Job(key: key, work: .monogram($0.spec), rank: $0.rank, previous: nil) }
+        for group in census.groups {
+            let spec = MonogramSpec(initials: group.initials, glyph: group.glyph, background: group.color,
+                                    foreground: AvatarColor.textColor(on: group.color))
+            let next = MonogramGroup(spec: spec, rank: group.rank, profiles: group.profiles)
+            groups[spec.key] = groups[spec.key].map {
+                MonogramGroup(spec: $0.spec, rank: min($0.rank, next.rank), profiles: $0.profiles + next.profiles)
+            } ?? next
         }
-        return MonogramPlan(jobs: jobs, groups: groups, profilesShowingPhoto: showingPhoto)
+        // Highest priority last (for `popLast`).
+        let ordered = groups.sorted(by: { $0.value.rank > $1.value.rank }).map(\.key)
+        // A cached, complete monogram is marked accessed at its best rank; the others are drawn.
+        let cached = try state.store.entries(forKeys: ordered)
+        var accessed: [(key: String, at: Date)] = []
+        var jobs: [Job] = []
+        for key in ordered {
+            guard let group = groups[key] else { continue }
+            if let entry = cached[key], isComplete(entry, state: state) {
+                accessed.append((key, accessTime(group.rank, started: state.started)))
+            } else {
+                jobs.append(Job(key: key, work: .monogram(group.spec), rank: group.rank, previous: nil))
+            }
+        }
+        try state.store.markAccessed(accessed)
+        return MonogramPlan(jobs: jobs, groups: groups, profilesShowingPhoto: census.profilesShowingPhoto)
     }
 
     /// A file for every tier asked for, in the format asked for, on disk with the

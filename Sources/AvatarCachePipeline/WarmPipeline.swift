@@ -223,11 +223,9 @@ public final class WarmPipeline: Sendable {
         stages.done("tally")
     }
 
-    /// The access time recorded for a source of this rank: the run's start, a
-    /// millisecond earlier per rank, so the first in priority order count as the most
-    /// recently used when the budget cannot hold everyone.
+    /// The access time recorded for a source of this rank (the store's rule, `AccessTime`).
     func accessTime(_ rank: Int, started: Date) -> Date {
-        started.addingTimeInterval(-Double(rank) / 1000)
+        AccessTime.of(rank: rank, runStartedAt: started)
     }
 
     /// When a fetched photo stops being fresh: the server's lifetime capped by the

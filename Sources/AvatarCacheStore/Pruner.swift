@@ -45,7 +45,7 @@ public struct Pruner: Sendable {
     /// reads only as far as it evicts.
     static let evictionOrderSQL = """
         SELECT e.key, f.filename, f.fileSize FROM entry e JOIN entryFile f ON f.entryKey = e.key
-        ORDER BY e.kind = 'photo', e.lastAccess, e.key
+        ORDER BY \(CacheIndex.evictionOrder.map { "e." + $0 }.joined(separator: ", "))
         """
 
     /// Evicts in `db`'s transaction: first decides, walking the entries oldest first with

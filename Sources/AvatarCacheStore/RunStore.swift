@@ -115,24 +115,64 @@ package struct RunStore: Sendable {
         try index.write { try RunTables.touchSources($0, started: started) }
     }
 
-    /// The run's profiles, one at a time (`RunTables.forEachProfile`), then, in one
-    /// transaction with them, each monogram key `monograms` lists passed to `decide` with
-    /// its cached entry (nil when none), which answers the access time to record for a
-    /// usable one, or nil to draw it again. Returns the keys to draw, in the listed order.
-    package func planMonograms(forEachProfile body: (RunTables.ProfileSummary) throws -> Void,
-                       then monograms: () -> [String],
-                       decide: (String, CacheEntry?) -> Date?) throws -> [String] {
+    /// What the monogram plan needs of the run's profiles, counted in one walk of them
+    /// (`RunTables.forEachProfile`): the distinct monograms of the profiles whose photo is
+    /// not cached (initials, glyph and colour; a million profiles are a few thousand of
+    /// them), each with its best rank and how many profiles show it; how many profiles have
+    /// no photo source; how many show a cached photo.
+    package struct MonogramCensus: Sendable {
+        package struct Group: Sendable {
+            package var initials: String
+            package var glyph: MonogramGlyph?
+            package var color: String
+            /// The best (lowest) rank of the profiles that show it.
+            package var rank: Int
+            package var profiles: Int
+        }
+
+        package var groups: [Group] = []
+        package var profilesWithoutPhoto = 0
+        package var profilesShowingPhoto = 0
+    }
+
+    package func monogramCensus() throws -> MonogramCensus {
         try index.write { db in
-            try RunTables.forEachProfile(db, body)
-            var toDraw: [String] = []
-            for key in monograms() {
-                if let access = decide(key, try EntryRecords.entry(db, key: key)) {
-                    try EntryRecords.touch(db, key: key, at: access)
+            var census = MonogramCensus()
+            // Initials, glyph and colour (as bytes) -> their group.
+            var groupOf: [[UInt8]: Int] = [:]
+            try RunTables.forEachProfile(db) { profile in
+                if !profile.hasPhotoSource { census.profilesWithoutPhoto += 1 }
+                if profile.photoCached {
+                    census.profilesShowingPhoto += 1
+                } else if let index = groupOf[profile.parts] {
+                    census.groups[index].profiles += 1
+                    census.groups[index].rank = min(census.groups[index].rank, profile.rank)
                 } else {
-                    toDraw.append(key)
+                    let (initials, glyph, color) = profile.fields
+                    groupOf[profile.parts] = census.groups.count
+                    census.groups.append(.init(initials: initials, glyph: glyph, color: color, rank: profile.rank, profiles: 1))
                 }
             }
-            return toDraw
+            return census
+        }
+    }
+
+    /// The cached entries of `keys` (those that have one), by key.
+    package func entries(forKeys keys: [String]) throws -> [String: CacheEntry] {
+        try index.read { db in
+            var found: [String: CacheEntry] = [:]
+            for key in keys {
+                if let entry = try EntryRecords.entry(db, key: key) { found[key] = entry }
+            }
+            return found
+        }
+    }
+
+    /// Marks each entry accessed at its time (never earlier than it was), in one transaction.
+    package func markAccessed(_ accesses: [(key: String, at: Date)]) throws {
+        guard !accesses.isEmpty else { return }
+        try index.write { db in
+            for access in accesses { try EntryRecords.touch(db, key: access.key, at: access.at) }
         }
     }
 

@@ -116,7 +116,7 @@ package enum RunTables {
 
     /// A row of `temp.run_source`: a source the run needs, at the rank of the first
     /// record that named it.
-    package struct Source: FetchableRecord {
+    package struct Source: Sendable {
         enum Columns: String, ColumnExpression, CaseIterable {
             case rank, key, url, sendMonicaToken, inline
         }
@@ -125,7 +125,7 @@ package enum RunTables {
         package var key: String
         package var photo: PhotoSource
 
-        package init(row: Row) {
+        init(row: Row) {
             rank = row[Columns.rank]
             key = row[Columns.key]
             if let url = row[Columns.url] as String? {
@@ -138,8 +138,8 @@ package enum RunTables {
 
     /// The next `limit` sources after `rank`, in rank order (the plan pages through them).
     static func sources(_ db: Database, after rank: Int, limit: Int) throws -> [Source] {
-        try Source.fetchAll(db.cachedStatement(sql: "SELECT * FROM temp.run_source WHERE rank > ? ORDER BY rank LIMIT ?"),
-                            arguments: [rank, limit])
+        try Row.fetchAll(db.cachedStatement(sql: "SELECT * FROM temp.run_source WHERE rank > ? ORDER BY rank LIMIT ?"),
+                         arguments: [rank, limit]).map(Source.init(row:))
     }
 
     /// The entries of the sources ranked after `first` up to `last`, and their failures,
@@ -156,12 +156,11 @@ package enum RunTables {
          try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM temp.run_source") ?? 0)
     }
 
-    /// Marks every entry of this run's sources as accessed at `started`, a millisecond
-    /// earlier per rank (`WarmPipeline.accessTime`'s rule, in SQL: the first in priority
-    /// order are the most recently used), never moving an access earlier.
+    /// Marks every entry of this run's sources as accessed at its `AccessTime`, never
+    /// moving an access earlier.
     static func touchSources(_ db: Database, started: Date) throws {
         try db.execute(sql: """
-            UPDATE entry SET lastAccess = MAX(lastAccess, ?1 - s.rank / 1000.0)
+            UPDATE entry SET lastAccess = MAX(lastAccess, \(AccessTime.sql(started: "?1", rank: "s.rank")))
             FROM temp.run_source s WHERE s.key = entry.key
             """, arguments: [started.indexValue])
     }
