@@ -1,8 +1,9 @@
 // HEIC/HEIF decoded by libheif on the calling thread (HEIFDecoder.c), its HEVC by our own
 // libheif decoder plugin (HEVCDecoder.c: libavcodec or libde265 on several threads).
-// C because libheif's API is C and its plugin interface (heif_plugin.h) is a C ABI: a
-// struct of function pointers, with per-thread state standing in for the user data its
-// version 1 does not pass; and the file's boxes and the decoded planes are read as bytes.
+// C because the plugin is libheif's C ABI (heif_plugin.h: a struct of callbacks, with
+// per-thread state standing in for the user data its version 1 does not pass), driving
+// libde265 and libavcodec (opened with dlopen) through their C structures, and because
+// the file's boxes and the decoded planes are read byte by byte.
 #ifndef CVIPSSHIM_HEIF_H
 #define CVIPSSHIM_HEIF_H
 

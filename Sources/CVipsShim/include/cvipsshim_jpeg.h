@@ -2,7 +2,7 @@
 // the pipeline needs: the centre square decoded at an N/8 DCT scale (JPEGCentreDecoder.c),
 // a progressive JPEG's coefficients kept compactly meanwhile (JPEGCoefficientStore.c),
 // and encoding on the calling thread (JPEGEncoder.c). C because libjpeg's API is: an
-// error manager that leaves by longjmp, and memory, source and destination managers
+// error manager that leaves by longjmp, and memory and destination managers
 // that are structs of callbacks libjpeg calls.
 #ifndef CVIPSSHIM_JPEG_H
 #define CVIPSSHIM_JPEG_H
