@@ -51,7 +51,9 @@ let package = Package(
             pkgConfig: "vips",
             providers: [.apt(["libvips-dev"])]
         ),
-        // Fixed-argument wrappers for libvips' variadic calls, which Swift cannot make.
+        // The C the imaging module calls, one public header per concern (include/CVipsShim.h
+        // lists them): libvips' variadic calls with fixed options, which Swift cannot make,
+        // and the codecs and pixel loops written against libjpeg-turbo, libheif, lcms2 and zlib.
         .target(
             name: "CVipsShim",
             dependencies: ["CVips"],

@@ -1,6 +1,7 @@
-// Lanczos-3 resampling of rows with a fractional start (declared in include/CVipsShim.h).
-#include "CVipsShim.h"
-#include "ShimInternal.h"
+// Lanczos-3 resampling of rows with a fractional start (declared in
+// include/cvipsshim_resample.h).
+#include "cvipsshim_resample.h"
+#include "RenderInternal.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

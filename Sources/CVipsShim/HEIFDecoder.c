@@ -1,7 +1,8 @@
 // HEIC/HEIF straight from libheif into a libvips image (declared in
-// include/CVipsShim.h, where the reason is given).
-#include "CVipsShim.h"
-#include "ShimInternal.h"
+// include/cvipsshim_heif.h, where the reason is given).
+#include "HEIFInternal.h"
+#include "RenderInternal.h"
+#include "FastPaths.h"
 #include <libheif/heif.h>
 #include <string.h>
 
@@ -143,7 +144,7 @@ static cvipsshim_status cvipsshim_heif_half_square(const uint8_t *file, size_t l
     struct heif_image *decoded = NULL;
     struct heif_error error;
     if (ownPlugin && cvipsshim_heif_plain_primary(file, length)) {
-        // The decoder's own planes, through the plugin's capture (ShimInternal.h): one
+        // The decoder's own planes, through the plugin's capture (HEIFInternal.h): one
         // picture, no transformation to apply.
         struct cvipsshim_hevc_capture capture = { NULL, 0 };
         struct heif_decoding_options *options = heif_decoding_options_alloc();

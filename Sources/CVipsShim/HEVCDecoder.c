@@ -1,5 +1,5 @@
 // libheif's HEVC decoding on more than one core, and through FFmpeg's decoder where the
-// system has it (declared in ShimInternal.h).
+// system has it (declared in HEIFInternal.h).
 //
 // Debian 12's libheif (1.15) starts libde265 with one worker thread, so a HEIC decodes
 // on one core however its picture was encoded. Phones' and x265's HEVC streams use
@@ -17,8 +17,7 @@
 // a process that decodes no HEIC (a lookup) loads none of the 38 libraries it brings,
 // and where it is missing (the .deb depends on it; a binary from the tarball may lack
 // it) HEICs still decode, through libde265.
-#include "CVipsShim.h"
-#include "ShimInternal.h"
+#include "HEIFInternal.h"
 #include <dlfcn.h>
 #include <libavcodec/avcodec.h>
 #include <libavutil/imgutils.h>
@@ -388,7 +387,7 @@ static struct heif_error cvipsshim_hevc_decode(void *raw, struct heif_image **ou
     struct heif_error error = cvipsshim_hevc_decode_picture(decoder, out);
     struct cvipsshim_hevc_capture *capture = cvipsshim_hevc_capture;
     if (error.code != heif_error_Ok || !capture || !*out) return error;
-    // Kept for the caller; libheif gets the stand-in (see ShimInternal.h).
+    // Kept for the caller; libheif gets the stand-in (see HEIFInternal.h).
     capture->pictures++;
     cvipsshim_hevc_pictures_captured++;
     if (capture->image) heif_image_release(*out);

@@ -1,7 +1,8 @@
 // Embedded ICC profile to sRGB with one 8-bit lcms transform, cached per profile
-// (declared in include/CVipsShim.h, where the reason is given).
-#include "CVipsShim.h"
-#include "ShimInternal.h"
+// (declared in include/cvipsshim_colour.h, where the reason is given).
+#include "cvipsshim_colour.h"
+#include "RenderInternal.h"
+#include "FastPaths.h"
 #include <lcms2.h>
 #include <pthread.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 // A progressive JPEG's coefficients kept compactly while libjpeg-turbo decodes it at a
-// reduced DCT scale (declared in ShimInternal.h).
+// reduced DCT scale (declared in JPEGInternal.h).
 //
 // libjpeg-turbo keeps every DCT coefficient of a progressive JPEG, 2 bytes each, until
 // its last scan: 72 MB for a 12 MP photo at 4:4:4, 36 MB at 4:2:0, at any scale. At a
@@ -19,7 +19,7 @@
 // same sign, which keeps them non-zero); for the output pass they unpack as 0, so a
 // transform that reads more than the set below would give a different picture, which
 // the test comparing both decodes pixel for pixel would catch.
-#include "ShimInternal.h"
+#include "JPEGInternal.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif

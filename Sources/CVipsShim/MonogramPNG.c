@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-#include "CVipsShim.h"
-#include "ShimInternal.h"
+#include "MonogramInternal.h"
+#include "FastPaths.h"
 
 #define EDGE_LEVELS 5
 #define TEXT_LEVELS 12

@@ -1,5 +1,6 @@
-// The pixels a placeholder is made from (include/CVipsShim.h).
-#include "CVipsShim.h"
+// The pixels a placeholder is made from (include/cvipsshim_resample.h).
+#include "cvipsshim_resample.h"
+#include "cvipsshim_render.h"
 
 cvipsshim_status cvipsshim_placeholder_pixels(VipsImage *image, int side, unsigned char *rgba, double average[3]) {
     if (!cvipsshim_is_in_memory(image) || image->BandFmt != VIPS_FORMAT_UCHAR || image->Bands < 1 || image->Bands > 4) return CVIPSSHIM_FAILED;

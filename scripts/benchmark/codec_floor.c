@@ -28,8 +28,7 @@
 #include <jpeglib.h>
 #include <libheif/heif.h>
 #include <png.h>
-#include "CVipsShim.h"
-#include "ShimInternal.h"
+#include "HEIFInternal.h"   // our HEVC decoder plugin (HEVCDecoder.c)
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdatomic.h>

@@ -1,10 +1,6 @@
-// See include/CVipsShim.h: each function exists only because the libvips call it
-// wraps is variadic.
-#include "CVipsShim.h"
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-#include <string.h>
+// libvips' variadic operations with fixed options (declared in include/cvipsshim_vips.h,
+// where the reason is given).
+#include "cvipsshim_vips.h"
 
 static int cvipsshim_jpegload(const void *buf, size_t len, int shrink, VipsFailOn fail_on, VipsImage **out) {
     return vips_jpegload_buffer((void *) buf, len, out,
@@ -163,34 +159,4 @@ cvipsshim_status cvipsshim_webpsave_buffer(VipsImage *in, void **buf, size_t *le
         "Q", quality,
         "strip", TRUE,
         NULL);
-}
-
-// glibc's tuning calls; 0 (nothing done) with another C library.
-#if defined(__GLIBC__)
-int cvipsshim_set_malloc_arena_max(int arenas) {
-    return mallopt(M_ARENA_MAX, arenas);
-}
-
-int cvipsshim_set_mmap_threshold(int bytes) {
-    return mallopt(M_MMAP_THRESHOLD, bytes);
-}
-
-int cvipsshim_set_trim_threshold(int bytes) {
-    return mallopt(M_TRIM_THRESHOLD, bytes);
-}
-
-int cvipsshim_malloc_trim(void) {
-    return malloc_trim(0);
-}
-#else
-int cvipsshim_set_malloc_arena_max(int arenas) { (void) arenas; return 0; }
-int cvipsshim_set_mmap_threshold(int bytes) { (void) bytes; return 0; }
-int cvipsshim_set_trim_threshold(int bytes) { (void) bytes; return 0; }
-int cvipsshim_malloc_trim(void) { return 0; }
-#endif
-
-// vips_image_copy_memory: the plain path cvipsshim_render_here stands in for.
-cvipsshim_status cvipsshim_copy_memory(VipsImage *in, VipsImage **out) {
-    *out = vips_image_copy_memory(in);
-    return *out ? CVIPSSHIM_OK : CVIPSSHIM_FAILED;
 }

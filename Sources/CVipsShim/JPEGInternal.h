@@ -1,0 +1,42 @@
+// What the JPEG files share (JPEGErrors.c, JPEGCentreDecoder.c, JPEGCoefficientStore.c,
+// JPEGEncoder.c; internal: not part of the public headers).
+#ifndef CVIPSSHIM_JPEG_INTERNAL_H
+#define CVIPSSHIM_JPEG_INTERNAL_H
+
+#include <setjmp.h>
+#include <stdio.h>
+#include <jpeglib.h>
+#include "cvipsshim_jpeg.h"
+
+// libjpeg's error manager for the shim (JPEGErrors.c): error_exit formats the message and
+// jumps back to `jump`; warnings (corrupt data, premature end) are counted, the first
+// one's message kept, for the decoder to treat as failure.
+struct cvipsshim_jpeg_error {
+    struct jpeg_error_mgr manager;
+    jmp_buf jump;
+    int warnings;
+    // Set when one of the warnings was libjpeg's "premature end of JPEG file" (the data
+    // ran out: a truncated file), which no tolerance covers.
+    int ended_early;
+    char message[JMSG_LENGTH_MAX];
+};
+
+// Sets `error` up as `info`'s error manager and returns it for info->err.
+struct jpeg_error_mgr *cvipsshim_jpeg_errors(struct cvipsshim_jpeg_error *error);
+
+// The smallest libjpeg-turbo scale N (of N/8, N = 1…8) whose scaled short side still
+// has `target` pixels; 8 when none does (JPEGCentreDecoder.c).
+unsigned int cvipsshim_jpeg_scale(unsigned int shortSide, int target);
+
+// Makes libjpeg keep a progressive JPEG's coefficients compactly (JPEGCoefficientStore.c):
+// call after jpeg_read_header and setting the scale, before jpeg_start_decompress. Only
+// what the inverse DCT at the chosen scale reads is kept as values; the other
+// coefficients as one bit each. Returns 1 when installed (progressive files only).
+int cvipsshim_jpeg_compact_coefficients(j_decompress_ptr info);
+
+// What the compact store holds for `info` at the scale set (after
+// jpeg_calc_output_dimensions): the stored blocks and the decoder's window, in bytes;
+// with `compact` 0, what libjpeg's own whole-image arrays hold.
+long long cvipsshim_jpeg_compact_bytes(j_decompress_ptr info, int compact);
+
+#endif
