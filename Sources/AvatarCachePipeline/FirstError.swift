@@ -1,13 +1,12 @@
-import Foundation
+import Synchronization
 
 /// The first error of work done elsewhere.
-final class FirstError: @unchecked Sendable {
-    private let lock = NSLock()
-    private var error: Error?
+final class FirstError: Sendable {
+    private let error = Mutex<(any Error)?>(nil)
 
-    var value: Error? { lock.withLock { error } }
+    var value: (any Error)? { error.withLock { $0 } }
 
-    func record(_ error: Error) {
-        lock.withLock { self.error = self.error ?? error }
+    func record(_ error: any Error) {
+        self.error.withLock { $0 = $0 ?? error }
     }
 }

@@ -1,14 +1,13 @@
-import Foundation
+import Synchronization
 
 /// Items collected elsewhere (the index's writer), taken on the reading thread.
-final class LockedList<Element>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [Element] = []
+final class LockedList<Element: Sendable>: Sendable {
+    private let items = Mutex<[Element]>([])
 
-    func append(_ item: Element) { lock.withLock { items.append(item) } }
+    func append(_ item: Element) { items.withLock { $0.append(item) } }
 
     func takeAll() -> [Element] {
-        lock.withLock {
+        items.withLock { items in
             defer { items.removeAll() }
             return items
         }

@@ -1,18 +1,18 @@
 import Foundation
+import Synchronization
 
 /// Lets a run be stopped from outside (SIGINT, SIGTERM): no new source is started,
 /// what is in flight finishes (each has its timeout), and the cache is saved.
-public final class RunControl: @unchecked Sendable {
-    private let lock = NSLock()
-    private var reason: String?
+public final class RunControl: Sendable {
+    private let reason = Mutex<String?>(nil)
 
     public init() {}
 
     public func stop(_ why: String) {
-        lock.withLock { if reason == nil { reason = why } }
+        reason.withLock { $0 = $0 ?? why }
     }
 
-    public var stopReason: String? { lock.withLock { reason } }
+    public var stopReason: String? { reason.withLock { $0 } }
     public var isStopping: Bool { stopReason != nil }
 }
 

@@ -117,15 +117,17 @@ public struct RunReport: Codable, Sendable {
         }
     }
 
-    /// Adds an input's count; a shared one (Monica's pages) to the count of the same
-    /// stated number, if any.
-    mutating func record(_ count: InputCount) {
-        if let index = inputCounts.firstIndex(where: { $0.counts(with: count) }) {
-            inputCounts[index].add(count)
-        } else {
-            inputCounts.append(count)
-        }
+    /// What the read stage found.
+    mutating func add(_ read: ReadStage.Outcome) {
+        profiles = read.profiles
+        sources = read.sources
+        profileRecords += read.profileRecords
+        recordsInOtherShards += read.recordsInOtherShards
+        inputNotes += read.notes
+        inputCounts += read.counts
         recordsLost = inputCounts.reduce(0) { $0 + $1.lost }
+        badRecords += read.badRecords
+        badRecordDetails += read.badRecordDetails.prefix(max(0, Self.detailLimit - badRecordDetails.count))
     }
 
     /// "documents read 1550 of 1550 stated", each unit summed over the inputs.
@@ -140,11 +142,6 @@ public struct RunReport: Codable, Sendable {
         }
         return units.map { "\($0) read \(sums[$0]!.read) of \(sums[$0]!.stated) stated" }.joined(separator: ", ")
             + (recordsLost > 0 ? " (\(recordsLost) LOST)" : "")
-    }
-
-    mutating func record(_ bad: BadRecord) {
-        badRecords += 1
-        if badRecordDetails.count < Self.detailLimit { badRecordDetails.append(bad) }
     }
 
     /// One line for people.

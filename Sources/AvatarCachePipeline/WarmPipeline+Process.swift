@@ -346,7 +346,7 @@ extension WarmPipeline {
                     retryAfter: Date().addingTimeInterval(configuration.retryWait(after: failure.failureClass))))
             }
         })
-        state.session.pendingDeletes.formUnion(replaced)
+        state.replaced(replaced)
         // What was committed, in metadata.json when a refresh is due (MetadataRefresh).
         try state.metadata.committed(savedEntries: batch.contains { if case .success = $0.1 { true } else { false } })
         var committed: [String] = []

@@ -6,6 +6,7 @@ import AvatarCacheModel
 import AvatarCacheMonograms
 import AvatarCacheStore
 import Foundation
+import Synchronization
 import Logging
 
 /// A warm-up run, start to end: lock, open the index, read the exports into it, plan and
@@ -23,7 +24,6 @@ public final class WarmPipeline: Sendable {
     let onProgress: (@Sendable (RunProgress) -> Void)?
 
     /// Records written to the index per transaction while reading exports.
-    static let readBatch = 2_000
     /// Job results committed per transaction.
     static let mergeBatch = 256
     /// Results are committed at least this often (seconds), however few: a run killed
@@ -70,42 +70,45 @@ public final class WarmPipeline: Sendable {
         var renderSeconds = 0.0
     }
 
-    /// User and system CPU time of the whole process so far, in seconds.
-    static func processCPUSeconds() -> Double {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
-    }
-
-    /// What one run shares between its stages.
-    final class RunState: @unchecked Sendable {
-        let session: CacheSession
+    /// What one run shares between its stages: immutable but for two sets behind locks.
+    final class RunState: Sendable {
+        /// What the run asks of the index.
+        let store: RunStore
         let started: Date
         /// Cache files on disk with their sizes: the listing at the start, plus the files
         /// this run committed. Bounded by the budget (the cache's own files).
-        private var sizes: [String: Int64]
-        private let lock = NSLock()
+        private let sizes: Mutex<[String: Int64]>
         /// Photos found on disk unreferenced (a run killed before it committed them),
         /// by content: re-used instead of decoded again.
-        var recovered: [String: RenderedFiles] = [:]
+        let recovered: [String: RenderedFiles]
         /// metadata.json written during the run.
         let metadata: MetadataRefresh
+        /// Files the committed entries replaced, to delete once metadata.json no longer
+        /// names them (the session's, at the end).
+        private let replaced = Mutex<Set<String>>([])
 
-        init(session: CacheSession, started: Date, sizes: [String: Int64], metadata: MetadataRefresh) {
-            self.session = session
+        init(store: RunStore, started: Date, sizes: [String: Int64], recovered: [String: RenderedFiles], metadata: MetadataRefresh) {
+            self.store = store
             self.started = started
-            self.sizes = sizes
+            self.sizes = Mutex(sizes)
+            self.recovered = recovered
             self.metadata = metadata
         }
 
-        /// What the run asks of the index.
-        var store: RunStore { RunStore(index: session.index) }
-
-        func size(of name: String) -> Int64? { lock.withLock { sizes[name] } }
+        func size(of name: String) -> Int64? { sizes.withLock { $0[name] } }
 
         func add(_ files: some Sequence<CacheFile>) {
-            lock.withLock { for file in files { sizes[file.filename] = file.fileSize } }
+            sizes.withLock { sizes in for file in files { sizes[file.filename] = file.fileSize } }
+        }
+
+        func replaced(_ files: [String]) { replaced.withLock { $0.formUnion(files) } }
+
+        /// The files replaced so far, handed over once.
+        func takeReplaced() -> Set<String> {
+            replaced.withLock { files in
+                defer { files.removeAll() }
+                return files
+            }
         }
     }
 
@@ -124,17 +127,13 @@ public final class WarmPipeline: Sendable {
         let (state, orphans) = try begin(session, in: directory, at: started, report: &report)
         stages.done("open")
         do {
-            try readExports(formats, into: &report, state: state)
+            report.add(try readStage(formats, state: state).read())
         } catch let error as ExportError {
             // Only the index was written, in transactions: nothing for the marker to explain.
             if !session.previousRunInterrupted { try? directory.markRunFinished() }
             throw error
         }
         stages.done("read")
-        state.recovered = recoverOrphans(orphans, directory: directory)
-        // A killed run's files were renamed into place without a flush of their own: made
-        // durable before a commit of this run can name them, as this run's own are.
-        if !state.recovered.isEmpty { try directory.syncFilesystem() }
         // One HTTP client, decode pool and writer for both stages, made when a job needs them.
         var workers: Workers?
         do {
@@ -147,6 +146,17 @@ public final class WarmPipeline: Sendable {
         }
         report.durationSeconds = Date().timeIntervalSince(started)
         return report
+    }
+
+    /// The read stage of this run: its exports, how to read them, where to record them.
+    private func readStage(_ formats: [ExportFormat], state: RunState) -> ReadStage {
+        var limits = ReaderLimits()
+        limits.maxInlineBytes = configuration.fetchLimits.maxBytes
+        limits.maxRecordBytes = configuration.maxRecordBytes
+        limits.storageBucket = configuration.storageBucket
+        return ReadStage(exports: Array(zip(configuration.exports, formats)), limits: limits, fieldMap: configuration.fieldMap,
+                         shard: configuration.shard, store: state.store, metadata: state.metadata, started: state.started,
+                         logger: logger)
     }
 
     /// Each export's format, once every export is found there and readable, before the
@@ -176,9 +186,13 @@ public final class WarmPipeline: Sendable {
         report.sweptFiles = swept.count
         if !swept.isEmpty { listing.removeAll { swept.contains($0.name) } }
         let orphans = Set(listing.map(\.name).filter { CacheDirectory.isCacheFileName($0) && !referenced.contains($0) })
-        let state = RunState(session: session, started: started,
+        let recovered = recoverOrphans(orphans, directory: directory)
+        // A killed run's files were renamed into place without a flush of their own: made
+        // durable before a commit of this run can name them, as this run's own are.
+        if !recovered.isEmpty { try directory.syncFilesystem() }
+        let state = RunState(store: store, started: started,
                              sizes: Dictionary(listing.map { ($0.name, $0.size) }, uniquingKeysWith: { a, _ in a }),
-                             metadata: metadata)
+                             recovered: recovered, metadata: metadata)
         return (state, orphans)
     }
 
@@ -210,6 +224,7 @@ public final class WarmPipeline: Sendable {
             report.interrupted = reason
             logger.notice("stopped early: what is done is saved", metadata: ["reason": "\(reason)"])
         }
+        session.pendingDeletes.formUnion(state.takeReplaced())
         let outcome = try session.finish(pruner: configuration.pruner,
                                          entriesChanged: try state.metadata.finalWriteNeeded, orphans: orphans)
         try state.metadata.finished(written: outcome.documentWritten)

@@ -1,5 +1,6 @@
 import AvatarCacheIndex
 import Foundation
+import Synchronization
 
 /// When a warm writes `metadata.json`, so that an app reading it finds what is committed
 /// while a long run goes on, at a cost that stays small beside the run's:
@@ -23,7 +24,7 @@ import Foundation
 /// durable as every cache file is. Every document names only files the index names,
 /// which are on disk (a batch's files are flushed before its commit; the files a run
 /// replaced are deleted after its last document).
-package final class MetadataRefresh: @unchecked Sendable {
+package final class MetadataRefresh: Sendable {
     /// Seconds between two writes during a run, at least. Default 30.
     package static let interval: Double = 30
     /// A write waits at least this many times the last one's duration after it. Default 20.
@@ -31,24 +32,29 @@ package final class MetadataRefresh: @unchecked Sendable {
 
     private let directory: CacheDirectory
     private let store: RunStore
-    private let lock = NSLock()
-    /// The next commit writes the document (there was none at the start).
-    private var firstCommitDue: Bool
-    /// Something a reader finds (an entry, a profile) changed since the last document.
-    private var changed = false
-    /// … or since the last durable one (a document written during the run is not).
-    private var changedSinceDurable = false
-    private var lastEnded: Date
-    private var lastSeconds: Double = 0
+    /// What the policy has seen, behind a lock (commits and reads note changes).
+    private struct Seen {
+        /// The next commit writes the document (there was none at the start).
+        var firstCommitDue: Bool
+        /// Something a reader finds (an entry, a profile) changed since the last document.
+        var changed = false
+        /// … or since the last durable one (a document written during the run is not).
+        var changedSinceDurable = false
+        var lastEnded: Date
+        var lastSeconds: Double = 0
+        /// Documents written during the run (tests).
+        var writes = 0
+    }
+    private let seen: Mutex<Seen>
+
     /// Documents written during the run (tests).
-    package private(set) var writes = 0
+    package var writes: Int { seen.withLock { $0.writes } }
 
     /// `started`: the run's start (a document found there counts as written then).
     package init(directory: CacheDirectory, store: RunStore, started: Date) {
         self.directory = directory
         self.store = store
-        lastEnded = started
-        firstCommitDue = directory.fileSize(CacheDirectory.metadataName) == nil
+        seen = Mutex(Seen(firstCommitDue: directory.fileSize(CacheDirectory.metadataName) == nil, lastEnded: started))
     }
 
     /// Before the run reads anything: the document written at once, durably, when there
@@ -56,16 +62,16 @@ package final class MetadataRefresh: @unchecked Sendable {
     /// have committed entries whose old files the document still names: the document
     /// follows the index before any sweep).
     package func begin(previousRunInterrupted: Bool) throws {
-        guard firstCommitDue || previousRunInterrupted else { return }
+        guard seen.withLock({ $0.firstCommitDue }) || previousRunInterrupted else { return }
         try write(at: Date(), durable: true)
     }
 
     /// Something a reader of the document would find changed (profiles read, entries
     /// saved).
     package func noteChange() {
-        lock.withLock {
-            changed = true
-            changedSinceDurable = true
+        seen.withLock {
+            $0.changed = true
+            $0.changedSinceDurable = true
         }
     }
 
@@ -73,12 +79,12 @@ package final class MetadataRefresh: @unchecked Sendable {
     /// written again when that is due.
     package func committed(savedEntries: Bool, at now: Date = Date()) throws {
         if savedEntries { noteChange() }
-        let due = lock.withLock {
-            changed && (firstCommitDue || now.timeIntervalSince(lastEnded) >= max(Self.interval, Self.costRatio * lastSeconds))
+        let due = seen.withLock {
+            $0.changed && ($0.firstCommitDue || now.timeIntervalSince($0.lastEnded) >= max(Self.interval, Self.costRatio * $0.lastSeconds))
         }
         guard due else { return }
         try write(at: now, durable: false)
-        lock.withLock { firstCommitDue = false }
+        seen.withLock { $0.firstCommitDue = false }
     }
 
     /// Whether the run's end must write the document: something changed since the last
@@ -86,7 +92,7 @@ package final class MetadataRefresh: @unchecked Sendable {
     /// written by another command or version, or by a killed run).
     package var finalWriteNeeded: Bool {
         get throws {
-            if lock.withLock({ changedSinceDurable }) { return true }
+            if seen.withLock({ $0.changedSinceDurable }) { return true }
             guard let stamp = stamp() else { return true }
             return try store.metadataStamp() != stamp
         }
@@ -103,12 +109,12 @@ package final class MetadataRefresh: @unchecked Sendable {
         let start = DispatchTime.now().uptimeNanoseconds
         try store.writeMetadata(to: directory, durable: durable)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-        lock.withLock {
-            lastEnded = now.addingTimeInterval(seconds)
-            lastSeconds = seconds
-            changed = false
-            if durable { changedSinceDurable = false }
-            writes += 1
+        seen.withLock {
+            $0.lastEnded = now.addingTimeInterval(seconds)
+            $0.lastSeconds = seconds
+            $0.changed = false
+            if durable { $0.changedSinceDurable = false }
+            $0.writes += 1
         }
         if durable { try store.setMetadataStamp(stamp()) }
     }

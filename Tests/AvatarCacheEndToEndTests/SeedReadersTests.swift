@@ -165,18 +165,23 @@ import AvatarCacheTestKit
         RunReport(startedAt: Date(), exports: [], cacheDirectory: "", budgetBytes: 0)
     }
 
+    /// A report of a read that counted `counts`, in order.
+    func reported(_ counts: [InputCount]) -> RunReport {
+        var read = ReadStage.Outcome()
+        for count in counts { read.record(count) }
+        var run = report()
+        run.add(read)
+        return run
+    }
+
     @Test func monicasPagesAreCountedTogetherAgainstTheirTotal() throws {
-        var both = report()
-        for page in ["monica/contacts-page-1.json", "monica/contacts-page-2.json"] {
-            for count in try counts(MonicaReader(path: sample(page))) { both.record(count) }
-        }
+        let both = reported(try ["monica/contacts-page-1.json", "monica/contacts-page-2.json"].flatMap { try counts(MonicaReader(path: sample($0))) })
         #expect(both.inputCounts.count == 1)
         #expect(both.inputCounts.first.map { ($0.read, $0.stated, $0.inputs) } ?? (0, 0, 0) == (14, 14, 2))
         #expect(both.recordsLost == 0)
         #expect(both.countsText == "contacts read 14 of 14 stated")
 
-        var one = report()
-        for count in try counts(MonicaReader(path: sample("monica/contacts-page-1.json"))) { one.record(count) }
+        let one = reported(try counts(MonicaReader(path: sample("monica/contacts-page-1.json"))))
         #expect(one.recordsLost == 6)
         #expect(one.inputCounts.first?.lossReason == "meta.total of the pages states 14 contacts; 8 were read from 1 input: 6 lost")
         #expect(one.countsText == "contacts read 8 of 14 stated (6 LOST)")
@@ -193,8 +198,7 @@ import AvatarCacheTestKit
                                                                   "path": "https://monica.example.com/api/contacts?token=secret"]]
             try JSONSerialization.data(withJSONObject: body).write(to: URL(fileURLWithPath: "\(folder)/page-\(page).json"))
         }
-        var run = report()
-        for count in try counts(MonicaReader(path: folder)) { run.record(count) }
+        let run = reported(try counts(MonicaReader(path: folder)))
         let count = try #require(run.inputCounts.first)
         #expect(count.pages == [1, 3] && count.missingPages == [2])
         #expect(count.lossReason.contains("states 6 contacts; 4 were read from 1 input (page 2 of 3 missing): 2 lost"), "\(count.lossReason)")
