@@ -102,19 +102,26 @@ public struct RunReport: Codable, Sendable {
         public var reason: String
     }
 
-    mutating func recordRecovered(url: String, reason: String) {
-        recoveredImages += 1
-        if recoveredImageDetails.count < Self.detailLimit { recoveredImageDetails.append(Recovered(url: shownURL(url), reason: reason)) }
-    }
-
     static let detailLimit = 1000
 
-    mutating func record(_ failure: SourceFailure, url: String, keptCachedPhoto: Bool) {
-        failed += 1
-        failuresByClass[failure.failureClass.rawValue, default: 0] += 1
-        if failures.count < Self.detailLimit {
-            failures.append(Failure(url: shownURL(url), failureClass: failure.failureClass, reason: failure.reason, keptCachedPhoto: keptCachedPhoto))
-        }
+    /// What the job stages did.
+    mutating func add(_ jobs: JobTally) {
+        downloaded += jobs.downloaded
+        notModified += jobs.notModified
+        reusedIdentical += jobs.reusedIdentical
+        decoded += jobs.decoded
+        inlinePhotos += jobs.inlinePhotos
+        monogramsRendered += jobs.monogramsRendered
+        bytesDownloaded += jobs.bytesDownloaded
+        filesWritten += jobs.filesWritten
+        failed += jobs.failed
+        failuresByClass.merge(jobs.failuresByClass, uniquingKeysWith: +)
+        failures += jobs.failures.prefix(max(0, Self.detailLimit - failures.count))
+        recoveredImages += jobs.recoveredImages
+        recoveredImageDetails += jobs.recoveredImageDetails.prefix(max(0, Self.detailLimit - recoveredImageDetails.count))
+        requestsResent = max(requestsResent, jobs.requestsResent)   // the fetcher's count, over the run
+        peakRequestsInFlight = max(peakRequestsInFlight, jobs.peakRequestsInFlight)
+        peakBytesWaitingForDecode = max(peakBytesWaitingForDecode, jobs.peakBytesWaitingForDecode)
     }
 
     /// What the read stage found.

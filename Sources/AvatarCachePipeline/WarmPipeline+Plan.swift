@@ -90,13 +90,13 @@ extension WarmPipeline {
         var jobs: [Job]
         var groups: [String: MonogramGroup]
         var profilesShowingPhoto: Int
+        var profilesWithoutPhoto: Int
     }
 
     /// Monograms for this run's profiles that have no cached photo; a cached one is
     /// marked accessed at its best rank.
-    func planMonograms(state: RunState, report: inout RunReport) throws -> MonogramPlan {
+    func planMonograms(state: RunState) throws -> MonogramPlan {
         let census = try state.store.monogramCensus()
-        report.profilesWithoutPhoto = census.profilesWithoutPhoto
         var groups: [String: MonogramGroup] = [:]
         for group in census.groups {
             let spec = MonogramSpec(initials: group.initials, glyph: group.glyph, background: group.color,
@@ -108,20 +108,25 @@ extension WarmPipeline {
         }
         // Highest priority last (for `popLast`).
         let ordered = groups.sorted(by: { $0.value.rank > $1.value.rank }).map(\.key)
-        // A cached, complete monogram is marked accessed at its best rank; the others are drawn.
-        let cached = try state.store.entries(forKeys: ordered)
-        var accessed: [(key: String, at: Date)] = []
+        // A cached, complete monogram is marked accessed at its best rank; the others are
+        // drawn. A thousand at a time: a run's monograms can be a hundred thousand.
         var jobs: [Job] = []
-        for key in ordered {
-            guard let group = groups[key] else { continue }
-            if let entry = cached[key], isComplete(entry, state: state) {
-                accessed.append((key, accessTime(group.rank, started: state.started)))
-            } else {
-                jobs.append(Job(key: key, work: .monogram(group.spec), rank: group.rank, previous: nil))
+        for start in stride(from: 0, to: ordered.count, by: 1000) {
+            let keys = Array(ordered[start..<min(start + 1000, ordered.count)])
+            let cached = try state.store.entries(forKeys: keys)
+            var accessed: [(key: String, at: Date)] = []
+            for key in keys {
+                guard let group = groups[key] else { continue }
+                if let entry = cached[key], isComplete(entry, state: state) {
+                    accessed.append((key, accessTime(group.rank, started: state.started)))
+                } else {
+                    jobs.append(Job(key: key, work: .monogram(group.spec), rank: group.rank, previous: nil))
+                }
             }
+            try state.store.markAccessed(accessed)
         }
-        try state.store.markAccessed(accessed)
-        return MonogramPlan(jobs: jobs, groups: groups, profilesShowingPhoto: census.profilesShowingPhoto)
+        return MonogramPlan(jobs: jobs, groups: groups, profilesShowingPhoto: census.profilesShowingPhoto,
+                            profilesWithoutPhoto: census.profilesWithoutPhoto)
     }
 
     /// A file for every tier asked for, in the format asked for, on disk with the

@@ -60,13 +60,14 @@ extension WarmPipeline {
     /// decodes on the decode threads -> commit. Inline photos and monograms go straight to
     /// the render stage. Sources are read only while the download stage has fewer than
     /// `requestsInFlight` + `lookahead` of them (the rest wait for their host's turn) and
-    /// fewer than `concurrency` wait for the render stage: memory is bounded at any size of
+    /// fewer than `concurrency` plus the requests window wait for the render stage (the
+    /// downloaded bodies among them held by the backlog): memory is bounded at any size of
     /// export, and a slow host's sources waiting do not keep the others from being read.
     func process(
         stage: String, total: Int, next: () throws -> Job?, settled: () -> Int,
-        state: RunState, workers: inout Workers?, report: inout RunReport
-    ) async throws {
-        guard !control.isStopping, let first = try next() else { return }
+        state: RunState, workers: inout Workers?
+    ) async throws -> JobTally {
+        guard !control.isStopping, let first = try next() else { return JobTally() }
         let shared = workers ?? Workers(configuration, logger: logger)
         workers = shared
         let fetcher = shared.fetcher, writer = shared.writer, limiter = shared.limiter
@@ -82,6 +83,16 @@ extension WarmPipeline {
         defer { shared.pool.tellStarving(nil) }
         let downloadWindow = configuration.requestsInFlight + Self.lookahead
         var finished: [(Job, Result<Outcome, SourceFailure>)] = []
+        let committer = CommitStage(state: state, writer: writer, coordinator: coordinator, logger: logger,
+                                    retryWait: { [configuration] in configuration.retryWait(after: $0) })
+        var tally = JobTally()
+        /// The results finished so far, committed in one transaction.
+        func commit() async throws {
+            guard !finished.isEmpty else { return }
+            let batch = finished
+            finished.removeAll(keepingCapacity: true)
+            tally.add(try await committer.commit(batch))
+        }
         // A download's end, a job's end, or the commit clock: results wait at most
         // `commitInterval` for their commit, even while the jobs still running take minutes.
         enum Event { case downloaded(Downloaded), finished(Job, Result<Outcome, SourceFailure>), commitDue }
@@ -95,8 +106,13 @@ extension WarmPipeline {
             var clockRunning = false
             func readMore() throws {
                 // Once stopping, nothing new starts; what runs finishes.
+                // Bodies downloaded and waiting for the render stage are bounded by the
+                // backlog (their count and bytes); beside them, `concurrency` waiting without
+                // a download (inline photos, monograms). Held to `concurrency` alone, a round
+                // trip's answers arriving together stopped the reading, and so the next
+                // requests, until all but a few were rendered.
                 while !exhausted, !control.isStopping, downloading < downloadWindow,
-                      toRender.count - toRenderHead < configuration.concurrency {
+                      toRender.count - toRenderHead < configuration.concurrency + limiter.currentWindow {
                     guard let job = try pendingFirst.take() ?? next() else {
                         exhausted = true
                         return
@@ -149,7 +165,7 @@ extension WarmPipeline {
                 switch event {
                 case .commitDue:
                     clockRunning = false
-                    try await commit(&finished, state: state, coordinator: coordinator, writer: writer, report: &report)
+                    try await commit()
                 case let .downloaded(item):
                     downloading -= 1
                     if item.notStarted {
@@ -166,7 +182,7 @@ extension WarmPipeline {
                     progressed()
                 }
                 if finished.count >= Self.mergeBatch {
-                    try await commit(&finished, state: state, coordinator: coordinator, writer: writer, report: &report)
+                    try await commit()
                 }
                 try readMore()
                 startRenders()
@@ -175,10 +191,11 @@ extension WarmPipeline {
                 startClock()
             }
         }
-        try await commit(&finished, state: state, coordinator: coordinator, writer: writer, report: &report)
-        report.requestsResent = fetcher.requestsResent
-        report.peakRequestsInFlight = max(report.peakRequestsInFlight, limiter.peakRequestsInFlight)
-        report.peakBytesWaitingForDecode = max(report.peakBytesWaitingForDecode, await backlog.peakWaitingBytes)
+        try await commit()
+        tally.requestsResent = fetcher.requestsResent
+        tally.peakRequestsInFlight = limiter.peakRequestsInFlight
+        tally.peakBytesWaitingForDecode = await backlog.peakWaitingBytes
+        return tally
     }
 
     /// Sources read beyond the requests in flight, waiting for their host's turn: enough
@@ -312,108 +329,5 @@ extension WarmPipeline {
         }
         return .success(Outcome(entry: entry, bytesDownloaded: photo?.bytes.count ?? 0, rendered: rendered,
                                 fetchSeconds: item.fetchSeconds, renderSeconds: Self.seconds(since: renderStarted)))
-    }
-
-    /// Commits finished jobs in one transaction: entries saved (the files they replace
-    /// are deleted at the end of the run), failures recorded, the report counted.
-    private func commit(
-        _ finished: inout [(Job, Result<Outcome, SourceFailure>)], state: RunState,
-        coordinator: RenderCoordinator, writer: RenderWriter, report: inout RunReport
-    ) async throws {
-        guard !finished.isEmpty else { return }
-        let batch = finished
-        finished.removeAll(keepingCapacity: true)
-        let started = state.started
-        // The batch's new files reach the disk, with their names, before the index names them.
-        if batch.contains(where: { if case .success(let outcome) = $0.1 { outcome.rendered.renderedNow } else { false } }) {
-            try await writer.flush()
-        }
-        let replaced = try state.store.commit(batch.map { job, result -> RunStore.JobResult in
-            switch result {
-            case .success(let outcome):
-                return .saved(key: job.key, entry: outcome.entry)
-            case .failure(let failure):
-                // A failed refresh never deletes a good cached photo.
-                let kept = job.previous != nil ? accessTime(job.rank, started: started) : nil
-                // Not remembered: a monogram is drawn again next time; a failure decided
-                // here, from the URL and the policy, at no cost, is decided again next run,
-                // under whatever policy that run has.
-                if job.work.isMonogram || failure.failureClass.isDecidedLocally {
-                    return .failed(key: job.key, keptAccess: kept, failure: nil)
-                }
-                return .failed(key: job.key, keptAccess: kept, failure: FailureRecord(
-                    failureClass: failure.failureClass, reason: failure.reason, failedAt: Date(),
-                    retryAfter: Date().addingTimeInterval(configuration.retryWait(after: failure.failureClass))))
-            }
-        })
-        state.replaced(replaced)
-        // What was committed, in metadata.json when a refresh is due (MetadataRefresh).
-        try state.metadata.committed(savedEntries: batch.contains { if case .success = $0.1 { true } else { false } })
-        var committed: [String] = []
-        for (job, result) in batch {
-            switch result {
-            case .success(let outcome):
-                state.add(outcome.entry.files.values)
-                committed.append(outcome.entry.contentSHA256)
-                count(job, outcome, into: &report)
-                if let warning = outcome.rendered.warning {
-                    let source = shownSource(job)
-                    report.recordRecovered(url: source, reason: warning)
-                    logger.warning("source decoded past damage", metadata: ["source": "\(shownURL(source))", "reason": "\(warning)"])
-                }
-                logger.debug("source", metadata: [
-                    "source": "\(shownURL(job.key))", "decision": "\(decision(job, outcome))",
-                    "fetchMs": .stringConvertible(Int(outcome.fetchSeconds * 1000)),
-                    "renderMs": .stringConvertible(Int(outcome.renderSeconds * 1000)),
-                    "bytes": .stringConvertible(outcome.bytesDownloaded),
-                ])
-            case .failure(let failure):
-                let kept = job.previous != nil
-                let source = shownSource(job)
-                report.record(failure, url: source, keptCachedPhoto: kept)
-                logger.warning("source failed", metadata: [
-                    "source": "\(shownURL(source))", "class": "\(failure.failureClass.rawValue)",
-                    "reason": "\(failure.reason)", "keptCachedPhoto": .stringConvertible(kept),
-                ])
-            }
-        }
-        await coordinator.forget(committed)
-    }
-
-    /// A job's source as the report and the log name it: its URL, or "inline photo sha256:…".
-    private func shownSource(_ job: Job) -> String {
-        job.key.hasPrefix("sha256:") ? "inline photo \(job.key)" : job.key
-    }
-
-    /// What was done with a source, for the debug log.
-    private func decision(_ job: Job, _ outcome: Outcome) -> String {
-        if outcome.notModified { return "not modified (304): files kept" }
-        let how: String
-        switch job.work {
-        case .download: how = job.previous == nil ? "downloaded" : "stale, downloaded again"
-        case .inline: how = "inline"
-        case .monogram: return outcome.rendered.renderedNow ? "monogram drawn" : "monogram already drawn"
-        }
-        return how + (outcome.rendered.renderedNow ? ", decoded" : ", same bytes as a cached photo: not decoded")
-    }
-
-    private func count(_ job: Job, _ outcome: Outcome, into report: inout RunReport) {
-        if outcome.notModified {
-            report.notModified += 1
-            return
-        }
-        switch job.work {
-        case .download:
-            report.downloaded += 1
-            report.bytesDownloaded += Int64(outcome.bytesDownloaded)
-        case .inline: report.inlinePhotos += 1
-        case .monogram: report.monogramsRendered += outcome.rendered.renderedNow ? 1 : 0
-        }
-        if outcome.rendered.renderedNow {
-            if !job.work.isMonogram { report.decoded += 1 }
-            report.filesWritten += outcome.rendered.distinctFiles.count
-        } else if !job.work.isMonogram {
-            report.reusedIdentical += 1
-        }
     }
 }

@@ -124,7 +124,8 @@ public final class WarmPipeline: Sendable {
         var stages = StageTimer(logger: logger)
         let session = try CacheSession.open(directory, wait: configuration.lockWait, create: true, markRun: true, logger: logger)
         defer { session.close() }
-        let (state, orphans) = try begin(session, in: directory, at: started, report: &report)
+        let (state, orphans, swept) = try begin(session, in: directory, at: started)
+        report.sweptFiles = swept
         stages.done("open")
         do {
             report.add(try readStage(formats, state: state).read())
@@ -137,9 +138,17 @@ public final class WarmPipeline: Sendable {
         // One HTTP client, decode pool and writer for both stages, made when a job needs them.
         var workers: Workers?
         do {
-            let monograms = try await processJobs(state: state, workers: &workers, stages: &stages, report: &report)
-            try finish(session, in: directory, orphans: orphans, monograms: monograms, state: state,
-                       stages: &stages, report: &report)
+            let done = try await processJobs(state: state, sources: report.sources, workers: &workers, stages: &stages)
+            report.add(done.jobs)
+            report.fresh += done.fresh
+            report.skippedRecentlyFailed += done.skippedRecentlyFailed
+            report.profilesWithoutPhoto = done.plan.profilesWithoutPhoto
+            let finished = try finish(session, in: directory, orphans: orphans, monograms: done.plan, state: state, stages: &stages)
+            report.interrupted = finished.interrupted
+            report.evicted = finished.evicted
+            report.evictedBytes = finished.evictedBytes
+            report.cacheBytes = finished.cacheBytes
+            (report.profilesWithPhoto, report.profilesWithMonogram, report.profilesWithNothing) = finished.shown
         } catch {
             await workers?.shutdown()
             throw error
@@ -173,8 +182,8 @@ public final class WarmPipeline: Sendable {
     /// directory is ours while the lock is held): only temporary leftovers are swept now;
     /// unreferenced cache files (orphans) may be re-used (a run killed before committing
     /// them) and are swept at the end.
-    private func begin(_ session: CacheSession, in directory: CacheDirectory, at started: Date,
-                       report: inout RunReport) throws -> (RunState, orphans: Set<String>) {
+    private func begin(_ session: CacheSession, in directory: CacheDirectory, at started: Date)
+        throws -> (RunState, orphans: Set<String>, swept: Int) {
         let store = RunStore(index: session.index)
         // A first warm's metadata.json exists from here on; a killed run's is written again.
         let metadata = MetadataRefresh(directory: directory, store: store, started: started)
@@ -183,7 +192,6 @@ public final class WarmPipeline: Sendable {
         let referenced = try store.referencedFileNames()
         var listing = try directory.listFiles()
         let swept = Set(try directory.sweep(keeping: referenced, leftoversOnly: true, in: listing))
-        report.sweptFiles = swept.count
         if !swept.isEmpty { listing.removeAll { swept.contains($0.name) } }
         let orphans = Set(listing.map(\.name).filter { CacheDirectory.isCacheFileName($0) && !referenced.contains($0) })
         let recovered = recoverOrphans(orphans, directory: directory)
@@ -193,36 +201,51 @@ public final class WarmPipeline: Sendable {
         let state = RunState(store: store, started: started,
                              sizes: Dictionary(listing.map { ($0.name, $0.size) }, uniquingKeysWith: { a, _ in a }),
                              recovered: recovered, metadata: metadata)
-        return (state, orphans)
+        return (state, orphans, swept.count)
     }
 
-    /// The photos' jobs, then the monograms': the plan of monograms, its jobs done, for
-    /// the tally.
-    private func processJobs(state: RunState, workers: inout Workers?, stages: inout StageTimer,
-                             report: inout RunReport) async throws -> MonogramPlan {
+    /// What the job stages did: their tally, the sources the plan found fresh or failed
+    /// lately, and the plan of monograms (for what each profile shows).
+    struct JobsOutcome {
+        var jobs = JobTally()
+        var fresh = 0
+        var skippedRecentlyFailed = 0
+        var plan: MonogramPlan
+    }
+
+    /// The photos' jobs (`sources` of them, for the progress), then the monograms'.
+    private func processJobs(state: RunState, sources: Int, workers: inout Workers?,
+                             stages: inout StageTimer) async throws -> JobsOutcome {
         let photos = PhotoJobFeed(pipeline: self, state: state)
-        try await process(stage: "photos", total: report.sources, next: { try photos.next() }, settled: { photos.settled },
-                          state: state, workers: &workers, report: &report)
-        report.fresh += photos.fresh
-        report.skippedRecentlyFailed += photos.skippedRecentlyFailed
+        var jobs = try await process(stage: "photos", total: sources, next: { try photos.next() }, settled: { photos.settled },
+                                     state: state, workers: &workers)
         try state.store.markSourcesAccessed(at: state.started)
         stages.done("photos", pool: workers?.pool)
         Vips.returnFreedMemory()
-        var monograms = try planMonograms(state: state, report: &report)
+        var monograms = try planMonograms(state: state)
         stages.done("plan monograms")
-        try await process(stage: "monograms", total: monograms.jobs.count, next: { monograms.jobs.popLast() }, settled: { 0 },
-                          state: state, workers: &workers, report: &report)
+        jobs.add(try await process(stage: "monograms", total: monograms.jobs.count, next: { monograms.jobs.popLast() }, settled: { 0 },
+                                   state: state, workers: &workers))
         await workers?.shutdown()
         stages.done("monograms", pool: workers?.pool)
-        return monograms
+        return JobsOutcome(jobs: jobs, fresh: photos.fresh, skippedRecentlyFailed: photos.skippedRecentlyFailed, plan: monograms)
+    }
+
+    /// What the run's end did: the prune's figures, and what each profile shows after it.
+    struct Finished {
+        var interrupted: String?
+        var evicted: Int
+        var evictedBytes: Int64
+        var cacheBytes: Int64
+        var shown: (photo: Int, monogram: Int, nothing: Int)
     }
 
     /// The prune, `metadata.json` and the run marked finished; then what each profile shows.
     private func finish(_ session: CacheSession, in directory: CacheDirectory, orphans: Set<String>, monograms: MonogramPlan,
-                        state: RunState, stages: inout StageTimer, report: inout RunReport) throws {
-        if let reason = control.stopReason {
-            report.interrupted = reason
-            logger.notice("stopped early: what is done is saved", metadata: ["reason": "\(reason)"])
+                        state: RunState, stages: inout StageTimer) throws -> Finished {
+        let interrupted = control.stopReason
+        if let interrupted {
+            logger.notice("stopped early: what is done is saved", metadata: ["reason": "\(interrupted)"])
         }
         session.pendingDeletes.formUnion(state.takeReplaced())
         let outcome = try session.finish(pruner: configuration.pruner,
@@ -230,12 +253,13 @@ public final class WarmPipeline: Sendable {
         try state.metadata.finished(written: outcome.documentWritten)
         try directory.markRunFinished()
         stages.done("prune and save")
-        report.evicted = outcome.plan.evicted.count
-        report.evictedBytes = outcome.plan.freedBytes
-        report.cacheBytes = outcome.cacheBytes
-        // What each profile shows once the prune is done.
-        try tally(monograms, evicted: outcome.plan.evicted, state: state, report: &report)
+        // What each profile shows once the prune is done: profiles whose photo the prune
+        // evicted show their monogram, if it is cached.
+        let shown = try state.store.showing(monograms: monograms.groups.map { ($0.key, $0.value.profiles) },
+                                            photos: monograms.profilesShowingPhoto, evicted: outcome.plan.evicted)
         stages.done("tally")
+        return Finished(interrupted: interrupted, evicted: outcome.plan.evicted.count, evictedBytes: outcome.plan.freedBytes,
+                        cacheBytes: outcome.cacheBytes, shown: shown)
     }
 
     /// The access time recorded for a source of this rank (the store's rule, `AccessTime`).
@@ -247,17 +271,6 @@ public final class WarmPipeline: Sendable {
     /// maximum TTL, or the TTL when the server stated none.
     func freshUntil(_ fetchedAt: Date, serverLifetime: TimeInterval?) -> Date {
         fetchedAt.addingTimeInterval(serverLifetime.map { min($0, configuration.maxTTL) } ?? configuration.ttl)
-    }
-
-    /// What each profile of this run shows after the prune: the plan's counts, less the
-    /// profiles whose photo or monogram the prune evicted.
-    private func tally(_ plan: MonogramPlan, evicted: [String], state: RunState, report: inout RunReport) throws {
-        // Profiles whose photo the prune evicted show their monogram, if it is cached.
-        let shown = try state.store.showing(monograms: plan.groups.map { ($0.key, $0.value.profiles) },
-                                            photos: plan.profilesShowingPhoto, evicted: evicted)
-        report.profilesWithPhoto = shown.photo
-        report.profilesWithMonogram = shown.monogram
-        report.profilesWithNothing = shown.nothing
     }
 }
 
