@@ -86,8 +86,8 @@ struct ReadStage {
         }
         try format.reader(path: path, limits: limits, map: fieldMap).read { item in
             switch item {
-            case .profile(let profile):
-                guard let profile = cleaned(profile, in: &file, reportBad: reportBad) else { return }
+            case .profile(var profile):
+                guard clean(&profile, in: &file, reportBad: reportBad) else { return }
                 // Positions count every shard's records: the same in every shard and in a
                 // single run (access times, and which record of an id is the last).
                 defer { ordinal += 1 }
@@ -125,29 +125,31 @@ struct ReadStage {
         }
     }
 
-    /// The profile as the index can keep it (the index stores text as C strings: a NUL
-    /// would cut a key short), credentials out of its URL; nil when it cannot be kept.
-    private func cleaned(_ record: Profile, in file: inout ExportPass, reportBad: (BadRecord, Bool) -> Void) -> Profile? {
-        var profile = record
-        func bad(_ reason: String) -> BadRecord {
-            BadRecord(file: profile.origin?.file ?? file.path, index: profile.origin?.index ?? file.profiles + file.bad + 1,
-                      line: profile.origin?.line ?? 0, reason: reason)
-        }
+    /// Makes the profile one the index can keep (the index stores text as C strings: a NUL
+    /// would cut a key short), credentials out of its URL; false when it cannot be kept.
+    @inline(__always)
+    private func clean(_ profile: inout Profile, in file: inout ExportPass, reportBad: (BadRecord, Bool) -> Void) -> Bool {
         if profile.id.utf8.contains(0) {
-            reportBad(bad("the id contains a NUL character"), true)
-            return nil
+            reportBad(Self.bad("the id contains a NUL character", profile, file), true)
+            return false
         }
         if profile.displayName.utf8.contains(0) {
             profile.displayName = profile.displayName.replacingOccurrences(of: "\0", with: "\u{FFFD}")
         }
         if let url = profile.photoURL, url.utf8.contains(0) {
-            reportBad(bad("profile \"\(profile.id)\": the photo URL contains a NUL character"), false)
+            reportBad(Self.bad("profile \"\(profile.id)\": the photo URL contains a NUL character", profile, file), false)
             profile.photo = nil
         }
         file.profiles += 1
         // Credentials in a URL are never sent, logged or stored.
         if case let .url(url, token) = profile.photo { profile.photo = .url(redactedURL(url), sendMonicaToken: token) }
-        return profile
+        return true
+    }
+
+    /// A bad record of `profile`'s, where it was read.
+    private static func bad(_ reason: String, _ profile: Profile, _ file: ExportPass) -> BadRecord {
+        BadRecord(file: profile.origin?.file ?? file.path, index: profile.origin?.index ?? file.profiles + file.bad + 1,
+                  line: profile.origin?.line ?? 0, reason: reason)
     }
 }
 
