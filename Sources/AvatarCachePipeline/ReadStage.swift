@@ -55,11 +55,11 @@ struct ReadStage {
 
     func read() throws -> Outcome {
         var outcome = Outcome()
-        let writer = BatchWriter(store: store, metadata: metadata, started: started, sharded: (shard?.count ?? 1) > 1)
+        var writer = BatchWriter(store: store, metadata: metadata, started: started, sharded: (shard?.count ?? 1) > 1)
         defer { try? writer.drain() }
         var ordinal = 0
         for (path, format) in exports {
-            try read(path, as: format, from: &ordinal, writer: writer, into: &outcome)
+            try read(path, as: format, from: &ordinal, writer: &writer, into: &outcome)
         }
         // What inputs state together and were read short of: said once, now.
         for count in outcome.counts where count.shared && count.lost > 0 {
@@ -75,7 +75,7 @@ struct ReadStage {
     }
 
     /// One export: its records into the writer's batches, ranked from `ordinal` on.
-    private func read(_ path: String, as format: ExportFormat, from ordinal: inout Int, writer: BatchWriter,
+    private func read(_ path: String, as format: ExportFormat, from ordinal: inout Int, writer: inout BatchWriter,
                       into outcome: inout Outcome) throws {
         var file = ExportPass(path: path, fileStart: ordinal)
         /// Reports a bad record; `dropped`: nothing of it was used.
@@ -192,7 +192,7 @@ private struct ExportPass {
 /// The read's batches, written on the index's writer queue while the next is parsed, at
 /// most two in flight; records whose id an earlier record of the same export had, as the
 /// writer tells them.
-private final class BatchWriter {
+private struct BatchWriter {
     private let store: RunStore
     private let metadata: MetadataRefresh
     private let started: Date
@@ -212,12 +212,12 @@ private final class BatchWriter {
         batch.reserveCapacity(ReadStage.batchSize)
     }
 
-    func add(_ record: RunStore.ExportRecord) throws {
+    mutating func add(_ record: RunStore.ExportRecord) throws {
         batch.append(record)
         if batch.count == ReadStage.batchSize { try flush() }
     }
 
-    func flush() throws {
+    mutating func flush() throws {
         guard !batch.isEmpty else { return }
         let records = batch
         batch.removeAll(keepingCapacity: true)
