@@ -1,6 +1,7 @@
 import AvatarCacheImaging
 import AvatarCacheIndex
 import AvatarCacheMonograms
+import AvatarCacheStore
 import AvatarCacheSupport
 import Foundation
 
@@ -118,7 +119,7 @@ extension WarmPipeline {
             for key in keys {
                 guard let group = groups[key] else { continue }
                 if let entry = cached[key], isComplete(entry, state: state) {
-                    accessed.append((key, accessTime(group.rank, started: state.started)))
+                    accessed.append((key, AccessTime.of(rank: group.rank, runStartedAt: state.started)))
                 } else {
                     jobs.append(Job(key: key, work: .monogram(group.spec), rank: group.rank, previous: nil))
                 }

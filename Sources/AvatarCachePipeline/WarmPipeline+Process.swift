@@ -254,7 +254,7 @@ extension WarmPipeline {
             let now = Date()
             entry.fetchedAt = now
             entry.freshUntil = freshUntil(now, serverLifetime: lifetime)
-            entry.lastAccess = max(entry.lastAccess, accessTime(job.rank, started: started))
+            entry.lastAccess = max(entry.lastAccess, AccessTime.of(rank: job.rank, runStartedAt: started))
             entry.etag = etag ?? entry.etag
             entry.lastModified = lastModified ?? entry.lastModified
             return Downloaded(job: job, result: .success(Outcome(entry: entry, bytesDownloaded: 0, rendered: RenderedFiles(entry),
@@ -313,7 +313,7 @@ extension WarmPipeline {
         var entry = CacheEntry(
             kind: job.work.isMonogram ? .monogram : .photo,
             filename: rendered.files[largest]?.filename ?? "",
-            lastAccess: accessTime(job.rank, started: started),
+            lastAccess: AccessTime.of(rank: job.rank, runStartedAt: started),
             fileSize: rendered.distinctFiles.reduce(0) { $0 + $1.fileSize },
             contentSHA256: contentSHA256,
             sourceBytes: nil, sourceFormat: rendered.format,

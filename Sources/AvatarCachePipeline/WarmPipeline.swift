@@ -262,11 +262,6 @@ public final class WarmPipeline: Sendable {
                         cacheBytes: outcome.cacheBytes, shown: shown)
     }
 
-    /// The access time recorded for a source of this rank (the store's rule, `AccessTime`).
-    func accessTime(_ rank: Int, started: Date) -> Date {
-        AccessTime.of(rank: rank, runStartedAt: started)
-    }
-
     /// When a fetched photo stops being fresh: the server's lifetime capped by the
     /// maximum TTL, or the TTL when the server stated none.
     func freshUntil(_ fetchedAt: Date, serverLifetime: TimeInterval?) -> Date {
