@@ -47,6 +47,9 @@ public struct AvatarRenderer: Sendable {
     public var crop: CropMode
     /// Shared by the decode threads; nil decodes without waiting.
     public var memoryGate: DecodeMemoryGate?
+    /// Whether an account photo takes the one-call path (`renderSmallJPEG`); off, it goes
+    /// the general way (the tests compare the two).
+    package var smallJPEGPath = true
 
     public init(tiers: [Int], outputFormat: OutputFormat = .jpeg, quality: Int = 82, maxPixels: Int, crop: CropMode = .centre,
                 memoryGate: DecodeMemoryGate? = nil) {
@@ -72,8 +75,31 @@ public struct AvatarRenderer: Sendable {
             if format == .bmp && !inline {
                 throw ImagingError.unsupportedFormat("BMP image (decoded only when an export carries it inline, as Windows address books do)")
             }
+            if smallJPEGPath, format == .jpeg, crop == .centre, outputFormat == .jpeg, let small = renderSmallJPEG(bytes) { return small }
             return try render(bytes, format: format)
         }
+    }
+
+    /// An account photo (a clean JPEG whose centre square is no larger than the smallest
+    /// tier, upright, without a profile) in one call on this thread: decoded, encoded once
+    /// for every tier, its placeholder made, with the thread's own libjpeg objects and
+    /// buffers (cvipsshim_small.h). The same bytes as the general path; nil for anything
+    /// else, which the general path renders (and fails with its reasons).
+    private func renderSmallJPEG(_ bytes: UnsafeRawBufferPointer) -> RenderedAvatar? {
+        guard let smallest = tiers.last else { return nil }
+        var result = cvipsshim_small_jpeg()
+        let side = Int(CVIPSSHIM_SMALL_PLACEHOLDER_SIDE)
+        var rgba = [UInt8](repeating: 0, count: side * side * 4)
+        guard cvipsshim_small_jpeg_render(bytes.baseAddress, bytes.count, Int32(smallest), Int64(maxPixels), Int32(quality),
+                                          &result, &rgba) == CVIPSSHIM_OK, let jpeg = result.jpeg else { return nil }
+        let encoded = Array(UnsafeBufferPointer(start: jpeg, count: result.jpeg_length))
+        let square = Int(result.side), placeholderSide = Int(result.placeholder_side)
+        if placeholderSide < side { rgba.removeSubrange((placeholderSide * placeholderSide * 4)...) }
+        return RenderedAvatar(format: .jpeg, sourceWidth: Int(result.width), sourceHeight: Int(result.height),
+                              tiers: tiers.reversed().map { RenderedTier(tier: $0, side: square, bytes: encoded) },
+                              warning: nil,
+                              placeholder: Self.placeholder(rgba: rgba, side: placeholderSide,
+                                                            average: (result.average.0, result.average.1, result.average.2)))
     }
 
     private func render(_ bytes: UnsafeRawBufferPointer, format: ImageFormat) throws -> RenderedAvatar {
@@ -146,7 +172,10 @@ public struct AvatarRenderer: Sendable {
         var colourLater = try makeUpright(&image, orientation: source.orientation)
         var outputs: [RenderedTier] = []
         for (index, tier) in tiers.enumerated() {
+            // A tier the picture is no larger than is the tier before it: encoded once.
+            var changed = outputs.isEmpty
             if image.width > tier {
+                changed = true
                 image = try Self.resizeKeepingAlpha(image, to: tier)
                 if colourLater {
                     image = try toSRGB(image)
@@ -158,7 +187,7 @@ public struct AvatarRenderer: Sendable {
             }
             // The smallest tier into memory too: its pixels make the placeholder.
             if index + 1 == tiers.count && !image.isInMemory { image = try image.copiedToMemory() }
-            outputs.append(RenderedTier(tier: tier, side: image.width, bytes: try encode(image)))
+            outputs.append(RenderedTier(tier: tier, side: image.width, bytes: changed ? try encode(image) : outputs[outputs.count - 1].bytes))
         }
         let (width, height) = source.orientation >= 5 ? (source.height, source.width) : (source.width, source.height)
         return RenderedAvatar(format: format, sourceWidth: width, sourceHeight: height, tiers: outputs.reversed(),
@@ -255,7 +284,14 @@ public struct AvatarRenderer: Sendable {
         let status = withUnsafeMutablePointer(to: &average) {
             $0.withMemoryRebound(to: Double.self, capacity: 3) { cvipsshim_placeholder_pixels(image.pointer, Int32(side), &rgba, $0) }
         }
-        guard status == CVIPSSHIM_OK, let hash = ThumbHash.encode(width: side, height: side, rgba: rgba) else { return nil }
+        guard status == CVIPSSHIM_OK else { return nil }
+        return placeholder(rgba: rgba, side: side, average: average)
+    }
+
+    /// A placeholder from a picture box-averaged to `side` × `side` straight RGBA and the
+    /// whole picture's mean colour on white.
+    static func placeholder(rgba: [UInt8], side: Int, average: (Double, Double, Double)) -> Placeholder? {
+        guard let hash = ThumbHash.encode(width: side, height: side, rgba: rgba) else { return nil }
         func byte(_ value: Double) -> Int { min(255, max(0, Int(value.rounded()))) }
         let color = String(format: "#%02X%02X%02X", byte(average.0), byte(average.1), byte(average.2))
         return Placeholder(thumbHash: Data(hash).base64EncodedString(), color: color)

@@ -84,8 +84,15 @@ public final class DecodeWorkerPool: @unchecked Sendable {
             condition.lock()
             let job = Job(needs: needs) { continuation.resume(with: Result { try work() }) }
             // A deferred job is older than what was queued since: it goes first.
-            if needs != nil { queue.insert(job, at: 0) } else { queue.append(job) }
-            condition.broadcast()
+            // A new job wakes one thread (each wakes for the one it takes, not every
+            // thread for each job); a deferred one, which only some may run, all of them.
+            if needs != nil {
+                queue.insert(job, at: 0)
+                condition.broadcast()
+            } else {
+                queue.append(job)
+                condition.signal()
+            }
             condition.unlock()
         }
     }

@@ -68,8 +68,9 @@ package enum EntryRecords {
     @discardableResult
     package static func save(_ db: Database, key: String, entry: CacheEntry) throws -> [CacheFile] {
         let previous = try files(db, key: key)
-        // Deleting the entry deletes its files' rows (ON DELETE CASCADE).
-        try EntryRecord.deleteOne(db, key: key)
+        // Deleting the entry deletes its files' rows (ON DELETE CASCADE). A cached
+        // statement: the query interface's deleteOne prepares its SQL anew each call.
+        try db.cachedStatement(sql: "DELETE FROM entry WHERE key = ?").execute(arguments: [key])
         try EntryRecord(key: key, entry: entry).insert(db)
         for (tier, file) in entry.files {
             guard let tier = Int(tier) else { continue }
@@ -115,7 +116,8 @@ package enum EntryRecords {
 
     /// A few entries whose content is `contentSHA256` (any source), to reuse their files.
     package static func entries(_ db: Database, contentSHA256: String) throws -> [CacheEntry] {
-        let records = try EntryRecord.filter(EntryRecord.Columns.contentSHA256 == contentSHA256).limit(4).fetchAll(db)
+        let records = try EntryRecord.fetchAll(db.cachedStatement(sql: "SELECT * FROM entry WHERE contentSHA256 = ? LIMIT 4"),
+                                               arguments: [contentSHA256])
         return try records.map { $0.entry(files: try files(db, key: $0.key)) }
     }
 

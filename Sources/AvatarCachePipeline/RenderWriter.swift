@@ -4,10 +4,12 @@ import AvatarCacheMonograms
 import AvatarCacheSupport
 import Foundation
 
-/// Renders a photo or a monogram on a decode pool thread, then writes its tier files on
-/// a file pool thread: a write waits for `fsync`, and a decode thread waiting there
-/// would leave its core idle while decodes are ready. Both are threads we own, so the
-/// blocking calls stay off the cooperative pool.
+/// Renders a photo or a monogram and writes its tier files, on one decode pool thread,
+/// in one hand-off: a file is written to the page cache under a temporary name and
+/// renamed (tens of microseconds, no `fsync`), and is made durable with the batch's
+/// others by one `syncfs` on a file pool thread (`flush`), where the wait for the disk
+/// leaves no decode thread idle. Both are threads we own, so the blocking calls stay off
+/// the cooperative pool.
 struct RenderWriter: Sendable {
     let renderer: AvatarRenderer
     let monograms: MonogramRenderer
@@ -19,8 +21,10 @@ struct RenderWriter: Sendable {
 
     /// `inline`: the export carried the bytes (an address book may carry TIFF).
     func renderPhoto(_ bytes: [UInt8], contentSHA256: String, inline: Bool = false) async throws -> RenderedFiles {
-        let avatar = try await draw { try renderer.render(bytes, inline: inline) }
-        let written = try await files.run { try write(avatar.tiers, contentSHA256: contentSHA256, format: renderer.outputFormat) }
+        let (avatar, written) = try await draw {
+            let avatar = try renderer.render(bytes, inline: inline)
+            return (avatar, try write(avatar.tiers, contentSHA256: contentSHA256, format: renderer.outputFormat))
+        }
         var rendered = RenderedFiles(format: avatar.format, sourceWidth: avatar.sourceWidth, sourceHeight: avatar.sourceHeight, files: written, renderedNow: true)
         rendered.warning = avatar.warning
         rendered.placeholder = avatar.placeholder
@@ -28,13 +32,13 @@ struct RenderWriter: Sendable {
     }
 
     func renderMonogram(_ spec: MonogramSpec, contentSHA256: String) async throws -> RenderedFiles {
-        let tiers = try await draw { try monograms.render(spec) }
-        let written = try await files.run { try write(tiers, contentSHA256: contentSHA256, format: monograms.outputFormat) }
+        let written = try await draw { try write(try monograms.render(spec), contentSHA256: contentSHA256, format: monograms.outputFormat) }
         // Its placeholder (its colour) is set where every monogram entry is made.
         return RenderedFiles(format: nil, sourceWidth: nil, sourceHeight: nil, files: written, renderedNow: true)
     }
 
-    /// `work` on a decode thread; an imaging error is the source's failure.
+    /// `work` on a decode thread; an imaging error is the source's failure (an error of
+    /// the cache's own files is thrown as it is, and ends the run).
     private func draw<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await decoders.run {
             do {

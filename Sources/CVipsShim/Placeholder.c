@@ -2,6 +2,39 @@
 #include "cvipsshim_resample.h"
 #include "cvipsshim_render.h"
 
+cvipsshim_status cvipsshim_placeholder_rgb(const unsigned char *data, int width, int height, int bands, size_t stride, int side,
+                                          unsigned char *rgba, double average[3]) {
+    if ((bands != 1 && bands != 3) || side < 1 || side > width || side > height) return CVIPSSHIM_FAILED;
+    // Opaque (every JPEG tier): integer sums, the average the same sums.
+    unsigned long long total[3] = {0, 0, 0};
+    for (int oy = 0; oy < side; oy++) {
+        const int y0 = (int) ((long) oy * height / side), y1 = (int) ((long) (oy + 1) * height / side);
+        for (int ox = 0; ox < side; ox++) {
+            const int x0 = (int) ((long) ox * width / side), x1 = (int) ((long) (ox + 1) * width / side);
+            unsigned int sum[3] = {0, 0, 0};
+            for (int y = y0; y < y1; y++) {
+                const unsigned char *p = data + (size_t) y * stride + (size_t) x0 * bands;
+                if (bands == 3) {
+                    for (int x = x0; x < x1; x++, p += 3) { sum[0] += p[0]; sum[1] += p[1]; sum[2] += p[2]; }
+                } else {
+                    for (int x = x0; x < x1; x++, p++) sum[0] += p[0];
+                }
+            }
+            if (bands == 1) sum[1] = sum[2] = sum[0];
+            const unsigned int count = (unsigned int) ((y1 - y0) * (x1 - x0));
+            unsigned char *out = rgba + ((size_t) oy * side + ox) * 4;
+            for (int c = 0; c < 3; c++) {
+                out[c] = (unsigned char) ((sum[c] + count / 2) / count);
+                total[c] += sum[c];
+            }
+            out[3] = 255;
+        }
+    }
+    const double pixels = (double) width * height;
+    for (int c = 0; c < 3; c++) average[c] = (double) total[c] / pixels;
+    return CVIPSSHIM_OK;
+}
+
 cvipsshim_status cvipsshim_placeholder_pixels(VipsImage *image, int side, unsigned char *rgba, double average[3]) {
     if (!cvipsshim_is_in_memory(image) || image->BandFmt != VIPS_FORMAT_UCHAR || image->Bands < 1 || image->Bands > 4) return CVIPSSHIM_FAILED;
     const int width = image->Xsize, height = image->Ysize, bands = image->Bands;
@@ -9,36 +42,7 @@ cvipsshim_status cvipsshim_placeholder_pixels(VipsImage *image, int side, unsign
     const int alpha = bands == 2 || bands == 4;
     const size_t stride = VIPS_IMAGE_SIZEOF_LINE(image);
     const unsigned char *data = (const unsigned char *) image->data;
-    if (!alpha) {
-        // Opaque (every JPEG tier): integer sums, the average the same sums.
-        unsigned long long total[3] = {0, 0, 0};
-        for (int oy = 0; oy < side; oy++) {
-            const int y0 = (int) ((long) oy * height / side), y1 = (int) ((long) (oy + 1) * height / side);
-            for (int ox = 0; ox < side; ox++) {
-                const int x0 = (int) ((long) ox * width / side), x1 = (int) ((long) (ox + 1) * width / side);
-                unsigned int sum[3] = {0, 0, 0};
-                for (int y = y0; y < y1; y++) {
-                    const unsigned char *p = data + (size_t) y * stride + (size_t) x0 * bands;
-                    if (bands == 3) {
-                        for (int x = x0; x < x1; x++, p += 3) { sum[0] += p[0]; sum[1] += p[1]; sum[2] += p[2]; }
-                    } else {
-                        for (int x = x0; x < x1; x++, p++) sum[0] += p[0];
-                    }
-                }
-                if (bands == 1) sum[1] = sum[2] = sum[0];
-                const unsigned int count = (unsigned int) ((y1 - y0) * (x1 - x0));
-                unsigned char *out = rgba + ((size_t) oy * side + ox) * 4;
-                for (int c = 0; c < 3; c++) {
-                    out[c] = (unsigned char) ((sum[c] + count / 2) / count);
-                    total[c] += sum[c];
-                }
-                out[3] = 255;
-            }
-        }
-        const double pixels = (double) width * height;
-        for (int c = 0; c < 3; c++) average[c] = (double) total[c] / pixels;
-        return CVIPSSHIM_OK;
-    }
+    if (!alpha) return cvipsshim_placeholder_rgb(data, width, height, bands, stride, side, rgba, average);
     // With alpha (grey + alpha, RGBA): box sums of premultiplied colour and of alpha, per
     // output pixel; the whole picture's colour on white.
     const int grey = bands == 2;

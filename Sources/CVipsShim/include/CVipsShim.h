@@ -4,6 +4,7 @@
 //   cvipsshim_vips.h      libvips operations, which are variadic, with fixed options
 //   cvipsshim_render.h    a pipeline evaluated into memory on the calling thread
 //   cvipsshim_jpeg.h      the JPEG centre decoder at N/8 and the encoder (libjpeg-turbo)
+//   cvipsshim_small.h     a small JPEG from its bytes to its encoded tier in one call
 //   cvipsshim_heif.h      HEIC through libheif, its HEVC through our decoder plugin
 //   cvipsshim_colour.h    an embedded ICC profile to sRGB with lcms2
 //   cvipsshim_resample.h  the exact Lanczos rows and a placeholder's box average
@@ -19,6 +20,7 @@
 #include "cvipsshim_vips.h"
 #include "cvipsshim_render.h"
 #include "cvipsshim_jpeg.h"
+#include "cvipsshim_small.h"
 #include "cvipsshim_heif.h"
 #include "cvipsshim_colour.h"
 #include "cvipsshim_resample.h"

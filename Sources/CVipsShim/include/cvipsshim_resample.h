@@ -21,5 +21,9 @@ cvipsshim_status cvipsshim_reducev_exact(VipsImage *in, VipsImage **out, double 
 // straight RGBA (alpha-weighted, side ≤ the image's sides), `average` the mean R, G, B of
 // the whole picture composited on white (0…255). CVIPSSHIM_FAILED for another image.
 cvipsshim_status cvipsshim_placeholder_pixels(VipsImage *image, int side, unsigned char *rgba, double average[3]);
+// The same for opaque 8-bit pixels (1 or 3 bands) in memory of the caller's, `stride`
+// bytes a row: what cvipsshim_placeholder_pixels does for such an image.
+cvipsshim_status cvipsshim_placeholder_rgb(const unsigned char *data, int width, int height, int bands, size_t stride, int side,
+                                          unsigned char *rgba, double average[3]);
 
 #endif

@@ -6,6 +6,10 @@
 // Block rows the compact coefficient store has packed on the calling thread so far.
 long long cvipsshim_jpeg_compact_rows_packed(void);
 
+// Photos the one-call path for small JPEGs (SmallJPEG.c) has rendered on the calling
+// thread so far.
+long long cvipsshim_small_jpeg_rendered(void);
+
 // Pictures our HEVC decoder plugin has decoded for the calling thread so far, and those
 // of them libavcodec decoded.
 long long cvipsshim_hevc_pictures(void);
