@@ -7,7 +7,7 @@ import Foundation
 ///
 /// ```
 /// <root>/firebase-export-metadata.json       the emulator's: names the parts below
-/// <root>/firestore_export/                    (or a production export's folder, anywhere under the root)
+/// <root>/firestore_export/                    (the folder its metadata names: what the emulator imports)
 ///   <name>.overall_export_metadata            LevelDB log: per kind, its metadata's path, documents, bytes
 ///   all_namespaces/all_kinds/                 (or kind_<collection>/ with --collection-ids, namespace_<ns>/…)
 ///     all_namespaces_all_kinds.export_metadata    { 1: {…}, 2: { 1: kind, 2: output-0, 2: output-1, … } }
