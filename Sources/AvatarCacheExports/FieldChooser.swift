@@ -158,6 +158,12 @@ enum FieldChooser {
         /// Documents that look like an address book of other people: a phone and a
         /// company or trade.
         var addressBook = 0
+        /// The user id fields' values that are not the document's own id (a membership's
+        /// `userId`): the person the document is about.
+        var userIDs: [String] = []
+        /// Another collection most of whose documents' ids these documents name by
+        /// `userId`: the people, these records about them (`organizationMembers` of `users`).
+        var about: String?
         /// Documents of a site's texts: a field holding its own name (`nombre: "Nombre"`),
         /// or ids that are language codes (`es`, `en-US`).
         var labels = 0
@@ -194,7 +200,7 @@ enum FieldChooser {
         var evidence: String? {
             if isAccounts { return "\(accounts) of \(documents) are each a Firebase Auth account's own (by \(accountsBy.joined(separator: ", ")))" }
             if isMessages { return "\(messages) of \(documents) look like messages (a body, and a subject or a time)" }
-            if isAddressBook { return "\(addressBook) of \(documents) look like an address book of other people (a phone and a company or trade, no account)" }
+            if isAddressBook { return "\(addressBook) of \(documents) look like an address book of other people (a phone and a company or trade, or an address book's name, no account)" }
             return nil
         }
     }
@@ -215,6 +221,9 @@ enum FieldChooser {
     static let messageSubjectFields = ["subject", "asunto", "assunto", "oggetto", "betreff", "sujet", "topic"]
     static let messageTimeFields = ["createdAt", "created_at", "timestamp", "date", "sentAt", "sent", "created", "time", "submittedAt",
                                     "fecha", "datum"]
+    static let addressFields = ["address", "street", "dirección", "direccion", "endereço", "endereco", "indirizzo", "adresse", "住所"]
+    /// Words an address book is named with (`contacts`, `contactos`, `rubrica`).
+    static let addressBookWords = ["contact", "addressbook", "phonebook", "kontakt", "contato", "contatti", "rubrica", "adressbuch", "agenda"]
     /// Words a collection of messages is named with (`contact_message`, `mensajes`).
     static let messageWords = ["message", "mensaje", "mensagem", "messaggi", "nachricht", "inquir", "enquir", "feedback", "submission", "contactform"]
 
@@ -252,6 +261,7 @@ enum FieldChooser {
         shape.commonName = userCollections.contains { $0.lowercased() == name.lowercased() } || namedForPeople(name)
         let lastName = normalized(name.split(separator: "/").last ?? "")
         let namedForMessages = messageWords.contains { lastName.contains($0) }
+        let namedAsAddressBook = addressBookWords.contains { lastName.contains($0) }
         var accountsSeen = Set<String>()
         var by = Set<String>()
         for (id, fields) in samples {
@@ -278,7 +288,8 @@ enum FieldChooser {
             }
             let hasTime = has(messageTimeFields) || fields.values.contains { if case .timestamp = $0 { return true } else { return false } }
             if text(messageBodyFields) != nil, has(messageSubjectFields) || hasTime || namedForMessages { shape.messages += 1 }
-            if has(phoneFields), text(tradeFields) != nil { shape.addressBook += 1 }
+            if has(phoneFields), text(tradeFields) != nil || (namedAsAddressBook && (has(addressFields) || has(emailFields))) { shape.addressBook += 1 }
+            if let uid, uid != id { shape.userIDs.append(uid) }
             let ownLabel = zip(fields.names, fields.values).contains { key, value in
                 guard case .string(let text) = value, !text.isEmpty else { return false }
                 return text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).filter { !$0.isWhitespace && $0 != "_" && $0 != "-" }
@@ -407,20 +418,39 @@ enum FieldChooser {
             guard shape.eligible || knownToAuth else { continue }
             candidates.append((name, shape))
         }
+        // Records about the people of another candidate (a membership naming its user by
+        // `userId`) are not the people: that collection is.
+        for index in candidates.indices {
+            let ids = candidates[index].shape.userIDs
+            guard ids.count * 2 > candidates[index].shape.documents else { continue }
+            for other in candidates where other.name != candidates[index].name {
+                let theirs = Set((samples[other.name] ?? []).map(\.id))
+                if ids.filter(theirs.contains).count * 2 > candidates[index].shape.documents {
+                    candidates[index].shape.about = other.name
+                    break
+                }
+            }
+        }
         var best: (name: String, shape: PeopleShape)?
-        for candidate in candidates where candidate.shape.score > 0 {
+        for candidate in candidates where candidate.shape.score > 0 && candidate.shape.about == nil {
             guard let current = best else { best = candidate; continue }
             if (candidate.shape.rank, candidate.shape.score) > (current.shape.rank, current.shape.score) { best = candidate }
         }
-        guard let best else { return nil }
+        guard let best = best ?? candidates.first(where: { $0.shape.score > 0 }) else { return nil }
         var why = best.shape.description
         if let evidence = best.shape.evidence, best.shape.rank == 2 || candidates.contains(where: { $0.shape.rank != best.shape.rank }) {
             why += "; \(evidence)"
         }
         // Those the evidence put behind, though they scored higher.
-        let passed = candidates.filter { $0.name != best.name && $0.shape.rank < best.shape.rank && $0.shape.score >= best.shape.score * 0.5 }
+        let passed = candidates.filter { $0.name != best.name && ($0.shape.rank < best.shape.rank || $0.shape.about != nil) && $0.shape.score >= best.shape.score * 0.5 }
         for other in passed.prefix(3) {
-            why += "; not \"\(other.name)\": " + (other.shape.evidence ?? "of \(other.shape.documents) sampled documents, none an account's own")
+            let evidence: String
+            if let about = other.shape.about {
+                evidence = "\(other.shape.userIDs.count) of \(other.shape.documents) name a person of \"\(about)\" by a user id field"
+            } else {
+                evidence = other.shape.evidence ?? "of \(other.shape.documents) sampled documents, none an account's own"
+            }
+            why += "; not \"\(other.name)\": " + evidence
         }
         return (best.name, why)
     }

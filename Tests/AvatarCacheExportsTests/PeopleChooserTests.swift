@@ -157,6 +157,31 @@ import AvatarCacheTestKit
         }
     }
 
+    /// A stable's app as its export is: `users` {firstName, lastName, email, phone} beside
+    /// a larger `contacts` (vets and farriers: names, e-mails, phones, an address, no
+    /// company field) and `organizationMembers` naming each user by `userId`: the users.
+    @Test func recordsAboutUsersAndAnAddressBookAreNotThePeople() throws {
+        var documents: [(path: String, fields: [String: Any])] = []
+        for index in 0..<5 {
+            documents.append(("users/user_\(index)", ["id": "user_\(index)", "email": "u\(index)@stable.example", "firstName": "Rider", "lastName": "Number\(index)",
+                                                      "phoneNumber": "+4670123456\(index)", "systemRole": "stable_user"]))
+        }
+        for index in 0..<8 {
+            documents.append(("organizationMembers/user_\(index % 5)_org_\(index)", ["userId": "user_\(index % 5)", "userEmail": "u\(index % 5)@stable.example",
+                                                                                      "firstName": "Rider", "lastName": "Number\(index % 5)", "phoneNumber": "+46701", "primaryRole": "rider"]))
+        }
+        for index in 0..<12 {
+            documents.append(("contacts/\(randomID(200 + index))", ["contactType": "Personal", "firstName": "Dr. Sarah", "lastName": "Vet\(index)",
+                                                                   "email": "vet\(index)@clinic.example", "phoneNumber": "+4670111", "address": ["street": "Road \(index)"]]))
+        }
+        let read = try read(try export(documents))
+        let note = try peopleNote(read)
+        #expect(note.contains("collection \"users\""), "\(note)")
+        #expect(note.contains("not \"organizationMembers\": 8 of 8 name a person of \"users\" by a user id field"), "\(note)")
+        #expect(note.contains("not \"contacts\": 12 of 12 look like an address book of other people"), "\(note)")
+        #expect(read.profiles.map(\.displayName) == (0..<5).map { "Rider Number\($0)" })
+    }
+
     /// `memberships` {name, surname, email} beside a larger `contact_message` (what a
     /// site's form sent: a name, an e-mail, a message, a time): the memberships.
     @Test func messagesAreNotThePeople() throws {

@@ -15,8 +15,9 @@ import AvatarCacheTestKit
 
     /// The rows of one export: where its people came from (the collection chosen, Auth
     /// alone, or the error that stopped the read), then one row per person.
-    static func rows(_ export: String) -> [String] {
-        let path = Fixtures.firebaseExport(export)
+    static func rows(_ export: String) -> [String] { rows(export, path: Fixtures.firebaseExport(export)) }
+
+    static func rows(_ export: String, path: String) -> [String] {
         let read: Fixtures.ReadResult
         do {
             read = try Fixtures.readAll(FirestoreReader(path: path))
