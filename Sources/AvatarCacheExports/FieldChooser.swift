@@ -287,7 +287,13 @@ enum FieldChooser {
                 by.insert(account.by)
             }
             let hasTime = has(messageTimeFields) || fields.values.contains { if case .timestamp = $0 { return true } else { return false } }
-            if text(messageBodyFields) != nil, has(messageSubjectFields) || hasTime || namedForMessages { shape.messages += 1 }
+            // A body: a message's own field, or one named as one (`error_message`, `messageBody`).
+            let hasBody = text(messageBodyFields) != nil || zip(fields.names, fields.values).contains { key, value in
+                guard case .string(let text) = value, !text.isEmpty else { return false }
+                let name = normalized(key[...])
+                return name.hasSuffix("message") || name.hasPrefix("message") || name.hasSuffix("body")
+            }
+            if hasBody, has(messageSubjectFields) || hasTime || namedForMessages { shape.messages += 1 }
             if has(phoneFields), text(tradeFields) != nil || (namedAsAddressBook && (has(addressFields) || has(emailFields))) { shape.addressBook += 1 }
             if let uid, uid != id { shape.userIDs.append(uid) }
             let ownLabel = zip(fields.names, fields.values).contains { key, value in

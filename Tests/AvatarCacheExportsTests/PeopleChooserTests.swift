@@ -184,14 +184,21 @@ import AvatarCacheTestKit
 
     /// `memberships` {name, surname, email} beside a larger `contact_message` (what a
     /// site's form sent: a name, an e-mail, a message, a time): the memberships.
-    @Test func messagesAreNotThePeople() throws {
+    /// The messages as a site's form writes them, or as its mailer's failure reports
+    /// (`subject`, `error_message`, the participant's name and surname: a real export's).
+    @Test(arguments: [false, true])
+    func messagesAreNotThePeople(failureReports: Bool) throws {
         var documents: [(path: String, fields: [String: Any])] = []
         for index in 0..<3 {
             documents.append(("memberships/\(randomID(index))", ["name": "Luca", "surname": "Begni\(index)", "email": "l\(index)@example.com"]))
         }
         for index in 0..<10 {
-            documents.append(("contact_message/\(randomID(50 + index))", ["name": "Visitor \(index)", "email": "v\(index)@example.com",
-                                                                          "message": "Hello, I would like to know more", "createdAt": ["$timestamp": 1_700_000_000_000_000 + index]]))
+            let message: [String: Any] = failureReports
+                ? ["subject": "Ticket email failed", "error_message": "404 no entity to update", "name": "Bob", "surname": "Verdi\(index)",
+                   "email": "participant\(index)@example.com", "timestamp": ["$timestamp": 1_700_000_000_000_000 + index]]
+                : ["name": "Visitor \(index)", "email": "v\(index)@example.com", "message": "Hello, I would like to know more",
+                   "createdAt": ["$timestamp": 1_700_000_000_000_000 + index]]
+            documents.append(("contact_message/\(randomID(50 + index))", message))
         }
         let read = try read(try export(documents))
         let note = try peopleNote(read)
