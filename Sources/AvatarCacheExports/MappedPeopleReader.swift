@@ -433,8 +433,9 @@ struct MappedPeopleReader {
             }
         }
 
-        // A document known to an Auth account by its e-mail alone: that account is the
-        // person's (not read again alone), and fills what the document lacks.
+        // A document known to an Auth account by its e-mail alone: that account fills what
+        // the document lacks. The account is still read alone by its own id (the id an app
+        // signed in with looks its picture up by).
         var byEmail: [String: String] = [:]
         if !auth.isEmpty, map[.id] == nil {
             var counts: [String: Int] = [:]
@@ -446,7 +447,6 @@ struct MappedPeopleReader {
             byEmail = byEmail.filter { counts[$0.key] == 1 }
             if !byEmail.isEmpty { plan.email = FieldChooser.field(FieldChooser.emailFields, in: samples.map(\.fields)).map { [$0] } ?? [] }
         }
-        var knownByEmail = Set<String>()
         let wanted = plan.wantedHeads
         var tally = PeoplePlan.Tally()
         var seen = Set<String>()
@@ -472,7 +472,6 @@ struct MappedPeopleReader {
             if accountID == nil, !plan.email.isEmpty, let (_, value) = PeoplePlan.first(plan.email, in: fields),
                let email = PeoplePlan.text(value)?.lowercased(), let id = byEmail[email] {
                 accountID = id
-                knownByEmail.insert(id)
             }
             if let account = accountID.flatMap({ auth[$0]?.account }) {
                 if found.displayName.isEmpty, !account.name.isEmpty {
@@ -554,8 +553,8 @@ struct MappedPeopleReader {
         if skipped > 0 {
             try body(.note("\(path): \(skipped) people here were read from an earlier part of the export too: the earlier kept"))
         }
-        if !auth.isEmpty && !partsFollow { try emitAuthOnly(auth, authOrder, seen: seen.union(skip).union(knownByEmail), body) }
-        return seen.union(knownByEmail)
+        if !auth.isEmpty && !partsFollow { try emitAuthOnly(auth, authOrder, seen: seen.union(skip), body) }
+        return seen
     }
 
     /// The Auth accounts of no id in `seen`, read alone (the last part of an export).
