@@ -46,9 +46,17 @@ import AvatarCacheTestKit
 
     @Test func everyRealExportReadsItsPeopleAsAPersonWould() throws {
         let rows = Self.exports.flatMap(Self.rows)
+        let environment = ProcessInfo.processInfo.environment
         // REAL_EXPORT_ROWS=<file>: the rows as read, to review against the table.
-        if let out = ProcessInfo.processInfo.environment["REAL_EXPORT_ROWS"] {
+        if let out = environment["REAL_EXPORT_ROWS"] {
             try (rows.joined(separator: "\n") + "\n").write(toFile: out, atomically: true, encoding: .utf8)
+        }
+        // OTHER_EXPORTS=<folder> OTHER_EXPORT_ROWS=<file>: the same rows for every export
+        // root in a folder kept outside the repository (real exports whose licence does not
+        // let them be committed), to compare a change's reading of them before and after.
+        if let folder = environment["OTHER_EXPORTS"], let out = environment["OTHER_EXPORT_ROWS"] {
+            let others = try FileManager.default.contentsOfDirectory(atPath: folder).sorted().flatMap { Self.rows($0, path: folder + "/" + $0) }
+            try (others.joined(separator: "\n") + "\n").write(toFile: out, atomically: true, encoding: .utf8)
         }
         let table = try String(contentsOf: Fixtures.file("firebase/people.tsv"), encoding: .utf8)
         let expected = table.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
