@@ -10,13 +10,25 @@ enum FieldChooser {
     static let conversationCollections = ["conversations", "Conversations", "chats", "Chats", "chatRooms", "chatrooms", "rooms", "threads", "channels"]
 
     static let idFields = ["uid", "userId", "userID", "user_id", "id"]
-    static let nameFields = ["displayName", "name", "fullName", "full_name", "display_name", "username", "userName", "nickname", "nickName"]
-    static let givenNameFields = ["firstName", "first_name", "givenName", "given_name", "firstname"]
-    static let familyNameFields = ["lastName", "last_name", "familyName", "family_name", "surname", "lastname"]
+    /// Names, full or given alone: English first (the names seen most), then the words of
+    /// apps in Spanish, Portuguese, Italian, French, German, Polish, Turkish and Japanese.
+    static let nameFields = ["displayName", "name", "fullName", "full_name", "display_name", "username", "userName", "nickname", "nickName",
+                             "nombre", "nombreCompleto", "nome", "nomeCompleto", "nomComplet", "vollerName", "isim", "adSoyad", "adıSoyadı",
+                             "imięNazwisko", "氏名", "名前", "ニックネーム"]
+    static let givenNameFields = ["firstName", "first_name", "givenName", "given_name", "firstname",
+                                  "primerNombre", "primeiroNome", "prénom", "prenom", "vorname", "imię", "imie", "ad", "adı", "名", "voornaam"]
+    static let familyNameFields = ["lastName", "last_name", "familyName", "family_name", "surname", "lastname",
+                                   "apellido", "apellidos", "sobrenome", "apelido", "cognome", "nom", "nomDeFamille", "nachname", "familienname",
+                                   "nazwisko", "soyad", "soyadı", "soyadi", "姓", "苗字", "名字", "achternaam"]
+    /// Name fields that often hold the given name alone (`name` + `surname`, `nombre` +
+    /// `apellido`, `ad` + `soyad`): joined with a family name the document holds beside them.
+    static let bareNameWords: Set<String> = ["name", "nombre", "nome", "isim", "名前", "naam", "navn", "namn", "nimi"]
     static let photoFields = ["profileImageUrl", "profilePhotoUrl", "photoPath", "avatarPath", "imagePath", "avatar_path", "photoURL", "photoUrl", "imageURL", "imageUrl", "profileImage", "profileImageURL",
                               "profilePictureUrl", "profilePictureURL", "profilePicture", "profilePicUrl", "profilePic", "pfpUrl", "pfp",
                               "avatarUrl", "avatarURL", "avatar", "photo", "picture", "image", "profile_img", "profile_image",
-                              "profile_image_url", "profile_photo", "profilePhoto", "photos", "images", "imagePaths"]
+                              "profile_image_url", "profile_photo", "profilePhoto", "photos", "images", "imagePaths",
+                              "foto", "fotoPerfil", "fotoUrl", "imagen", "imagenPerfil", "imagem", "immagine", "bild", "profilbild",
+                              "zdjęcie", "zdjecie", "resim", "fotoğraf", "写真", "画像", "アイコン"]
     static let colorFields = ["avatarColorHex", "avatarColor", "color", "colour"]
     static let participantFields = ["participantIds", "participants", "userIds", "memberIds", "members", "users"]
     static let updatedAtFields = ["updatedAt", "lastMessageAt", "lastMessageTime", "lastActivity", "lastUpdated", "lastMessage.timestamp", "lastMessage.createdAt", "timestamp", "createdAt"]
@@ -126,19 +138,50 @@ enum FieldChooser {
 
     /// How much a collection's samples look like people: the share with a name, with a
     /// photo, and with a mark of a person (an e-mail, a phone, a given or family name, a
-    /// user id field, or an id Firebase Auth knows).
+    /// user id field, or an id Firebase Auth knows); and whose documents they are, as a
+    /// person reading them tells: the accounts' own, messages, or an address book.
     struct PeopleShape: CustomStringConvertible {
         var documents = 0
         var names = 0
         var photos = 0
         var persons = 0
         var commonName = false
+        /// Documents that are each a different Firebase Auth account's (by the document
+        /// id, a user id field or the e-mail), and by which.
+        var accounts = 0
+        var accountsBy: [String] = []
+        /// Documents with a mark of an account of their own: an id Auth knows or shaped as
+        /// Auth's, a user id field equal to the document id.
+        var ownAccounts = 0
+        /// Documents that look like messages: a body, and a subject or a time.
+        var messages = 0
+        /// Documents that look like an address book of other people: a phone and a
+        /// company or trade.
+        var addressBook = 0
+        /// The user id fields' values that are not the document's own id (a membership's
+        /// `userId`): the person the document is about.
+        var userIDs: [String] = []
+        /// Another collection most of whose documents' ids these documents name by
+        /// `userId`: the people, these records about them (`organizationMembers` of `users`).
+        var about: String?
+        /// Documents of a site's texts: a field holding its own name (`nombre: "Nombre"`),
+        /// or ids that are language codes (`es`, `en-US`).
+        var labels = 0
 
         /// A name or a photo, and a mark of people (or a name people collections go by):
-        /// products with a name and an image, or days with a photo, are not people.
-        var eligible: Bool { names + photos > 0 && (persons > 0 || commonName) }
+        /// products with a name and an image, or days with a photo, are not people; nor a
+        /// site's texts.
+        var eligible: Bool { names + photos > 0 && (persons > 0 || commonName) && !isSiteTexts }
         /// Documents the collection holds (not only those sampled).
         var total = 0
+
+        var isAccounts: Bool { accounts * 2 > documents }
+        var isMessages: Bool { messages * 2 > documents }
+        var isAddressBook: Bool { addressBook * 2 > documents && ownAccounts == 0 && !isAccounts }
+        var isSiteTexts: Bool { labels * 2 > documents }
+        /// What decides before the score: the accounts' own documents first, messages and
+        /// an address book last.
+        var rank: Int { isAccounts ? 2 : (isMessages || isAddressBook) ? 0 : 1 }
 
         /// The shares, the name, and the size: of two collections alike, the larger is the
         /// people (1,423 `user` documents rather than 1 `employee`).
@@ -152,14 +195,49 @@ enum FieldChooser {
         var description: String {
             "of \(documents) sampled documents, \(names) have a name, \(photos) a photo, \(persons) an e-mail, phone or user id"
         }
+
+        /// The evidence that ranks it, for the note; nil when none does.
+        var evidence: String? {
+            if isAccounts { return "\(accounts) of \(documents) are each a Firebase Auth account's own (by \(accountsBy.joined(separator: ", ")))" }
+            if isMessages { return "\(messages) of \(documents) look like messages (a body, and a subject or a time)" }
+            if isAddressBook { return "\(addressBook) of \(documents) look like an address book of other people (a phone and a company or trade, or an address book's name, no account)" }
+            return nil
+        }
     }
 
-    static let personFields = ["email", "emailAddress", "mail", "phone", "phoneNumber", "mobile"] + givenNameFields + familyNameFields
+    static let personFields = ["email", "emailAddress", "mail", "phone", "phoneNumber", "mobile",
+                               "correo", "correoElectronico", "eposta", "telefono", "teléfono", "telefone", "telefon", "celular", "movil",
+                               "móvil", "cellulare", "handy", "メール", "電話番号"] + givenNameFields + familyNameFields
+    static let emailFields = ["email", "emailAddress", "mail", "correo", "correoElectronico", "eposta"]
+    static let phoneFields = ["phone", "phoneNumber", "mobile", "tel", "telephone", "cell", "cellPhone", "mobilePhone", "telefono", "teléfono",
+                              "telefone", "telefon", "celular", "movil", "móvil", "cellulare", "handy", "電話番号"]
+    /// What an address book says of the people in it, and a person's own profile seldom.
+    static let tradeFields = ["company", "companyName", "organization", "organisation", "org", "business", "businessName", "employer",
+                              "empresa", "azienda", "firma", "entreprise", "société", "societe", "clinic", "practice", "profession",
+                              "occupation", "specialty", "speciality", "specialization", "jobTitle", "job", "trade", "service",
+                              "category", "type", "kind", "tipo", "profesion", "profesión", "professione", "beruf"]
+    static let messageBodyFields = ["message", "body", "content", "text", "msg", "mensaje", "mensagem", "messaggio", "nachricht",
+                                    "comment", "comments", "comentario", "commentaire", "inquiry", "enquiry", "question", "feedback"]
+    static let messageSubjectFields = ["subject", "asunto", "assunto", "oggetto", "betreff", "sujet", "topic"]
+    static let messageTimeFields = ["createdAt", "created_at", "timestamp", "date", "sentAt", "sent", "created", "time", "submittedAt",
+                                    "fecha", "datum"]
+    static let addressFields = ["address", "street", "dirección", "direccion", "endereço", "endereco", "indirizzo", "adresse", "住所"]
+    /// Words an address book is named with (`contacts`, `contactos`, `rubrica`).
+    static let addressBookWords = ["contact", "addressbook", "phonebook", "kontakt", "contato", "contatti", "rubrica", "adressbuch", "agenda"]
+    /// Words a collection of messages is named with (`contact_message`, `mensajes`).
+    static let messageWords = ["message", "mensaje", "mensagem", "messaggi", "nachricht", "inquir", "enquir", "feedback", "submission", "contactform"]
 
     /// A Firebase Auth user id: 28 letters and digits, both cases (`P26HrXpTlZoqNbQbynw3Of8L10NL`).
     static func looksLikeAuthUID(_ id: String) -> Bool {
         id.utf8.count == 28 && id.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) }
             && id.utf8.contains { $0 >= 65 && $0 <= 90 } && id.utf8.contains { $0 >= 97 && $0 <= 122 }
+    }
+
+    /// A language code as a site's texts are keyed by (`es`, `en-US`, `pt_BR`).
+    static func looksLikeLanguageCode(_ id: String) -> Bool {
+        let parts = id.split(whereSeparator: { $0 == "-" || $0 == "_" })
+        guard (1...2).contains(parts.count), parts[0].count == 2, parts[0].allSatisfy({ $0.isASCII && $0.isLowercase }) else { return false }
+        return parts.count == 1 || (parts[1].count == 2 && parts[1].allSatisfy { $0.isASCII && $0.isLetter })
     }
 
     /// Words a collection of people is named with (`v2_players`, `participants`,
@@ -177,18 +255,56 @@ enum FieldChooser {
     /// Fields that name a user by their id (a plain `id` names anything).
     static let userIDFields = ["uid", "userId", "userID", "user_id"]
 
-    static func shape(_ samples: [(id: String, fields: DocumentFields)], name: String, authIDs: Set<String>) -> PeopleShape {
+    static func shape(_ samples: [(id: String, fields: DocumentFields)], name: String, authIDs: Set<String>,
+                      authEmails: Set<String> = []) -> PeopleShape {
         var shape = PeopleShape(documents: samples.count)
         shape.commonName = userCollections.contains { $0.lowercased() == name.lowercased() } || namedForPeople(name)
+        let lastName = normalized(name.split(separator: "/").last ?? "")
+        let namedForMessages = messageWords.contains { lastName.contains($0) }
+        let namedAsAddressBook = addressBookWords.contains { lastName.contains($0) }
+        var accountsSeen = Set<String>()
+        var by = Set<String>()
         for (id, fields) in samples {
             func has(_ candidates: [String]) -> Bool {
                 candidates.contains { resolve($0, in: fields).map { !$0.value.isEmpty } ?? false }
             }
-            if has(nameCandidates(in: [fields])) || has(givenNameFields) { shape.names += 1 }
+            func text(_ candidates: [String]) -> String? {
+                candidates.lazy.compactMap { resolve($0, in: fields).flatMap { PeoplePlan.text($0.value) } }.first { !$0.isEmpty }
+            }
+            let names = nameCandidates(in: [fields])
+            if has(names) || has(givenNameFields) { shape.names += 1 }
             if has(photoCandidates(in: [fields])) { shape.photos += 1 }
             let uid = userIDFields.lazy.compactMap { resolve($0, in: fields).flatMap { PeoplePlan.text($0.value) } }.first
             if has(personFields) || authIDs.contains(id) || uid == id || uid.map(authIDs.contains) == true || looksLikeAuthUID(id) { shape.persons += 1 }
+            if authIDs.contains(id) || looksLikeAuthUID(id) || (uid == id && !id.isEmpty) { shape.ownAccounts += 1 }
+            // Each a different account's: by the id, a user id field, the e-mail.
+            var account: (key: String, by: String)?
+            if authIDs.contains(id) { account = (id, "id") }
+            else if let uid, authIDs.contains(uid) { account = (uid, "user id field") }
+            else if let email = text(emailFields)?.lowercased(), authEmails.contains(email) { account = ("email:" + email, "e-mail") }
+            if let account, accountsSeen.insert(account.key).inserted {
+                shape.accounts += 1
+                by.insert(account.by)
+            }
+            let hasTime = has(messageTimeFields) || fields.values.contains { if case .timestamp = $0 { return true } else { return false } }
+            // A body: a message's own field, or one named as one (`error_message`, `messageBody`).
+            let hasBody = text(messageBodyFields) != nil || zip(fields.names, fields.values).contains { key, value in
+                guard case .string(let text) = value, !text.isEmpty else { return false }
+                let name = normalized(key[...])
+                return name.hasSuffix("message") || name.hasPrefix("message") || name.hasSuffix("body")
+            }
+            if hasBody, has(messageSubjectFields) || hasTime || namedForMessages { shape.messages += 1 }
+            if has(phoneFields), text(tradeFields) != nil || (namedAsAddressBook && (has(addressFields) || has(emailFields))) { shape.addressBook += 1 }
+            if let uid, uid != id { shape.userIDs.append(uid) }
+            let ownLabel = zip(fields.names, fields.values).contains { key, value in
+                guard case .string(let text) = value, !text.isEmpty else { return false }
+                return text.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).filter { !$0.isWhitespace && $0 != "_" && $0 != "-" }
+                    == key.folding(options: [.caseInsensitive, .diacriticInsensitive], locale: nil).filter { !$0.isWhitespace && $0 != "_" && $0 != "-" }
+                    && names.contains { normalized($0[...]) == normalized(key[...]) }
+            }
+            if ownLabel || looksLikeLanguageCode(id) { shape.labels += 1 }
         }
+        shape.accountsBy = ["id", "user id field", "e-mail"].filter(by.contains)
         return shape
     }
 
@@ -209,17 +325,32 @@ enum FieldChooser {
             for (name, value) in zip(fields.names, fields.values) where !extra.contains(name) {
                 guard case .string = value else { continue }
                 let key = normalized(name[...])
-                guard !known.contains(key), key.hasSuffix("name") || key.hasSuffix("handle") else { continue }
-                let head = key.hasSuffix("name") ? key.dropLast(4) : key.dropLast(6)
-                if things.contains(where: { head.hasSuffix($0) }) { continue }
-                extra.append(name)
+                guard !known.contains(key) else { continue }
+                if key.hasSuffix("name") || key.hasSuffix("handle") {
+                    let head = key.hasSuffix("name") ? key.dropLast(4) : key.dropLast(6)
+                    if things.contains(where: { head.hasSuffix($0) }) { continue }
+                    extra.append(name)
+                } else if let word = romanceNameWords.first(where: { key.hasPrefix($0) }), romanceWhose.contains(String(key.dropFirst(word.count))) {
+                    extra.append(name)
+                }
             }
         }
         return nameFields + extra
     }
 
+    /// Spanish, Portuguese, Italian and French put the name first (`nombreContacto`,
+    /// `nomeUtente`, `nomUtilisateur`): a name of these words' people is a person's name.
+    static let romanceNameWords = ["nombre", "nome", "nom"]
+    static let romanceWhose: Set<String> = ["contacto", "contato", "contatto", "contact", "usuario", "usuário", "utente", "utilisateur",
+                                            "completo", "complet", "cliente", "client", "persona", "pessoa", "personne", "miembro", "membro",
+                                            "membre", "socio", "sócio", "alumno", "aluno", "alunno", "estudiante", "élève", "eleve",
+                                            "paciente", "paziente", "patient", "empleado", "funcionario", "funcionário", "dipendente",
+                                            "employé", "employe", "jugador", "jogador", "giocatore", "joueur", "perfil", "profilo", "profil",
+                                            "mostrado", "visible", "publico", "público", "pubblico", "public", "real", "apellido", "apellidos"]
+
     /// Words a photo field is named with (`profilePhotoLink`, `iconPath`, `pictureURL`).
-    static let photoWords = ["photo", "avatar", "image", "picture", "pic", "icon", "pfp", "img", "thumbnail", "portrait", "headshot"]
+    static let photoWords = ["photo", "avatar", "image", "picture", "pic", "icon", "pfp", "img", "thumbnail", "portrait", "headshot",
+                             "foto", "imagen", "imagem", "immagine", "bild", "zdjęcie", "zdjecie", "resim", "写真", "画像", "アイコン"]
     static let notPhotoWords = ["cover", "banner", "background", "header", "wallpaper", "count", "size", "width", "height", "type", "alt"]
 
     /// The common photo fields, then the samples' other fields named as a photo is whose
@@ -279,19 +410,55 @@ enum FieldChooser {
     }
 
     /// The people's collection by what its documents look like: of those with a name or
-    /// a photo (or whose ids Firebase Auth knows), the highest `PeopleShape.score`; the
-    /// common names only add to it. nil when none qualifies.
+    /// a photo (or whose ids Firebase Auth knows), the accounts' own documents first and
+    /// messages or an address book of other people last (`PeopleShape.rank`), then the
+    /// highest `PeopleShape.score`; the common names only add to it. nil when none
+    /// qualifies. `why` says what the documents hold and which evidence decided.
     static func peopleCollection(_ samples: [String: [(id: String, fields: DocumentFields)]], order: [String], counts: [String: Int] = [:],
-                                 authIDs: Set<String>) -> (name: String, why: String)? {
-        var best: (name: String, shape: PeopleShape)?
+                                 authIDs: Set<String>, authEmails: Set<String> = []) -> (name: String, why: String)? {
+        var candidates: [(name: String, shape: PeopleShape)] = []
         for name in order {
-            var shape = shape(samples[name] ?? [], name: name, authIDs: authIDs)
+            var shape = shape(samples[name] ?? [], name: name, authIDs: authIDs, authEmails: authEmails)
             shape.total = counts[name] ?? shape.documents
             let knownToAuth = !authIDs.isEmpty && (samples[name] ?? []).filter { authIDs.contains($0.id) }.count * 2 > shape.documents
             guard shape.eligible || knownToAuth else { continue }
-            if shape.score > (best?.shape.score ?? 0) { best = (name, shape) }
+            candidates.append((name, shape))
         }
-        return best.map { ($0.name, $0.shape.description) }
+        // Records about the people of another candidate (a membership naming its user by
+        // `userId`) are not the people: that collection is.
+        for index in candidates.indices {
+            let ids = candidates[index].shape.userIDs
+            guard ids.count * 2 > candidates[index].shape.documents else { continue }
+            for other in candidates where other.name != candidates[index].name {
+                let theirs = Set((samples[other.name] ?? []).map(\.id))
+                if ids.filter(theirs.contains).count * 2 > candidates[index].shape.documents {
+                    candidates[index].shape.about = other.name
+                    break
+                }
+            }
+        }
+        var best: (name: String, shape: PeopleShape)?
+        for candidate in candidates where candidate.shape.score > 0 && candidate.shape.about == nil {
+            guard let current = best else { best = candidate; continue }
+            if (candidate.shape.rank, candidate.shape.score) > (current.shape.rank, current.shape.score) { best = candidate }
+        }
+        guard let best = best ?? candidates.first(where: { $0.shape.score > 0 }) else { return nil }
+        var why = best.shape.description
+        if let evidence = best.shape.evidence, best.shape.rank == 2 || candidates.contains(where: { $0.shape.rank != best.shape.rank }) {
+            why += "; \(evidence)"
+        }
+        // Those the evidence put behind, though they scored higher.
+        let passed = candidates.filter { $0.name != best.name && ($0.shape.rank < best.shape.rank || $0.shape.about != nil) && $0.shape.score >= best.shape.score * 0.5 }
+        for other in passed.prefix(3) {
+            let evidence: String
+            if let about = other.shape.about {
+                evidence = "\(other.shape.userIDs.count) of \(other.shape.documents) name a person of \"\(about)\" by a user id field"
+            } else {
+                evidence = other.shape.evidence ?? "of \(other.shape.documents) sampled documents, none an account's own"
+            }
+            why += "; not \"\(other.name)\": " + evidence
+        }
+        return (best.name, why)
     }
 
     /// Fills the roles the map leaves open from `samples`.
@@ -312,6 +479,9 @@ enum FieldChooser {
         plan.name = given(.name) ?? nameFields(in: samples)
         plan.givenName = given(.givenName) ?? field(givenNameFields, in: samples).map { [$0] } ?? []
         plan.familyName = given(.familyName) ?? field(familyNameFields, in: samples).map { [$0] } ?? []
+        // What the operator maps wins over what the chooser finds.
+        plan.joinsBareName = given(.name) == nil
+        plan.givenAndFamilyFirst = given(.name) == nil && (given(.givenName) != nil || given(.familyName) != nil)
         plan.photo = given(.photo) ?? photoFields(in: samples)
         plan.color = given(.color) ?? field(colorFields, in: samples).map { [$0] } ?? []
         return plan
@@ -320,10 +490,17 @@ enum FieldChooser {
     /// What a person reading the log needs to know of a plan: `id = uid, name = displayName, …`.
     static func describe(_ plan: PeoplePlan) -> String {
         func paths(_ paths: [FieldPath]) -> String { paths.isEmpty ? "none" : paths.map(\.text).joined(separator: "|") }
-        var parts = ["id=\(plan.id.map(paths) ?? "the document id")", "name=\(paths(plan.name))"]
-        if !plan.givenName.isEmpty || !plan.familyName.isEmpty {
+        var parts = ["id=\(plan.id.map(paths) ?? "the document id")"]
+        if plan.givenAndFamilyFirst {
             parts.append("given-name=\(paths(plan.givenName))")
             parts.append("family-name=\(paths(plan.familyName))")
+            parts.append("name=\(paths(plan.name)) where they are absent")
+        } else {
+            parts.append("name=\(paths(plan.name))")
+            if !plan.givenName.isEmpty || !plan.familyName.isEmpty {
+                parts.append("given-name=\(paths(plan.givenName))")
+                parts.append("family-name=\(paths(plan.familyName))")
+            }
         }
         parts.append("photo=\(paths(plan.photo))")
         parts.append("color=\(paths(plan.color))")

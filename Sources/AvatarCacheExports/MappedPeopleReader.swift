@@ -109,7 +109,7 @@ struct MappedPeopleReader {
 
     /// The people's collection: the map's, else the one whose documents look most like
     /// people (`FieldChooser.peopleCollection`), else the common names'; and why, for the note.
-    private func usersCollection(_ scan: Scan, authIDs: Set<String>) throws -> (name: String, why: String?)? {
+    private func usersCollection(_ scan: Scan, authIDs: Set<String>, authEmails: Set<String>) throws -> (name: String, why: String?)? {
         if case .json(_, let key) = source { return scan.counts.isEmpty ? nil : (key, nil) }
         if let names = map.names(.users) {
             if let found = names.lazy.compactMap({ FieldChooser.group(named: $0, in: scan.counts) }).first { return (found, nil) }
@@ -117,7 +117,7 @@ struct MappedPeopleReader {
             if partsFollow { return nil }
             throw ExportError(file: path, reason: "no collection \(names.map { "\"\($0)\"" }.joined(separator: " or ")) in this export; \(describeCollections(scan))")
         }
-        if let (found, why) = FieldChooser.peopleCollection(scan.samples, order: scan.order, counts: scan.counts, authIDs: authIDs) {
+        if let (found, why) = FieldChooser.peopleCollection(scan.samples, order: scan.order, counts: scan.counts, authIDs: authIDs, authEmails: authEmails) {
             let others = scan.order.filter { $0 != found }.prefix(4).map { "\"\($0)\"" }
             return (found, "chosen by its documents: \(why)" + (others.isEmpty ? "" : "; others seen: \(others.joined(separator: ", "))"))
         }
@@ -345,6 +345,11 @@ struct MappedPeopleReader {
         var byID: [String: AuthAccount] = [:]
         var order: [String] = []
 
+        /// The accounts' e-mails, lower case (a document is known by its e-mail too).
+        var emails: Set<String> {
+            Set(byID.values.compactMap { $0.account.email?.trimmedWhitespace.lowercased() }.filter { !$0.isEmpty })
+        }
+
         /// Reads `path` (nil: none), its bad records to `body`.
         static func read(_ path: String?, limits: ReaderLimits, _ body: (ExportItem) throws -> Void) throws -> AuthAccounts {
             var accounts = AuthAccounts(path: path)
@@ -380,7 +385,7 @@ struct MappedPeopleReader {
         for damage in damages { try body(.bad(damage)) }
         let auth = self.auth.byID, authOrder = self.auth.order
 
-        let chosen = try usersCollection(scan, authIDs: Set(auth.keys))
+        let chosen = try usersCollection(scan, authIDs: Set(auth.keys), authEmails: self.auth.emails)
         guard let collection = chosen?.name else {
             // Every document is still read once with its damage reported, and counted.
             let read = try documents(reportDamage: true, { _ in }, damage: { try body(.bad($0)) })
@@ -428,6 +433,20 @@ struct MappedPeopleReader {
             }
         }
 
+        // A document known to an Auth account by its e-mail alone: that account fills what
+        // the document lacks. The account is still read alone by its own id (the id an app
+        // signed in with looks its picture up by).
+        var byEmail: [String: String] = [:]
+        if !auth.isEmpty, map[.id] == nil {
+            var counts: [String: Int] = [:]
+            for (id, entry) in auth {
+                guard let email = entry.account.email?.trimmedWhitespace.lowercased(), !email.isEmpty else { continue }
+                counts[email, default: 0] += 1
+                byEmail[email] = id
+            }
+            byEmail = byEmail.filter { counts[$0.key] == 1 }
+            if !byEmail.isEmpty { plan.email = FieldChooser.field(FieldChooser.emailFields, in: samples.map(\.fields)).map { [$0] } ?? [] }
+        }
         let wanted = plan.wantedHeads
         var tally = PeoplePlan.Tally()
         var seen = Set<String>()
@@ -449,7 +468,12 @@ struct MappedPeopleReader {
             }
             guard var found = profile else { return nil }
             found.origin = document.origin
-            if let account = auth[found.id]?.account {
+            var accountID = auth[found.id] == nil ? nil : found.id
+            if accountID == nil, !plan.email.isEmpty, let (_, value) = PeoplePlan.first(plan.email, in: fields),
+               let email = PeoplePlan.text(value)?.lowercased(), let id = byEmail[email] {
+                accountID = id
+            }
+            if let account = accountID.flatMap({ auth[$0]?.account }) {
                 if found.displayName.isEmpty, !account.name.isEmpty {
                     found = Profile(id: found.id, displayName: account.name, photo: found.photo, colorHex: found.colorHex)
                     found.origin = document.origin

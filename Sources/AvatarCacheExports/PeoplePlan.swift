@@ -1,4 +1,5 @@
 import AvatarCacheModel
+import AvatarCacheMonograms
 import AvatarCacheSupport
 import Foundation
 
@@ -12,12 +13,20 @@ struct PeoplePlan: Sendable {
     var familyName: [FieldPath] = []
     var photo: [FieldPath] = []
     var color: [FieldPath] = []
+    /// The e-mail, read only to know a document's Firebase Auth account by.
+    var email: [FieldPath] = []
+    /// The operator mapped the given and family names and not `name`: they name the
+    /// person, a name field the chooser found only where they are absent.
+    var givenAndFamilyFirst = false
+    /// A bare name (`name`, `nombre`) the chooser found is joined with the family name
+    /// beside it; a name the operator mapped is read as it is.
+    var joinsBareName = true
     /// Photos in Firebase Storage: an emulator export's blobs, a bucket for storage paths.
     var storage: FirebaseStorage?
 
     /// The top-level names these paths start from, as UTF-8 (what a Firestore decode needs).
     var wantedHeads: [[UInt8]] {
-        let paths = (id ?? []) + name + givenName + familyName + photo + color
+        let paths = (id ?? []) + name + givenName + familyName + photo + color + email
         return Array(Set(paths.map(\.head))).sorted().map { Array($0.utf8) }
     }
 
@@ -46,6 +55,42 @@ struct PeoplePlan: Sendable {
         }
     }
 
+    /// A given and a family name in the order their language writes them: 山田太郎 (CJK:
+    /// family first, no space), else "Given Family".
+    static func joined(given: String, family: String) -> String {
+        if !given.isEmpty, !family.isEmpty, Initials.writtenFamilyNameFirst(family + given) { return family + given }
+        return [given, family].filter { !$0.isEmpty }.joined(separator: " ")
+    }
+
+    /// A name field that often holds the given name alone (`name`, `nombre`, `nome`).
+    static func isBareName(_ path: FieldPath) -> Bool {
+        guard case .key(let last)? = path.components.last else { return false }
+        return FieldChooser.bareNameWords.contains(FieldChooser.normalized(last[...]))
+    }
+
+    /// Keys of a name held as a map (`name: {firstName, middleName, lastName}`), by role.
+    static let mapFullNameKeys = ["fullName", "full", "displayName", "formatted", "text"]
+    static let mapGivenKeys = ["firstName", "first", "givenName", "given", "forename"] + FieldChooser.givenNameFields
+    static let mapMiddleKeys = ["middleName", "middle", "middleNames", "additionalName", "secondName"]
+    static let mapFamilyKeys = ["lastName", "last", "familyName", "family", "surname"] + FieldChooser.familyNameFields
+
+    /// The text of a name: text or a whole number, or a name held as a map: its full name,
+    /// else its given, middle and family names joined.
+    static func nameText(_ value: DocumentValue) -> String? {
+        guard case .map(let parts) = value else { return text(value) }
+        func part(_ keys: [String]) -> String {
+            for key in keys {
+                if let (_, found) = FieldChooser.resolve(key, in: parts), let text = text(found), !text.isEmpty { return text }
+            }
+            return ""
+        }
+        let full = part(mapFullNameKeys)
+        if !full.isEmpty { return full }
+        let given = [part(mapGivenKeys), part(mapMiddleKeys)].filter { !$0.isEmpty }.joined(separator: " ")
+        let joined = self.joined(given: given, family: part(mapFamilyKeys))
+        return joined.isEmpty ? nil : joined
+    }
+
     /// Makes a profile of `fields`; `problems` gets what was read as absent and why.
     /// nil when there is no usable id.
     func profile(documentID: String, fields: DocumentFields, limits: ReaderLimits,
@@ -67,19 +112,32 @@ struct PeoplePlan: Sendable {
             problems.append("an empty id: skipped")
             return nil
         }
+        let given = Self.first(givenName, in: fields).flatMap { Self.text($0.1) } ?? ""
+        let familyFound = Self.first(familyName, in: fields)
+        let family = familyFound.flatMap { Self.text($0.1) } ?? ""
         var displayName = ""
-        if let (path, value) = Self.first(name, in: fields) {
-            if let text = Self.text(value) {
+        if givenAndFamilyFirst {
+            displayName = Self.joined(given: given, family: family)
+            if !displayName.isEmpty { tally.count("given-name + family-name") }
+        }
+        if displayName.isEmpty, let (path, value) = Self.first(name, in: fields) {
+            if let text = Self.nameText(value) {
                 displayName = text
-                tally.count("name=\(path)")
+                if let familyPath = familyFound?.0, !family.isEmpty, joinsBareName, Self.isBareName(path),
+                   given.isEmpty || given.caseInsensitiveCompare(text) == .orderedSame,
+                   text.range(of: family, options: [.caseInsensitive, .diacriticInsensitive]) == nil {
+                    // `name` + `surname`: the given name alone beside the family name.
+                    displayName = Self.joined(given: text, family: family)
+                    tally.count("name=\(path) + family-name=\(familyPath)")
+                } else {
+                    tally.count("name=\(path)")
+                }
             } else {
                 problems.append("field \"\(path)\": expected text, found \(value.kind): read as absent")
             }
         }
-        if displayName.isEmpty {
-            let given = Self.first(givenName, in: fields).flatMap { Self.text($0.1) } ?? ""
-            let family = Self.first(familyName, in: fields).flatMap { Self.text($0.1) } ?? ""
-            displayName = [given, family].filter { !$0.isEmpty }.joined(separator: " ")
+        if displayName.isEmpty && !givenAndFamilyFirst {
+            displayName = Self.joined(given: given, family: family)
             if !displayName.isEmpty { tally.count("given-name + family-name") }
         }
         var photo: PhotoSource?

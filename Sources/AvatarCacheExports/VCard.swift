@@ -32,10 +32,15 @@ struct VCard: Equatable {
     /// Names that could not be decoded as declared (reported; the card is still used).
     var textProblems: [String] = []
     var photo: Photo?
-    /// A group or distribution list: `KIND:group`, Apple's `X-ADDRESSBOOKSERVER-KIND:group`,
-    /// members (`MEMBER`, `X-ADDRESSBOOKSERVER-MEMBER`), Evolution's `X-EVOLUTION-LIST`,
-    /// Outlook's and Symbian's `X-DL`, Jami's swarms.
-    var isGroup = false
+    /// `KIND` (or Apple's `X-ADDRESSBOOKSERVER-KIND`), lower case: what the card says it is.
+    var kind: String?
+    /// A mark of a list: members (`MEMBER`, `X-ADDRESSBOOKSERVER-MEMBER`), Evolution's
+    /// `X-EVOLUTION-LIST`, Outlook's and Symbian's `X-DL`, Jami's swarms.
+    var hasListMarks = false
+    /// A group or distribution list: `KIND:group`, or, where the card has no `KIND`, a
+    /// list's marks. `KIND` says what the card is: `KIND:individual` with a `MEMBER` line
+    /// (vCard libraries' test cards) is a person.
+    var isGroup: Bool { kind.map { $0 == "group" } ?? hasListMarks }
     /// A distribution list's own name (`X-DL:Design Work Group:…`).
     var groupName: String?
     /// The names of the cards nested in this one (a list of its members).

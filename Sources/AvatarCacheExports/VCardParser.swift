@@ -146,11 +146,9 @@ struct VCardParser {
                 if !uid.isEmpty { card.uid = uid }
             }
         case "KIND", "X-ADDRESSBOOKSERVER-KIND":
-            switch Self.text(value).trimmingCharacters(in: .whitespaces).lowercased() {
-            case "group": card.isGroup = true
-            case "org", "organization": card.isCompany = true
-            default: break
-            }
+            let kind = Self.text(value).trimmingCharacters(in: .whitespaces).lowercased()
+            if !kind.isEmpty, card.kind == nil || name == "KIND" { card.kind = kind }
+            if kind == "org" || kind == "organization" { card.isCompany = true }
         case "X-ANDROID-CUSTOM":
             // Android's own export of a nickname: `vnd.android.cursor.item/nickname;Nick;…`.
             let type = "vnd.android.cursor.item/nickname;"
@@ -159,12 +157,12 @@ struct VCardParser {
                 if fields.count > 1, !fields[1].isEmpty { card.nickname = fields[1] }
             }
         case "X-JAMI-GROUP", "MEMBER", "X-ADDRESSBOOKSERVER-MEMBER":
-            card.isGroup = true
+            card.hasListMarks = true
         case "X-EVOLUTION-LIST":
-            if Self.keyword(value) == "TRUE" { card.isGroup = true }
+            if Self.keyword(value) == "TRUE" { card.hasListMarks = true }
         case "X-DL":
             // A distribution list: `X-DL:<its name>:<member>;<member>…`.
-            card.isGroup = true
+            card.hasListMarks = true
             let text = Self.unescape(decode(value, parameters, property: name, problems: &card.textProblems))
             let listName = text.prefix { $0 != ":" }.trimmingCharacters(in: .whitespaces)
             if card.groupName == nil, !listName.isEmpty { card.groupName = listName }

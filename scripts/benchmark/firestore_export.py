@@ -13,6 +13,7 @@ for the rest, the key's path as groups, entity_group 16).
            [--layout emulator|production] [--collection-ids] [--times START,END] [--handles]
            [--shadow-users] [--keep-fields] [--no-email] [--same-name-subcollection] [--database N] [--database-node NAME] [--no-firestore]
            [--storage N --storage-photos DIR --storage-refs gs|path|url|map --storage-layout uuid|nested|flat] [--seed S]
+           [--documents DOCS.json]
 
 The metadata is Firebase's own layout, checked byte for byte against real exports in
 FirebaseExportTests: a kind's .export_metadata names every output file in one message (the
@@ -276,6 +277,8 @@ def main():
                         help="the emulator's layouts of blobs/ and metadata/: a UUID per object (firebase-tools 11.6 on), "
                              "a folder per path segment (9.18-10.x), the bucket and name URL-encoded (10.7-11.2)")
     parser.add_argument("--bucket", default="demo-project.appspot.com")
+    parser.add_argument("--documents", help="a JSON object of documents by path (\"users/u1\", \"clubs/c1/members/m1\"), each "
+                                              "an object of fields ({\"$timestamp\": microseconds} a timestamp), written in order")
     parser.add_argument("--keep-fields", action="store_true", help="--from-json: every field of a record, its id included")
     parser.add_argument("--no-email", action="store_true", help="users without an e-mail or uid field (a name and a photo only)")
     parser.add_argument("--same-name-subcollection", action="store_true",
@@ -328,6 +331,19 @@ def main():
             for user in json.load(f)["users"]:
                 fields = dict(user) if args.keep_fields else {k: user[k] for k in ("displayName", "email", "profileImageUrl", "avatarColorHex") if k in user}
                 add([(args.collection, str(user["id"]))], fields)
+    if args.documents:
+        def fields_of(v):
+            if isinstance(v, dict):
+                if set(v) == {"$timestamp"}:
+                    return Timestamp(v["$timestamp"])
+                return {k: fields_of(x) for k, x in v.items()}
+            if isinstance(v, list):
+                return [fields_of(x) for x in v]
+            return v
+        with open(args.documents, encoding="utf-8") as f:
+            for doc_path, fields in json.load(f).items():
+                parts = doc_path.split("/")
+                add(list(zip(parts[0::2], parts[1::2])), fields_of(fields))
     for i in range(args.users):
         name = "%s %s" % (rng.choice(first_names), rng.choice(last_names))
         fields = {"uid": "u%d" % i, args.name_field: name, "email": "u%d@example.com" % i,

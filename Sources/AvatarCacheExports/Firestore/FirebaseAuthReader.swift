@@ -26,19 +26,22 @@ public struct FirebaseAuthReader: ExportReader {
         var displayName: String?
         var photoUrl: String?
         var providerUserInfo: [Provider]?
+        /// The account's e-mail, to know its document by (never logged with the account).
+        var email: String?
 
         struct Provider: Decodable {
             var displayName: String?
             var photoUrl: String?
         }
 
-        enum CodingKeys: String, CodingKey { case localId, displayName, photoUrl, providerUserInfo }
+        enum CodingKeys: String, CodingKey { case localId, displayName, photoUrl, providerUserInfo, email }
 
-        init(localId: String, displayName: String?, photoUrl: String?, providerUserInfo: [Provider]?) {
+        init(localId: String, displayName: String?, photoUrl: String?, providerUserInfo: [Provider]?, email: String? = nil) {
             self.localId = localId
             self.displayName = displayName
             self.photoUrl = photoUrl
             self.providerUserInfo = providerUserInfo
+            self.email = email
         }
 
         init(from decoder: Decoder) throws {
@@ -48,6 +51,7 @@ public struct FirebaseAuthReader: ExportReader {
             displayName = try container.lenientString(.displayName, &problems)
             photoUrl = try container.lenientString(.photoUrl, &problems)
             providerUserInfo = try? container.decodeIfPresent([Provider].self, forKey: .providerUserInfo)
+            email = try? container.decodeIfPresent(String.self, forKey: .email)
         }
 
         /// The account's name, else its first provider's that has one.
@@ -136,7 +140,7 @@ public struct FirebaseAuthReader: ExportReader {
                 continue
             }
             let providers = [(9, 10), (13, 14), (17, 18), (21, 22)].map { Account.Provider(displayName: column($0.0), photoUrl: column($0.1)) }
-            try body(.success((Account(localId: uid, displayName: column(5), photoUrl: column(6), providerUserInfo: providers), origin)))
+            try body(.success((Account(localId: uid, displayName: column(5), photoUrl: column(6), providerUserInfo: providers, email: column(1)), origin)))
         }
     }
 

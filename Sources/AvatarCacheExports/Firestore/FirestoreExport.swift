@@ -7,7 +7,7 @@ import Foundation
 ///
 /// ```
 /// <root>/firebase-export-metadata.json       the emulator's: names the parts below
-/// <root>/firestore_export/                    (or a production export's folder, anywhere under the root)
+/// <root>/firestore_export/                    (the folder its metadata names: what the emulator imports)
 ///   <name>.overall_export_metadata            LevelDB log: per kind, its metadata's path, documents, bytes
 ///   all_namespaces/all_kinds/                 (or kind_<collection>/ with --collection-ids, namespace_<ns>/…)
 ///     all_namespaces_all_kinds.export_metadata    { 1: {…}, 2: { 1: kind, 2: output-0, 2: output-1, … } }
@@ -79,8 +79,10 @@ struct FirestoreExport {
             return export
         }
         var firestoreFolder: String? = path
+        var isEmulator = false
         let emulator = (path as NSString).appendingPathComponent("firebase-export-metadata.json")
         if let data = FileManager.default.contents(atPath: emulator) {
+            isEmulator = true
             struct Root: Decodable {
                 struct Part: Decodable { var path: String? }
                 var firestore: Part?
@@ -109,10 +111,25 @@ struct FirestoreExport {
             export.storage = part(root.storage, "storage_export")
             firestoreFolder = part(root.firestore, "firestore_export")
         }
-        // Every metadata file under the folder counts: a production export may be kept
-        // anywhere under an emulator's root (one copied there to import it).
-        let searchRoot = path
-        let overall = metadataFiles(under: searchRoot, overall: true, depth: 5).filter { $0.hasSuffix(".overall_export_metadata") }
+        // An emulator's root is what `firebase emulators:start --import` loads: its own
+        // Firestore folder. A production export kept elsewhere under it (written there by a
+        // script) is not part of it: noted, and read when given as an input of its own.
+        let searchRoot = isEmulator ? firestoreFolder : path
+        var elsewhere: [String] = []
+        if isEmulator {
+            let own = firestoreFolder.map { ($0 as NSString).standardizingPath + "/" }
+            for file in metadataFiles(under: path, overall: true, depth: 5) {
+                if let own, (file as NSString).standardizingPath.hasPrefix(own) { continue }
+                let folder = (file as NSString).deletingLastPathComponent
+                if !elsewhere.contains(folder) { elsewhere.append(folder) }
+            }
+            // A production export's folder holds its overall metadata; its kinds' are below it.
+            elsewhere = elsewhere.filter { folder in !elsewhere.contains { folder.hasPrefix($0 + "/") } }
+            for folder in elsewhere.prefix(3) {
+                export.notes.append("\(folder): a Firestore export inside the emulator's export, which the emulator does not import: not read (give this folder as an input of its own to read it)")
+            }
+        }
+        let overall = (searchRoot.map { metadataFiles(under: $0, overall: true, depth: 5) } ?? []).filter { $0.hasSuffix(".overall_export_metadata") }
         var named: [String: Int] = [:]
         var anyStated = false
         var stated = 0
@@ -139,7 +156,7 @@ struct FirestoreExport {
             }
         }
         if anyStated { export.stated = stated }
-        var kinds = metadataFiles(under: searchRoot, overall: false, depth: 6)
+        var kinds = searchRoot.map { metadataFiles(under: $0, overall: false, depth: 6) } ?? []
         // Kind metadata an overall metadata names below the walk's depth: read too.
         let walked = Set(kinds.map { ($0 as NSString).standardizingPath })
         for (named, _) in named where !walked.contains(named) && isRegularFile(named) && named.hasSuffix(".export_metadata") {
@@ -151,6 +168,9 @@ struct FirestoreExport {
                     export.notes.append("\(firestoreFolder): no Firestore documents (no *.export_metadata file); the export's other parts are read")
                 }
                 return export
+            }
+            if let inside = elsewhere.first {
+                throw ExportError(file: path, reason: "the emulator's export has no Firestore part of its own; the Firestore export inside it (\(inside)) is not what the emulator imports: give that folder as the input to read it")
             }
             throw ExportError(file: firestoreFolder ?? path, reason: "no Firestore export here: no *.export_metadata file in this folder or the five below it")
         }

@@ -53,7 +53,7 @@ public struct FirestoreReader: ExportReader {
             // One database export that cannot be read is reported; the others are read.
             let choice: DatabaseExport.Choice
             do {
-                choice = try DatabaseExport.peopleNode(database, map: map, limits: limits, authIDs: Set(reader.auth.byID.keys))
+                choice = try DatabaseExport.peopleNode(database, map: map, limits: limits, authIDs: Set(reader.auth.byID.keys), authEmails: reader.auth.emails)
             } catch let error as ExportError {
                 try body(.bad(BadRecord(file: error.file, index: 0, line: 0, reason: error.reason)))
                 continue
@@ -93,7 +93,7 @@ enum DatabaseExport {
     /// The top-level node of people: the map's `users` when the tree has it, else the node
     /// whose members look most like people (as a Firestore collection is chosen). The file
     /// is looked at once.
-    static func peopleNode(_ path: String, map: FieldMap, limits: ReaderLimits, authIDs: Set<String>) throws -> Choice {
+    static func peopleNode(_ path: String, map: FieldMap, limits: ReaderLimits, authIDs: Set<String>, authEmails: Set<String> = []) throws -> Choice {
         let nodes = try topLevel(path, limits: limits)
         guard let nodes else {
             // Too large to look at whole: the map's name, or the common one.
@@ -103,7 +103,7 @@ enum DatabaseExport {
         if let names = map.names(.users), let key = names.first(where: { nodes.samples[$0] != nil }) {
             return .node(key, "the map's")
         }
-        if let (key, why) = FieldChooser.peopleCollection(nodes.samples, order: nodes.order, authIDs: authIDs) {
+        if let (key, why) = FieldChooser.peopleCollection(nodes.samples, order: nodes.order, authIDs: authIDs, authEmails: authEmails) {
             return .node(key, "chosen by its members: \(why)")
         }
         if let key = FieldChooser.collection(FieldChooser.userCollections, in: nodes.samples.mapValues(\.count)) {
