@@ -58,9 +58,11 @@ public struct WarmConfiguration: Sendable {
     public var failureTTL: TimeInterval = Settings.failureTTLHours.defaultValue * 3600
 
     /// How long a source that failed this way is not asked for again: `failureTTL`, at
-    /// most an hour for failures that may pass by themselves (timeouts, 5xx).
+    /// most an hour for failures that may pass by themselves (timeouts, 5xx); a source
+    /// its host's limits kept waiting past `--max-host-wait` is asked again on the next run.
     public func retryWait(after failureClass: FailureClass) -> TimeInterval {
-        failureClass.isTransient ? min(3600, failureTTL) : failureTTL
+        if failureClass == .rateLimited { return 0 }
+        return failureClass.isTransient ? min(3600, failureTTL) : failureTTL
     }
 
     // MARK: Concurrency

@@ -194,6 +194,7 @@ extension WarmPipeline {
         try await commit()
         tally.requestsResent = fetcher.requestsResent
         tally.peakRequestsInFlight = limiter.peakRequestsInFlight
+        tally.hosts = limiter.hostReports()
         tally.peakBytesWaitingForDecode = await backlog.peakWaitingBytes
         return tally
     }
@@ -221,7 +222,8 @@ extension WarmPipeline {
         limiter: RequestLimiter, backlog: Backlog, pool: DecodeWorkerPool, started: Date
     ) async -> Downloaded {
         let slot = RequestSlot(limiter, for: url)
-        await slot.acquire()
+        // Its host's limits past --max-host-wait: failed without a request.
+        if let outOfBudget = await slot.acquire() { return Downloaded(job: job, result: .failure(outOfBudget)) }
         let ticket = await backlog.admit()
         // Once stopping, nothing new starts (the sources read ahead wait above); what runs finishes.
         guard !control.isStopping else {
