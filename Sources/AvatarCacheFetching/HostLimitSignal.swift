@@ -26,8 +26,9 @@ public struct HostLimitSignal: Sendable, Equatable {
         if readsRetryAfter, let value = headers.first(name: "Retry-After"), let wait = retryAfter(value, now: now) {
             return HostLimitSignal(wait: wait, header: "Retry-After")
         }
-        for value in headers[canonicalForm: "RateLimit"] {
-            if let wait = rateLimitField(String(value)) { return HostLimitSignal(wait: wait, header: "RateLimit") }
+        let rateLimit = headers["RateLimit"]
+        if !rateLimit.isEmpty, let wait = rateLimitField(rateLimit.joined(separator: ",")) {
+            return HostLimitSignal(wait: wait, header: "RateLimit")
         }
         for prefix in ["RateLimit", "X-RateLimit"] {
             guard let remaining = headers.first(name: "\(prefix)-Remaining").flatMap(number), remaining <= 0,

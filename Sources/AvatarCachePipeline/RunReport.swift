@@ -136,8 +136,8 @@ public struct RunReport: Codable, Sendable {
             .max { ($0.waitSeconds, $0.refusalCount) < ($1.waitSeconds, $1.refusalCount) }
     }
 
-    /// "host http://gravatar.example:443 slowed the run: 11 refused (429 ×11), held 10.6 s,
-    /// 1 request at a time".
+    /// "host https://gravatar.example:443 slowed the run: 11 refused (429 ×11), held 10.6 s,
+    /// 1.02 answers a second".
     var slowestHostText: String? {
         guard let host = slowestHost else { return nil }
         var text = "host \(host.host) slowed the run: "
@@ -145,8 +145,8 @@ public struct RunReport: Codable, Sendable {
         text += ", held \(String(format: "%.1f", host.waitSeconds)) s"
         if let reason = host.outOfBudget {
             text += ", its remaining photos failed: \(reason)"
-        } else {
-            text += ", \(host.requestsAtOnce) request\(host.requestsAtOnce == 1 ? "" : "s") at a time"
+        } else if let pace = host.answersPerSecond {
+            text += ", \(String(format: "%.2f", pace)) answers a second"
         }
         return text
     }

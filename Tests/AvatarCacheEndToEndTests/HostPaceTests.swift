@@ -132,7 +132,8 @@ struct HostPaceTests {
     @Test func aHostAskingForAnHourFailsItsPhotosPastTheBudgetKeepingTheirCopies() async throws {
         let photo = try Fixtures.photo("chelsea-96.jpg")
         var routes: [String: FixtureServer.Reply] = [:]
-        for index in 0..<20 { routes["/p\(index).jpg"] = .ok(bytes: photo) }
+        // Stale at once (max-age=0): the next run asks again.
+        for index in 0..<20 { routes["/p\(index).jpg"] = .ok(bytes: photo, headers: [("Cache-Control", "max-age=0")]) }
         let server = try FixtureServer(routes: routes)
         defer { server.shutdown() }
         let urls = (0..<20).map { server.url("/p\($0).jpg") }
@@ -143,7 +144,6 @@ struct HostPaceTests {
 
         // Now every photo is stale and the host answers 503 Retry-After: 3600.
         for index in 0..<20 { server.setRoute("/p\(index).jpg", .statusWithHeaders(503, [("Retry-After", "3600")])) }
-        configuration.ttl = 0
         configuration.fetchLimits.maxHostWait = 1
         let before = server.requests.count
         let started = Date()
