@@ -173,6 +173,36 @@ struct HostPaceTests {
         #expect(third.skippedRecentlyFailed == 0 && third.failed == 0 && third.downloaded == 20, "\(third.summary)")
     }
 
+    @Test func photosFailedOutOfBudgetGoFirstOnTheNextRun() async throws {
+        // One request at a time, so that the server sees the plan's order. 5 photos ranked
+        // first (/q) and 10 after them (/p), all on one host, stale at once.
+        let photo = try Fixtures.photo("chelsea-96.jpg")
+        let fresh: FixtureServer.Reply = .ok(bytes: photo, headers: [("Cache-Control", "max-age=0")])
+        var routes: [String: FixtureServer.Reply] = [:]
+        for index in 0..<5 { routes["/q\(index).jpg"] = fresh }
+        for index in 0..<10 { routes["/p\(index).jpg"] = fresh }
+        let server = try FixtureServer(routes: routes)
+        defer { server.shutdown() }
+        let urls = (0..<5).map { server.url("/q\($0).jpg") } + (0..<10).map { server.url("/p\($0).jpg") }
+        var (configuration, directory) = try configuration(urls, label: "pace-first")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        configuration.requestsInFlight = 1
+        configuration.fetchLimits.maxHostWait = 1
+        #expect(try await WarmPipeline(configuration: configuration, logger: .test).run().downloaded == 15)
+        // The /q photos answered, then the first /p asks for an hour: the other /p fail unasked.
+        for index in 0..<10 { server.setRoute("/p\(index).jpg", .statusWithHeaders(503, [("Retry-After", "3600")])) }
+        var before = server.requests.count
+        let second = try await WarmPipeline(configuration: configuration, logger: .test).run()
+        #expect(second.downloaded == 5 && second.failuresByClass == ["rateLimited": 10], "\(second.summary)")
+        #expect(server.requests.dropFirst(before).map(\.path) == (0..<5).map { "/q\($0).jpg" } + ["/p0.jpg"])
+        // Next run: the ten go first, in their own order, then the others.
+        for index in 0..<10 { server.setRoute("/p\(index).jpg", fresh) }
+        before = server.requests.count
+        let third = try await WarmPipeline(configuration: configuration, logger: .test).run()
+        #expect(third.downloaded == 15 && third.failed == 0 && third.skippedRecentlyFailed == 0, "\(third.summary)")
+        #expect(server.requests.dropFirst(before).map(\.path) == (0..<10).map { "/p\($0).jpg" } + (0..<5).map { "/q\($0).jpg" })
+    }
+
     @Test func aHostRefusingForeverEndsWithinTheBudget() async throws {
         // 429 to everything, each with a wait it should not be taken at its word for:
         // none, a negative one, a date in 1970, a garbage RateLimit. The run ends after
