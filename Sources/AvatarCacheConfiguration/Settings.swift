@@ -143,7 +143,7 @@ public enum Settings {
         help: "Longest total wait between retries of one source.", valueName: "seconds", binding: .at(\.fetchLimits.maxRetryWait))
     public static let maxHostWait = Setting<Double>(
         "max-host-wait", .number(0...86_400, of: "seconds"), default: FetchLimits().maxHostWait,
-        help: "Longest a run waits on one host's rate limits in all (429 or 503 with Retry-After, RateLimit headers); past it the host's remaining photos fail and are asked for again next run, their cached copies kept.",
+        help: "Longest a run waits on one host's rate limits in all (429 or 503 with Retry-After, RateLimit headers); past it the host's remaining photos fail, keep their cached copies, and go first next run.",
         valueName: "seconds", binding: .at(\.fetchLimits.maxHostWait))
     public static let sourceDeadline = Setting<Double>(
         "source-deadline", .number(0.001...86_400, of: "seconds"), default: FetchLimits().sourceDeadline,
