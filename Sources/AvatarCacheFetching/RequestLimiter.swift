@@ -53,6 +53,8 @@ public final class RequestLimiter: @unchecked Sendable {
     private var paces: [String: HostPace] = [:]
     /// Past this many paces, the quiet ones are forgotten (`forgetQuietHosts`).
     private var forgetPast = 10_000
+    /// Set when the run stops (`stopHolds`): a request for a held host fails at once.
+    private var holdsStopped: SourceFailure?
 
     public let minimumWindow: Int
     private var window: Int
@@ -153,9 +155,10 @@ public final class RequestLimiter: @unchecked Sendable {
     /// Takes a slot at once, or puts the request in its host's line.
     private func wait(_ host: String, first: Bool, _ continuation: CheckedContinuation<SourceFailure?, Never>) {
         lock.lock()
-        if let exhausted = paces[host]?.exhausted {
+        if let failure = paces[host]?.exhausted
+            ?? holdsStopped.flatMap({ isHeld(host, now: DispatchTime.now().uptimeNanoseconds) ? $0 : nil }) {
             lock.unlock()
-            continuation.resume(returning: exhausted)
+            continuation.resume(returning: failure)
             return
         }
         var entry = hosts[host] ?? Host(http1: host.hasPrefix("http://") || http1Hosts.contains(host))
@@ -406,6 +409,25 @@ extension RequestLimiter {
             self?.holdEnded()
         }
         return nil
+    }
+
+    /// The run is stopping: the requests waiting for a held host, and any asking for one
+    /// later, fail now with `failure` rather than wait out the hold.
+    public func stopHolds(_ failure: SourceFailure) {
+        lock.lock()
+        holdsStopped = failure
+        let now = DispatchTime.now().uptimeNanoseconds
+        var failed: [CheckedContinuation<SourceFailure?, Never>] = []
+        for key in hosts.keys where isHeld(key, now: now) {
+            guard var entry = hosts[key], entry.waitingCount > 0 else { continue }
+            failed += entry.waiting[entry.head...]
+            entry.waiting = []
+            entry.head = 0
+            hosts[key] = entry.inFlight == 0 ? nil : entry
+            turns.removeAll { $0 == key }
+        }
+        lock.unlock()
+        for continuation in failed { continuation.resume(returning: failure) }
     }
 
     /// A hold's time came: its host's line takes the free slots again.

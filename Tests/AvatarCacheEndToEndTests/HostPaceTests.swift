@@ -203,6 +203,28 @@ struct HostPaceTests {
         #expect(server.requests.dropFirst(before).map(\.path) == (0..<10).map { "/p\($0).jpg" } + (0..<5).map { "/q\($0).jpg" })
     }
 
+    @Test func aStoppedRunDoesNotWaitOutAHostsHold() async throws {
+        // A host asking for 60 s (within the default 600 s budget): stopped a second in,
+        // the run ends at once, its photos waiting not counted as tried.
+        var routes: [String: FixtureServer.Reply] = [:]
+        for index in 0..<10 { routes["/p\(index).jpg"] = .statusWithHeaders(429, [("Retry-After", "60")]) }
+        let server = try FixtureServer(routes: routes)
+        defer { server.shutdown() }
+        let (configuration, directory) = try configuration((0..<10).map { server.url("/p\($0).jpg") }, label: "pace-stop")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let control = RunControl()
+        let started = Date()
+        Task {
+            try await Task.sleep(for: .seconds(1))
+            control.stop("SIGTERM")
+        }
+        let report = try await WarmPipeline(configuration: configuration, logger: .test, control: control).run()
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(elapsed < 5, "stopped after \(elapsed) s")
+        #expect(report.interrupted != nil && report.downloaded == 0)
+        #expect(!report.failures.isEmpty && report.failures.allSatisfy { $0.reason == "the run stopped (SIGTERM) while its host held it" }, "\(report.failures.map(\.reason))")
+    }
+
     @Test func aHostRefusingForeverEndsWithinTheBudget() async throws {
         // 429 to everything, each with a wait it should not be taken at its word for:
         // none, a negative one, a date in 1970, a garbage RateLimit. The run ends after
