@@ -146,6 +146,10 @@ package enum RunTables {
     /// in rank order, with their entries and failures.
     static func sourcesFailed(_ db: Database, as failureClass: String, after rank: Int, limit: Int)
         throws -> (sources: [Source], entries: [String: CacheEntry], failures: [String: FailureRecord]) {
+        // Most runs have none: one look at the failures, not a walk of a million sources.
+        guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM failure WHERE class = ?)", arguments: [failureClass]) == true else {
+            return ([], [:], [:])
+        }
         let sources = try Row.fetchAll(db.cachedStatement(sql: """
             SELECT s.* FROM temp.run_source s JOIN failure f ON f.key = s.key
             WHERE f.class = ? AND s.rank > ? ORDER BY s.rank LIMIT ?
