@@ -137,10 +137,14 @@ public enum Settings {
         help: "Redirects followed per source.", valueName: "n", binding: .at(\.fetchLimits.maxRedirects))
     public static let retries = Setting<Int>(
         "retries", .integer(0...10), default: FetchLimits().retries,
-        help: "Retries after a timeout, network error, 408, 429 or 5xx.", valueName: "n", binding: .at(\.fetchLimits.retries))
+        help: "Retries after a timeout, network error, 408 or 5xx (a host's 429, or 503 naming a time, waits for it instead: --max-host-wait).", valueName: "n", binding: .at(\.fetchLimits.retries))
     public static let maxRetryWait = Setting<Double>(
         "max-retry-wait", .number(0...3600, of: "seconds"), default: FetchLimits().maxRetryWait,
         help: "Longest total wait between retries of one source.", valueName: "seconds", binding: .at(\.fetchLimits.maxRetryWait))
+    public static let maxHostWait = Setting<Double>(
+        "max-host-wait", .number(0...86_400, of: "seconds"), default: FetchLimits().maxHostWait,
+        help: "Longest a run waits on one host's rate limits in all (429 or 503 with Retry-After, RateLimit headers); past it the host's remaining photos fail, keep their cached copies, and go first next run.",
+        valueName: "seconds", binding: .at(\.fetchLimits.maxHostWait))
     public static let sourceDeadline = Setting<Double>(
         "source-deadline", .number(0.001...86_400, of: "seconds"), default: FetchLimits().sourceDeadline,
         help: "Whole source, every attempt, redirect and wait between attempts included; an attempt gets what is left when that is less than --timeout.",
@@ -199,7 +203,7 @@ public enum Settings {
         budget, trimRatio, ttlHours, maxTTLHours, failureTTLHours,
         concurrency, requestsInFlight, requestsPerHost, decodeThreads, maxConnectionsPerHost,
         maxBytes, maxPixels, maxDecodeMemory, maxDownloadMemory, maxRecordBytes, timeout, connectTimeout, maxRedirects, retries,
-        maxRetryWait, sourceDeadline, allowPrivateNetworks, allowHosts, caFile,
+        maxRetryWait, maxHostWait, sourceDeadline, allowPrivateNetworks, allowHosts, caFile,
         monicaHost, monicaTokenFile, monicaTokenEnv,
         wait, report, metricsFile, logFormat, logLevel, maxFailureRate,
     ]

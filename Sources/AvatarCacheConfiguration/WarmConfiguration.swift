@@ -57,10 +57,12 @@ public struct WarmConfiguration: Sendable {
     /// (timeout, network, 5xx) waits at most an hour.
     public var failureTTL: TimeInterval = Settings.failureTTLHours.defaultValue * 3600
 
-    /// How long a source that failed this way is not asked for again: `failureTTL`, at
-    /// most an hour for failures that may pass by themselves (timeouts, 5xx).
+    /// How long a source that failed this way is remembered, and not asked for again:
+    /// `failureTTL`, at most an hour for failures that may pass by themselves (timeouts,
+    /// 5xx). A source its host's limits kept waiting past `--max-host-wait` is remembered
+    /// for `failureTTL` but asked again on the next run, before the others (the plan).
     public func retryWait(after failureClass: FailureClass) -> TimeInterval {
-        failureClass.isTransient ? min(3600, failureTTL) : failureTTL
+        failureClass.isTransient && failureClass != .rateLimited ? min(3600, failureTTL) : failureTTL
     }
 
     // MARK: Concurrency

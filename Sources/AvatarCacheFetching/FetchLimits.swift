@@ -9,7 +9,8 @@ public struct FetchLimits: Sendable {
     public var connectTimeout: Double = 10
     /// Redirects followed before giving up. Default 5.
     public var maxRedirects: Int = 5
-    /// Retries after a timeout, a network error, 408, 429 or 5xx. Default 2.
+    /// Retries after a timeout, a network error, 408 or 5xx; a host's `429`, or `503`
+    /// naming a time, holds its line instead (`maxHostWait`) and spends none. Default 2.
     public var retries: Int = 2
     /// Longest total wait between attempts of one source, in seconds; a `Retry-After`
     /// asking for more ends the retries. Default 30.
@@ -19,6 +20,10 @@ public struct FetchLimits: Sendable {
     public var sourceDeadline: Double = 60
     /// First backoff in seconds, doubled each retry (with jitter). Default 0.5.
     public var retryBackoff: Double = 0.5
+    /// Longest a run waits on one host's limits in all, in seconds: its holds after a
+    /// `429`/`503` or a rate limit spent (`RequestLimiter`). Past it the host's remaining
+    /// photos fail (`rateLimited`), keeping their cached copies. Default 600.
+    public var maxHostWait: Double = 600
 
     public init() {}
 }

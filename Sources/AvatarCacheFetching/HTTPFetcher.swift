@@ -103,11 +103,17 @@ public final class HTTPFetcher: Sendable {
     /// `sized`: told a photo's `Content-Length` before its body is read (each attempt's).
     /// `slot`: the request's slot of the requests in flight, held by the caller; given back
     /// while waiting to try again (a `Retry-After` holds none) and taken again after.
+    ///
+    /// With a slot, the host's pace is its own (`RequestLimiter`): a `429`, or a `503` naming
+    /// a time (`HostLimitSignal`), holds the host's whole line until then, this request first
+    /// in it when it goes on: no retry spent, the wait not counted in `sourceDeadline`, all
+    /// of the host's waits bounded by `maxHostWait`; an answer saying its rate limit is
+    /// spent holds the line the same way before the next request.
     public func fetch(_ urlString: String, credential: MonicaCredential? = nil, validators: Validators? = nil,
                       slot: RequestSlot? = nil, sized: (@Sendable (Int) async -> Void)? = nil) async throws -> FetchResult {
         var waited = 0.0
         var attempt = 0
-        let started = DispatchTime.now().uptimeNanoseconds
+        var started = DispatchTime.now().uptimeNanoseconds
         func remaining() -> Double { limits.sourceDeadline - Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
         while true {
             do {
@@ -116,9 +122,32 @@ public final class HTTPFetcher: Sendable {
                 let reason = left < limits.timeout
                     ? "no complete answer within the source deadline of \(limits.sourceDeadline) s (\(attempt + 1) attempts)"
                     : "no complete answer within \(limits.timeout) s"
-                return try await fetchOnce(urlString, credential: credential, validators: validators, slot: slot, sized: sized,
-                                           timeout: timeout, timeoutReason: reason)
+                if let slot { slot.limiter.sent(slot.host) }
+                let result = try await fetchOnce(urlString, credential: credential, validators: validators, slot: slot, sized: sized,
+                                                 timeout: timeout, timeoutReason: reason)
+                if let slot { slot.limiter.answered(slot.host) }
+                return result
             } catch let failure as Retryable {
+                if let slot, let status = failure.status {
+                    if status == 429 || status == 503 {
+                        // The host said "later": with a time (or a 429), its whole line waits.
+                        let holdsHost = status == 429 || failure.signal != nil
+                        let wait = holdsHost ? failure.signal?.wait ?? slot.limiter.holdWithoutWait(slot.host, backoff: limits.retryBackoff) : nil
+                        if let outOfBudget = slot.limiter.refused(slot.host, status: status, wait: wait, budget: limits.maxHostWait) {
+                            throw outOfBudget
+                        }
+                        if holdsHost {
+                            let paused = DispatchTime.now().uptimeNanoseconds
+                            slot.release()
+                            if let outOfBudget = await slot.acquire(first: true) { throw outOfBudget }
+                            guard !Task.isCancelled else { throw failure.failure }
+                            started += DispatchTime.now().uptimeNanoseconds - paused
+                            continue
+                        }
+                    } else {
+                        slot.limiter.answered(slot.host)
+                    }
+                }
                 attempt += 1
                 let backoff = limits.retryBackoff * pow(2, Double(attempt - 1)) * Double.random(in: 0.8...1.2)
                 let delay = failure.retryAfter ?? backoff
@@ -129,7 +158,11 @@ public final class HTTPFetcher: Sendable {
                 waited += delay
                 slot?.release()
                 try? await Task.sleep(nanoseconds: UInt64(delay * 1e9))
-                await slot?.acquire(first: true)
+                if let outOfBudget = await slot?.acquire(first: true) { throw outOfBudget }
+            } catch let failure as SourceFailure {
+                // Answered, but not with the photo (a 404, a body too large).
+                if let slot { slot.limiter.answered(slot.host) }
+                throw failure
             }
         }
     }
@@ -194,10 +227,13 @@ public final class HTTPFetcher: Sendable {
         return false
     }
 
-    /// A failure worth another attempt, with the server's `Retry-After` when it sent one.
+    /// A failure worth another attempt, with the server's `Retry-After` when it sent one;
+    /// for an answer, its status and the wait its headers name (`HostLimitSignal`).
     struct Retryable: Error {
         var failure: SourceFailure
         var retryAfter: Double?
+        var status: Int?
+        var signal: HostLimitSignal?
     }
 
     /// One attempt, bounded as a whole by `timeout`: connect, every redirect and the
@@ -252,6 +288,10 @@ public final class HTTPFetcher: Sendable {
                 "conditional": "\(validators != nil)",
                 "contentLength": "\(response.headers.first(name: "Content-Length") ?? "none")",
             ])
+            if let slot, status == 200 || status == 304, let spent = HostLimitSignal.read(response.headers, retryAfter: false) {
+                // Its rate limit is spent: the next request waits for its reset (this one is answered).
+                _ = slot.limiter.hold(slot.host, for: spent.wait, budget: limits.maxHostWait)
+            }
             if status == 304, validators != nil {
                 try? await Self.drain(response)
                 return .notModified(
@@ -305,7 +345,8 @@ public final class HTTPFetcher: Sendable {
         let status = response.status.code
         let failure = failure(forStatus: response.status)
         if status == 408 || status == 429 || (500..<600).contains(status) {
-            return Retryable(failure: failure, retryAfter: retryAfter(response.headers))
+            return Retryable(failure: failure, retryAfter: retryAfter(response.headers), status: Int(status),
+                             signal: HostLimitSignal.read(response.headers))
         }
         return failure
     }

@@ -1,3 +1,4 @@
+import AvatarCacheSupport
 import Foundation
 
 /// Requests in flight: at most `total` over all hosts, and at most a host's own cap to
@@ -20,6 +21,11 @@ import Foundation
 /// the total frees: a host with a thousand requests waiting does not go before one with a
 /// single request. A request that waits again after a pause of its own (a retry's
 /// `Retry-After`: it gave its slot back meanwhile) goes first among its host's.
+///
+/// A host's pace is its own (`HostPace`): a host that says "later" (`refused`, `hold`) is
+/// held, its whole line with it, until the time it named, while the others go on; its
+/// requests at once are halved by refusals and grow back one at a time. Past
+/// `--max-host-wait` of holds, its waiting requests and any after them fail at once.
 public final class RequestLimiter: @unchecked Sendable {
     public let total: Int
     public let perHost: Int
@@ -28,7 +34,7 @@ public final class RequestLimiter: @unchecked Sendable {
     private struct Host {
         var inFlight = 0
         var http1: Bool
-        var waiting: [CheckedContinuation<Void, Never>] = []
+        var waiting: [CheckedContinuation<SourceFailure?, Never>] = []
         var head = 0
         var waitingCount: Int { waiting.count - head }
     }
@@ -43,6 +49,12 @@ public final class RequestLimiter: @unchecked Sendable {
     private var turns: [String] = []
     /// Hosts that answered over HTTP/1.x (bounded: cleared past 10,000).
     private var http1Hosts: Set<String> = []
+    /// Each host's pace and what the report says of it (`HostPace`).
+    private var paces: [String: HostPace] = [:]
+    /// Past this many paces, the quiet ones are forgotten (`forgetQuietHosts`).
+    private var forgetPast = 10_000
+    /// Set when the run stops (`stopHolds`): a request for a held host fails at once.
+    private var holdsStopped: SourceFailure?
 
     public let minimumWindow: Int
     private var window: Int
@@ -77,7 +89,7 @@ public final class RequestLimiter: @unchecked Sendable {
         window = min(total, max(minimumWindow, Int(min(needed, Double(total)).rounded(.up))))
         let granted = window > old ? grant() : []
         lock.unlock()
-        for continuation in granted { continuation.resume() }
+        for continuation in granted { continuation.resume(returning: nil) }
     }
 
     /// The key a URL's requests are limited by: scheme, host and port.
@@ -114,24 +126,49 @@ public final class RequestLimiter: @unchecked Sendable {
     private func cap(_ host: Host, _ key: String) -> Int {
         let own = host.http1 ? min(perHost, perHTTP1Host) : perHost
         let others = hosts.count - (hosts[key] == nil ? 0 : 1)
-        return min(own, others > 0 ? max(1, window * 3 / 4) : window)
+        let shared = min(own, others > 0 ? max(1, window * 3 / 4) : window)
+        guard let pace = paces[key] else { return shared }
+        if pace.probing { return 1 }
+        guard let allowance = pace.allowance else { return shared }
+        return min(shared, max(1, Int(allowance)))
+    }
+
+    /// The host's own cap, its share of the window aside. Called locked.
+    private func ownCap(_ key: String) -> Int {
+        let http1 = hosts[key]?.http1 ?? (key.hasPrefix("http://") || http1Hosts.contains(key))
+        return http1 ? min(perHost, perHTTP1Host) : perHost
+    }
+
+    /// The host is held now (it said "later"). Called locked.
+    private func isHeld(_ key: String, now: UInt64) -> Bool {
+        (paces[key]?.heldUntil ?? 0) > now
     }
 
     /// Waits for a slot for a request to `host`; `first`: ahead of the host's others.
-    public func acquire(_ host: String, first: Bool = false) async {
+    /// Returns nil with the slot taken, or, taking none, the failure of a host whose limits
+    /// went past `--max-host-wait`.
+    @discardableResult
+    public func acquire(_ host: String, first: Bool = false) async -> SourceFailure? {
         await withCheckedContinuation { wait(host, first: first, $0) }
     }
 
     /// Takes a slot at once, or puts the request in its host's line.
-    private func wait(_ host: String, first: Bool, _ continuation: CheckedContinuation<Void, Never>) {
+    private func wait(_ host: String, first: Bool, _ continuation: CheckedContinuation<SourceFailure?, Never>) {
         lock.lock()
+        if let failure = paces[host]?.exhausted
+            ?? holdsStopped.flatMap({ isHeld(host, now: DispatchTime.now().uptimeNanoseconds) ? $0 : nil }) {
+            lock.unlock()
+            continuation.resume(returning: failure)
+            return
+        }
         var entry = hosts[host] ?? Host(http1: host.hasPrefix("http://") || http1Hosts.contains(host))
-        if entry.waitingCount == 0 && entry.inFlight < cap(entry, host) && inFlight < window {
+        if entry.waitingCount == 0 && entry.inFlight < cap(entry, host) && inFlight < window
+            && !isHeld(host, now: DispatchTime.now().uptimeNanoseconds) {
             entry.inFlight += 1
             inFlight += 1
             hosts[host] = entry
             lock.unlock()
-            continuation.resume()
+            continuation.resume(returning: nil)
             return
         }
         if entry.waitingCount == 0 { turns.append(host) }
@@ -158,7 +195,7 @@ public final class RequestLimiter: @unchecked Sendable {
         let granted = grant()
         if let entry = hosts[host], entry.inFlight == 0, entry.waitingCount == 0 { hosts[host] = nil }
         lock.unlock()
-        for continuation in granted { continuation.resume() }
+        for continuation in granted { continuation.resume(returning: nil) }
     }
 
     /// The host answered over HTTP/1.x: its cap is its connections from now on.
@@ -173,14 +210,15 @@ public final class RequestLimiter: @unchecked Sendable {
     }
 
     /// Hands free slots to waiting requests, a host at a time by turns; called locked.
-    private func grant() -> [CheckedContinuation<Void, Never>] {
-        var granted: [CheckedContinuation<Void, Never>] = []
+    private func grant() -> [CheckedContinuation<SourceFailure?, Never>] {
+        var granted: [CheckedContinuation<SourceFailure?, Never>] = []
         var looked = 0
+        let now = paces.isEmpty ? 0 : DispatchTime.now().uptimeNanoseconds
         while inFlight < window, !turns.isEmpty, looked < turns.count {
             let host = turns.removeFirst()
             guard var entry = hosts[host], entry.waitingCount > 0 else { continue }
-            guard entry.inFlight < cap(entry, host) else {
-                // At its own cap: its turn passes, it stays in line.
+            guard entry.inFlight < cap(entry, host), !isHeld(host, now: now) else {
+                // At its own cap, or held: its turn passes, it stays in line.
                 turns.append(host)
                 looked += 1
                 continue
@@ -215,10 +253,14 @@ public final class RequestSlot: @unchecked Sendable {
     }
 
     /// Takes a slot (none is taken twice); `first`: ahead of the host's other requests.
-    public func acquire(first: Bool = false) async {
-        guard !isHeld else { return }
-        await limiter.acquire(host, first: first)
+    /// Returns nil with the slot taken, or, taking none, the failure of a host whose limits
+    /// went past `--max-host-wait`.
+    @discardableResult
+    public func acquire(first: Bool = false) async -> SourceFailure? {
+        guard !isHeld else { return nil }
+        if let failure = await limiter.acquire(host, first: first) { return failure }
         markHeld()
+        return nil
     }
 
     private func markHeld() {
@@ -240,5 +282,192 @@ public final class RequestSlot: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return held
+    }
+}
+
+// MARK: A host's pace
+
+extension RequestLimiter {
+    /// A request to `host` is being sent (for the report).
+    public func sent(_ host: String) {
+        lock.lock()
+        let now = DispatchTime.now().uptimeNanoseconds
+        paces[host, default: HostPace()].requests += 1
+        if paces[host]?.firstRequest == nil { paces[host]?.firstRequest = now }
+        forgetQuietHosts()
+        lock.unlock()
+    }
+
+    /// `host` answered a request other than by a refusal: its requests at once grow by one
+    /// per that many answers, back to its cap.
+    public func answered(_ host: String) {
+        lock.lock()
+        var pace = paces[host] ?? HostPace()
+        let now = DispatchTime.now().uptimeNanoseconds
+        pace.answered += 1
+        pace.refusalsInARow = 0
+        pace.lastAnswer = now
+        var granted: [CheckedContinuation<SourceFailure?, Never>] = []
+        // An answer that itself held the host (its rate limit spent) leaves the probe for after the hold.
+        var opened = pace.probing && pace.heldUntil <= now
+        if opened { pace.probing = false }
+        if let allowance = pace.allowance {
+            let grown = allowance + 1 / allowance
+            pace.allowance = grown >= Double(ownCap(host)) ? nil : grown
+            opened = opened || Int(grown) > Int(allowance)
+        }
+        paces[host] = pace
+        if opened { granted = grant() }
+        lock.unlock()
+        for continuation in granted { continuation.resume(returning: nil) }
+    }
+
+    /// `host` refused a request with `status` (429, 503). Its requests at once are halved
+    /// (once per hold: requests refused together are one signal). With `wait` (what the
+    /// host named, else a backoff: `holdWithoutWait`), the host is held that long from
+    /// now; nil holds nothing (the request's own retry waits). Returns the failure of a
+    /// host whose holds would go past `budget` seconds (`--max-host-wait`): it and every
+    /// request waiting for the host fail with it.
+    public func refused(_ host: String, status: Int, wait: Double?, budget: Double) -> SourceFailure? {
+        lock.lock()
+        let now = DispatchTime.now().uptimeNanoseconds
+        var pace = paces[host] ?? HostPace()
+        pace.refusals[status, default: 0] += 1
+        pace.refusalsInARow += 1
+        pace.lastAnswer = now
+        if pace.heldUntil <= now {
+            let current = pace.allowance ?? Double(ownCap(host))
+            let halved = max(1, (min(current, Double(max(1, hosts[host]?.inFlight ?? 1))) / 2).rounded(.down))
+            pace.allowance = halved
+            pace.lowestAllowance = min(pace.lowestAllowance ?? Int.max, Int(halved))
+        }
+        paces[host] = pace
+        return hold(host, for: wait, now: now, budget: budget)
+    }
+
+    /// How long a host that refused without naming a time is held: `backoff` doubled per
+    /// refusal in a row, at most a minute.
+    public func holdWithoutWait(_ host: String, backoff: Double) -> Double {
+        lock.lock()
+        defer { lock.unlock() }
+        let inARow = max(1, paces[host]?.refusalsInARow ?? 1)
+        return min(60, max(0.05, backoff) * pow(2, Double(min(inARow - 1, 10))))
+    }
+
+    /// Holds `host` for `wait` seconds from now (it answered, and said nothing is left
+    /// until then: a rate limit's reset); see `refused` for the budget.
+    public func hold(_ host: String, for wait: Double, budget: Double) -> SourceFailure? {
+        lock.lock()
+        return hold(host, for: wait, now: DispatchTime.now().uptimeNanoseconds, budget: budget)
+    }
+
+    /// Called locked; unlocks.
+    private func hold(_ host: String, for wait: Double?, now: UInt64, budget: Double) -> SourceFailure? {
+        var pace = paces[host] ?? HostPace()
+        if let exhausted = pace.exhausted {
+            lock.unlock()
+            return exhausted
+        }
+        guard let wait, wait > 0 else {
+            lock.unlock()
+            return nil
+        }
+        let until = now + UInt64(min(wait, HostLimitSignal.longest) * 1e9)
+        let from = max(now, pace.heldUntil)
+        guard until > from else {
+            lock.unlock()
+            return nil
+        }
+        let extra = Double(until - from) / 1e9
+        if pace.waited + extra > budget {
+            let reason = wait > budget
+                ? "the host asked us to wait \(Self.shown(wait)) s; over --max-host-wait \(Self.shown(budget)) s"
+                : "the host's limits held it \(Self.shown(pace.waited)) s; \(Self.shown(extra)) s more is over --max-host-wait \(Self.shown(budget)) s"
+            let failure = SourceFailure(.rateLimited, reason)
+            pace.exhausted = failure
+            paces[host] = pace
+            // Its line fails now: nothing of it waits for a slot it will never use.
+            var failed: [CheckedContinuation<SourceFailure?, Never>] = []
+            if var entry = hosts[host] {
+                failed = Array(entry.waiting[entry.head...])
+                entry.waiting = []
+                entry.head = 0
+                hosts[host] = entry.inFlight == 0 ? nil : entry
+                turns.removeAll { $0 == host }
+            }
+            lock.unlock()
+            for continuation in failed { continuation.resume(returning: failure) }
+            return failure
+        }
+        pace.waited += extra
+        pace.heldUntil = until
+        pace.probing = true
+        paces[host] = pace
+        lock.unlock()
+        Task { [weak self] in
+            try? await Task.sleep(nanoseconds: until - now)
+            self?.holdEnded()
+        }
+        return nil
+    }
+
+    /// The run is stopping: the requests waiting for a held host, and any asking for one
+    /// later, fail now with `failure` rather than wait out the hold.
+    public func stopHolds(_ failure: SourceFailure) {
+        lock.lock()
+        holdsStopped = failure
+        let now = DispatchTime.now().uptimeNanoseconds
+        var failed: [CheckedContinuation<SourceFailure?, Never>] = []
+        for key in hosts.keys where isHeld(key, now: now) {
+            guard var entry = hosts[key], entry.waitingCount > 0 else { continue }
+            failed += entry.waiting[entry.head...]
+            entry.waiting = []
+            entry.head = 0
+            hosts[key] = entry.inFlight == 0 ? nil : entry
+            turns.removeAll { $0 == key }
+        }
+        lock.unlock()
+        for continuation in failed { continuation.resume(returning: failure) }
+    }
+
+    /// A hold's time came: its host's line takes the free slots again.
+    private func holdEnded() {
+        lock.lock()
+        let granted = grant()
+        lock.unlock()
+        for continuation in granted { continuation.resume(returning: nil) }
+    }
+
+    /// Past 10,000 hosts, those whose pace said nothing (no refusal, no hold) and that
+    /// hold nothing now are forgotten: the report's lines are bounded with the hosts. Called locked.
+    private func forgetQuietHosts() {
+        guard paces.count > forgetPast else { return }
+        paces = paces.filter { $0.value.wasLimited || hosts[$0.key] != nil }
+        forgetPast = max(10_000, paces.count * 2)
+    }
+
+    /// Each host's report: every host its limits slowed, then the busiest, `limit` in all.
+    public func hostReports(limit: Int = 100) -> [HostReport] {
+        lock.lock()
+        defer { lock.unlock() }
+        let ordered = paces.sorted {
+            ($0.value.wasLimited ? 1 : 0, $0.value.waited, $0.value.requests, $1.key)
+                > ($1.value.wasLimited ? 1 : 0, $1.value.waited, $1.value.requests, $0.key)
+        }
+        return ordered.prefix(limit).map { $0.value.report(host: $0.key, cap: ownCap($0.key)) }
+    }
+
+    /// Seconds as a report shows them: "3,600", "2.5".
+    static func shown(_ seconds: Double) -> String {
+        if seconds >= 100 {
+            let formatter = NumberFormatter()
+            formatter.numberStyle = .decimal
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.usesGroupingSeparator = true
+            formatter.groupingSeparator = ","
+            formatter.maximumFractionDigits = 0
+            return formatter.string(from: NSNumber(value: seconds.rounded())) ?? String(Int(seconds))
+        }
+        return String(format: seconds >= 10 || seconds == seconds.rounded() ? "%.0f" : "%.1f", seconds)
     }
 }

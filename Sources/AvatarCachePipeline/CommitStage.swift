@@ -1,3 +1,4 @@
+import AvatarCacheFetching
 import AvatarCacheIndex
 import AvatarCacheStore
 import AvatarCacheSupport
@@ -116,6 +117,8 @@ struct JobTally: Sendable {
     var requestsResent = 0
     var peakRequestsInFlight = 0
     var peakBytesWaitingForDecode = 0
+    /// Each host's requests, refusals, waits and pace (the limiter's, over the run).
+    var hosts: [HostReport] = []
 
     mutating func count(_ job: WarmPipeline.Job, _ outcome: WarmPipeline.Outcome) {
         if outcome.notModified {

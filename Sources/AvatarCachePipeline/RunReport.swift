@@ -1,4 +1,5 @@
 import AvatarCacheExports
+import AvatarCacheFetching
 import AvatarCacheSupport
 import Foundation
 
@@ -75,6 +76,10 @@ public struct RunReport: Codable, Sendable {
     /// The most bytes the downloaded bodies waiting for (or in) their decode held at once:
     /// `--max-download-memory` bounds them, give or take the body that crossed it.
     public var peakBytesWaitingForDecode = 0
+    /// Per photo host (scheme, host and port): requests, refusals by status, the time its
+    /// limits held it, the pace it settled at; every host whose limits slowed the run
+    /// first, then the busiest, at most 100.
+    public var hosts: [HostReport] = []
     public var bytesDownloaded: Int64 = 0
     public var filesWritten = 0
     /// Bytes of every file in the cache after the run (and prune).
@@ -122,6 +127,28 @@ public struct RunReport: Codable, Sendable {
         requestsResent = max(requestsResent, jobs.requestsResent)   // the fetcher's count, over the run
         peakRequestsInFlight = max(peakRequestsInFlight, jobs.peakRequestsInFlight)
         peakBytesWaitingForDecode = max(peakBytesWaitingForDecode, jobs.peakBytesWaitingForDecode)
+        if !jobs.hosts.isEmpty { hosts = jobs.hosts }   // the limiter's, over the run
+    }
+
+    /// The host whose limits slowed the run most (held longest, then refused most), if any did.
+    public var slowestHost: HostReport? {
+        hosts.filter { $0.waitSeconds > 0 || $0.refusalCount > 0 || $0.outOfBudget != nil }
+            .max { ($0.waitSeconds, $0.refusalCount) < ($1.waitSeconds, $1.refusalCount) }
+    }
+
+    /// "host https://gravatar.example:443 slowed the run: 11 refused (429 ×11), held 10.6 s,
+    /// 1.02 answers a second".
+    var slowestHostText: String? {
+        guard let host = slowestHost else { return nil }
+        var text = "host \(host.host) slowed the run: "
+        text += host.refusalCount > 0 ? "\(host.refusalCount) refused (\(host.refusalsText))" : "its rate limit spent"
+        text += ", held \(String(format: "%.1f", host.waitSeconds)) s"
+        if let reason = host.outOfBudget {
+            text += ", its remaining photos failed: \(reason)"
+        } else if let pace = host.answersPerSecond {
+            text += ", \(String(format: "%.2f", pace)) answers a second"
+        }
+        return text
     }
 
     /// What the read stage found.
@@ -166,6 +193,7 @@ public struct RunReport: Codable, Sendable {
         if let countsText { text += "; \(countsText)" }
         text += "; cache \(ByteSize.format(cacheBytes)) of \(ByteSize.format(budgetBytes))"
         if evicted > 0 { text += ", \(evicted) evicted (\(ByteSize.format(evictedBytes)))" }
+        if let slowestHostText { text += "; \(slowestHostText)" }
         return text
     }
 

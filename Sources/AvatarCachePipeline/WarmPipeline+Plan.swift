@@ -9,13 +9,18 @@ extension WarmPipeline {
     /// The photo jobs of this run, planned a page of sources at a time from the index in
     /// priority order: a source cached within its freshness (or inline, named by its
     /// content) needs no work; one that failed lately is not asked for again before its
-    /// retry time; the rest become jobs.
+    /// retry time; the rest become jobs. The sources whose host's limits ran past
+    /// `--max-host-wait` last time go first, then the others.
     final class PhotoJobFeed {
         let pipeline: WarmPipeline
         let state: RunState
         private var lastRank = -1
         private var buffer: [Job] = []
         private var exhausted = false
+        /// Planning the sources that failed as `rateLimited` last time (the first pass);
+        /// their keys, for the second pass to pass over.
+        private var rateLimitedFirst = true
+        private var plannedFirst: Set<String> = []
         private(set) var fresh = 0
         private(set) var skippedRecentlyFailed = 0
         var settled: Int { fresh + skippedRecentlyFailed }
@@ -32,13 +37,27 @@ extension WarmPipeline {
 
         private func refill() throws {
             let started = state.started
+            if rateLimitedFirst {
+                if let page = try state.store.rateLimitedSourcePage(after: lastRank, limit: 256) {
+                    plannedFirst.formUnion(page.sources.map(\.key))
+                    plan(page, started: started)
+                    return
+                }
+                rateLimitedFirst = false
+                lastRank = -1
+            }
             guard let page = try state.store.sourcePage(after: lastRank, limit: 256) else {
                 exhausted = true
                 return
             }
+            plan(page, started: started)
+        }
+
+        private func plan(_ page: RunStore.SourcePage, started: Date) {
             var jobs: [Job] = []
             for source in page.sources {
                 lastRank = source.rank
+                if !rateLimitedFirst && plannedFirst.contains(source.key) { continue }
                 let previous = page.entries[source.key]
                 let complete = previous.map { pipeline.isComplete($0, state: state) } ?? false
                 if let previous, complete {
@@ -55,7 +74,7 @@ extension WarmPipeline {
                         continue
                     }
                 }
-                if !complete, let failure = page.failures[source.key], !failure.failureClass.isDecidedLocally,
+                if !complete, let failure = page.failures[source.key], !failure.failureClass.isDecidedLocally, failure.failureClass != .rateLimited,
                    started < min(failure.retryAfter, failure.failedAt.addingTimeInterval(pipeline.configuration.retryWait(after: failure.failureClass))) {
                     // Failed recently: not asked for again before its retry time, as this
                     // run counts it (`--failure-ttl-hours 0` asks again at once).

@@ -71,6 +71,8 @@ extension WarmPipeline {
         let shared = workers ?? Workers(configuration, logger: logger)
         workers = shared
         let fetcher = shared.fetcher, writer = shared.writer, limiter = shared.limiter
+        // A stop does not wait out a host's hold: its photos waiting fail, asked again first next run.
+        control.onStop { limiter.stopHolds(SourceFailure(.rateLimited, "the run stopped (\($0)) while its host held it")) }
         let coordinator = RenderCoordinator(known: { [self] in knownFiles(forContent: $0, state: state) })
         // Downloaded bodies waiting for a decode thread: beyond a couple per thread they
         // only hold memory, so no new download starts while that many wait; small ones
@@ -194,6 +196,7 @@ extension WarmPipeline {
         try await commit()
         tally.requestsResent = fetcher.requestsResent
         tally.peakRequestsInFlight = limiter.peakRequestsInFlight
+        tally.hosts = limiter.hostReports()
         tally.peakBytesWaitingForDecode = await backlog.peakWaitingBytes
         return tally
     }
@@ -221,7 +224,10 @@ extension WarmPipeline {
         limiter: RequestLimiter, backlog: Backlog, pool: DecodeWorkerPool, started: Date
     ) async -> Downloaded {
         let slot = RequestSlot(limiter, for: url)
-        await slot.acquire()
+        // Its host's limits past --max-host-wait: failed without a request.
+        if let outOfBudget = await slot.acquire() {
+            return control.isStopping ? Downloaded(job: job, notStarted: true) : Downloaded(job: job, result: .failure(outOfBudget))
+        }
         let ticket = await backlog.admit()
         // Once stopping, nothing new starts (the sources read ahead wait above); what runs finishes.
         guard !control.isStopping else {

@@ -1,5 +1,6 @@
 import AvatarCacheIndex
 import AvatarCacheModel
+import AvatarCacheSupport
 import Foundation
 import GRDB
 
@@ -107,6 +108,16 @@ package struct RunStore: Sendable {
             guard let last = sources.last else { return nil }
             let (entries, failures) = try RunTables.entriesAndFailures(db, ranks: rank, through: last.rank)
             return SourcePage(sources: sources, entries: entries, failures: failures)
+        }
+    }
+
+    /// The next `limit` of this run's sources after `rank` that failed last time because
+    /// their host's limits ran past `--max-host-wait` (`rateLimited`), with their entries
+    /// and failures: the plan asks for them before the others. Nil when none are left.
+    package func rateLimitedSourcePage(after rank: Int, limit: Int) throws -> SourcePage? {
+        try index.write { db in
+            let page = try RunTables.sourcesFailed(db, as: FailureClass.rateLimited.rawValue, after: rank, limit: limit)
+            return page.sources.isEmpty ? nil : SourcePage(sources: page.sources, entries: page.entries, failures: page.failures)
         }
     }
 

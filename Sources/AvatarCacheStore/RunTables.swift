@@ -142,6 +142,24 @@ package enum RunTables {
                          arguments: [rank, limit]).map(Source.init(row:))
     }
 
+    /// The next `limit` sources after `rank` whose last failure was of class `failureClass`,
+    /// in rank order, with their entries and failures.
+    static func sourcesFailed(_ db: Database, as failureClass: String, after rank: Int, limit: Int)
+        throws -> (sources: [Source], entries: [String: CacheEntry], failures: [String: FailureRecord]) {
+        // Most runs have none: one look at the failures, not a walk of a million sources.
+        guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM failure WHERE class = ?)", arguments: [failureClass]) == true else {
+            return ([], [:], [:])
+        }
+        let sources = try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT s.* FROM temp.run_source s JOIN failure f ON f.key = s.key
+            WHERE f.class = ? AND s.rank > ? ORDER BY s.rank LIMIT ?
+            """), arguments: [failureClass, rank, limit]).map(Source.init(row:))
+        guard let last = sources.last else { return ([], [:], [:]) }
+        let keys = "SELECT s.key FROM temp.run_source s JOIN failure f ON f.key = s.key WHERE f.class = ? AND s.rank > ? AND s.rank <= ?"
+        return (sources, try EntryRecords.entries(db, keysSQL: keys, arguments: [failureClass, rank, last.rank]),
+                try FailureRecords.failures(db, keysSQL: keys, arguments: [failureClass, rank, last.rank]))
+    }
+
     /// The entries of the sources ranked after `first` up to `last`, and their failures,
     /// by key: what the plan needs of a page of sources, in three queries.
     static func entriesAndFailures(_ db: Database, ranks first: Int, through last: Int)

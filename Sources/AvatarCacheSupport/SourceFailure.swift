@@ -11,6 +11,8 @@ public enum FailureClass: String, Sendable, Codable, CaseIterable, Comparable {
     case invalidImage
     case tooManyPixels
     case unsupportedFormat
+    /// The host's rate limits held it past `--max-host-wait`: asked again on the next run.
+    case rateLimited
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
@@ -23,7 +25,7 @@ public enum FailureClass: String, Sendable, Codable, CaseIterable, Comparable {
 
     /// Failures that may pass by themselves (the server was slow, down, or busy).
     public var isTransient: Bool {
-        self == .timeout || self == .network || self == .httpStatus
+        self == .timeout || self == .network || self == .httpStatus || self == .rateLimited
     }
 }
 

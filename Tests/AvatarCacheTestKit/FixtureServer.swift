@@ -27,6 +27,8 @@ package final class FixtureServer: @unchecked Sendable {
         /// one before has reached the socket; `streamedBytes` counts what was written, so
         /// a test sees how much the client let arrive before it closed the connection.
         case streamed(total: Int)
+        /// The reply the closure gives at the moment of the request (a rate limit's answer).
+        case computed(@Sendable () -> Reply)
     }
 
     fileprivate let streamed = NIOLockedValueBox(0)
@@ -117,6 +119,8 @@ package final class FixtureServer: @unchecked Sendable {
             switch reply {
             case .sequence(let replies):
                 respond(to: head, reply: replies[min(count - 1, replies.count - 1)], count: count, context: context)
+            case .computed(let reply):
+                respond(to: head, reply: reply(), count: count, context: context)
             case let .conditional(bytes, etag, headers):
                 if head.headers["If-None-Match"].contains(etag) {
                     write(status: .notModified, bytes: [], headers: headers + [("ETag", etag)], context: context)

@@ -50,6 +50,7 @@ struct PipelineOptions: ParsableArguments {
     @Option(help: Settings.maxRedirects.argumentHelp) var maxRedirects: Written<Int>?
     @Option(help: Settings.retries.argumentHelp) var retries: Written<Int>?
     @Option(help: Settings.maxRetryWait.argumentHelp) var maxRetryWait: Written<Double>?
+    @Option(help: Settings.maxHostWait.argumentHelp) var maxHostWait: Written<Double>?
     @Option(help: Settings.sourceDeadline.argumentHelp) var sourceDeadline: Written<Double>?
     @Flag(help: ArgumentHelp(Settings.allowPrivateNetworks.help)) var allowPrivateNetworks = false
     @Option(help: Settings.allowHosts.argumentHelp) var allowHost: [Written<[String]>] = []

@@ -1,0 +1,77 @@
+import AvatarCacheSupport
+import Foundation
+
+/// One host's pace over a run, as `RequestLimiter` keeps it: until when the host is held
+/// (it said "later"), the wait its limits have cost so far against `--max-host-wait`, the
+/// requests it takes at once after refusals, and what the report says of it.
+///
+/// Requests at once after refusals: halved by a refusal (at most once per hold: the
+/// requests refused together are one signal), grown back by one per that many answers
+/// (additive increase, multiplicative decrease, as TCP and the AWS SDKs' adaptive retry
+/// do), until the host's own cap is reached again. After a hold, one request goes first
+/// and the others once it is answered.
+struct HostPace {
+    /// Uptime (ns) before which no request goes to the host.
+    var heldUntil: UInt64 = 0
+    /// Seconds of holds charged against the budget (their union: holds overlap).
+    var waited = 0.0
+    /// Set once the host's limits are over the budget: every request left fails so.
+    var exhausted: SourceFailure?
+    /// Requests at once after refusals; nil: the host's own cap.
+    var allowance: Double?
+    /// After a hold, one request goes alone until it is answered: a limit that lets one
+    /// through a second is not met by the whole allowance at once.
+    var probing = false
+    /// Refusals in a row without an answer between (the backoff of a refusal naming no time).
+    var refusalsInARow = 0
+    var requests = 0
+    var answered = 0
+    var refusals: [Int: Int] = [:]
+    var lowestAllowance: Int?
+    var firstRequest: UInt64?
+    var lastAnswer: UInt64?
+
+    /// Something worth a line of the report beyond its request count.
+    var wasLimited: Bool { !refusals.isEmpty || waited > 0 || exhausted != nil }
+
+    func report(host: String, cap: Int) -> HostReport {
+        let span = firstRequest.flatMap { first in lastAnswer.map { Double($0 &- first) / 1e9 } } ?? 0
+        return HostReport(
+            host: host, requests: requests, answered: answered,
+            refusals: Dictionary(uniqueKeysWithValues: refusals.map { (String($0.key), $0.value) }),
+            waitSeconds: (waited * 1000).rounded() / 1000,
+            requestsAtOnce: allowance.map { min(cap, Int($0)) } ?? cap,
+            lowestRequestsAtOnce: lowestAllowance,
+            answersPerSecond: span > 0 && answered > 1 ? (Double(answered - 1) / span * 100).rounded() / 100 : nil,
+            outOfBudget: exhausted?.reason
+        )
+    }
+}
+
+/// What the run report says of one host (its requests' scheme, host and port).
+public struct HostReport: Codable, Sendable, Equatable {
+    public var host: String
+    /// Requests sent (every attempt; redirects count with the first).
+    public var requests: Int
+    /// Requests answered other than by a refusal (a photo, a 304, a 404…).
+    public var answered: Int
+    /// Refusals (429, 503) by status.
+    public var refusals: [String: Int]
+    /// Seconds its limits held its requests in all (against `--max-host-wait`).
+    public var waitSeconds: Double
+    /// The requests it took at once at the end (its pace after refusals; its cap without any).
+    public var requestsAtOnce: Int
+    /// The fewest requests at once its refusals brought it to; nil: never lowered.
+    public var lowestRequestsAtOnce: Int?
+    /// Answers a second, first request to last answer; nil under two answers.
+    public var answersPerSecond: Double?
+    /// Why its remaining photos failed: its limits over `--max-host-wait`.
+    public var outOfBudget: String?
+
+    public var refusalCount: Int { refusals.values.reduce(0, +) }
+
+    /// "429 ×11, 503 ×2".
+    public var refusalsText: String {
+        refusals.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ")
+    }
+}
