@@ -26,7 +26,8 @@ public final class DecodeWorkerPool: @unchecked Sendable {
     private var stopping = false
     private var running = 0
     /// Waits that have ended, and each thread's wait in progress (when it began, and
-    /// whether jobs were queued: any change to the queue ends a wait).
+    /// whether jobs were queued: a job queued ends one thread's wait, a deferred one or a
+    /// release of the gate's memory every thread's).
     private var idleNanoseconds = (noWork: UInt64(0), noMemory: UInt64(0))
     private var waits: [(since: UInt64, queued: Bool)?]
     /// Time the threads spent running jobs, and the jobs run: their mean, `meanJobSeconds`.
@@ -85,14 +86,14 @@ public final class DecodeWorkerPool: @unchecked Sendable {
             let job = Job(needs: needs) { continuation.resume(with: Result { try work() }) }
             // A deferred job is older than what was queued since: it goes first.
             // A new job wakes one thread (each wakes for the one it takes, not every
-            // thread for each job); a deferred one, which only some may run, all of them.
+            // thread for each job); a deferred one, which only some may run, all of them,
+            // and so does any job once `shutdown` waits on the same condition.
             if needs != nil {
                 queue.insert(job, at: 0)
-                condition.broadcast()
             } else {
                 queue.append(job)
-                condition.signal()
             }
+            if needs != nil || stopping { condition.broadcast() } else { condition.signal() }
             condition.unlock()
         }
     }

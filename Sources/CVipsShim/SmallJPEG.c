@@ -13,8 +13,11 @@
 // The longest side taken: a 65,500 × 1 strip goes the general way.
 #define SMALL_LONGEST_SIDE 4096
 
-// What a thread keeps between photos: a decompressor and a compressor (their tables and
-// pools are made once), the square's pixels, a decoded row, the encoded bytes.
+// What a thread keeps between photos: a compressor (its tables and pools made once; every
+// image sets them anew), the square's pixels, a decoded row, the encoded bytes. The
+// decompressor is made for each photo: one kept would keep the last photo's quantization
+// and Huffman tables for a file that defines none, which a fresh one refuses or reads with
+// the standard ones, as the general path does.
 struct small_state {
     struct jpeg_decompress_struct decoder;
     struct jpeg_compress_struct encoder;
@@ -124,11 +127,12 @@ static int small_exif_orientation(const unsigned char *tiff, size_t length) {
     if (ifd < 8 || ifd > length - 2) return 0;
     unsigned int entries = small_read16(tiff + ifd, big);
     if (entries > (length - ifd - 2) / 12) return 0;
-    int orientation = 1;
+    int orientation = 1, seen = 0;
     for (unsigned int i = 0; i < entries; i++) {
         const unsigned char *entry = tiff + ifd + 2 + (size_t) i * 12;
         if (small_read16(entry, big) != 0x0112) continue;
-        // SHORT, one value, held in the entry itself.
+        // One entry (libexif keeps the first of two), SHORT, one value, in the entry itself.
+        if (seen++ > 0) return 0;
         if (small_read16(entry + 2, big) != 3 || small_read32(entry + 4, big) != 1) return 0;
         orientation = (int) small_read16(entry + 8, big);
         if (orientation < 1 || orientation > 8) return 0;
@@ -152,15 +156,12 @@ static int small_markers_allow(j_decompress_ptr info) {
     return 1;
 }
 
-// Frees what the decoder made for the last image; on an error, makes the objects anew.
+// Destroys the photo's decompressor; after an error, the compressor too (made anew by
+// the next call).
 static void small_reset(struct small_state *state, int failed) {
     if (state->has_decoder) {
-        if (failed) {
-            jpeg_destroy_decompress(&state->decoder);
-            state->has_decoder = 0;
-        } else {
-            jpeg_abort_decompress(&state->decoder);
-        }
+        jpeg_destroy_decompress(&state->decoder);
+        state->has_decoder = 0;
     }
     if (failed && state->has_encoder) {
         jpeg_destroy_compress(&state->encoder);
@@ -178,18 +179,9 @@ cvipsshim_status cvipsshim_small_jpeg_render(const void *buf, size_t len, int sm
     if (!state) return CVIPSSHIM_NOT_APPLICABLE;
     j_decompress_ptr decoder = &state->decoder;
     j_compress_ptr encoder = &state->encoder;
-    if (!state->has_decoder) {
-        decoder->err = cvipsshim_jpeg_errors(&state->decoder_error);
-        if (setjmp(state->decoder_error.jump)) return CVIPSSHIM_NOT_APPLICABLE;
-        jpeg_create_decompress(decoder);
-        // Markers up to their whole length (a segment is at most 65,533 bytes).
-        jpeg_save_markers(decoder, JPEG_APP0 + 1, 0xFFFF);
-        jpeg_save_markers(decoder, JPEG_APP0 + 2, 0xFFFF);
-        state->has_decoder = 1;
-    }
     if (!state->has_encoder) {
         encoder->err = cvipsshim_jpeg_errors(&state->encoder_error);
-        if (setjmp(state->encoder_error.jump)) return CVIPSSHIM_NOT_APPLICABLE;
+        if (setjmp(state->encoder_error.jump)) return CVIPSSHIM_NOT_APPLICABLE;   // out of memory
         jpeg_create_compress(encoder);
         encoder->client_data = state;
         state->destination.init_destination = small_destination_init;
@@ -199,12 +191,17 @@ cvipsshim_status cvipsshim_small_jpeg_render(const void *buf, size_t len, int sm
         state->has_encoder = 1;
     }
     // Each call counts its own warnings.
-    decoder->err = cvipsshim_jpeg_errors(&state->decoder_error);
     encoder->err = cvipsshim_jpeg_errors(&state->encoder_error);
+    decoder->err = cvipsshim_jpeg_errors(&state->decoder_error);
     if (setjmp(state->decoder_error.jump)) {
-        small_reset(state, 1);
+        small_reset(state, 0);
         return CVIPSSHIM_NOT_APPLICABLE;
     }
+    jpeg_create_decompress(decoder);
+    state->has_decoder = 1;
+    // Markers up to their whole length (a segment is at most 65,533 bytes).
+    jpeg_save_markers(decoder, JPEG_APP0 + 1, 0xFFFF);
+    jpeg_save_markers(decoder, JPEG_APP0 + 2, 0xFFFF);
     jpeg_mem_src(decoder, (const unsigned char *) buf, (unsigned long) len);
     jpeg_read_header(decoder, TRUE);
     unsigned int width = decoder->image_width, height = decoder->image_height;

@@ -18,12 +18,16 @@ import AvatarCacheTestKit
         return renderer
     }
 
-    /// Square baseline and progressive, not square, grey, 4:4:4, a little EXIF with
-    /// orientation 1, a square as large as the smallest tier.
-    static let taken = ["account-96.jpg", "account-200-progressive.jpg", "account-160x106.jpg", "account-grey-128.jpg",
-                        "account-444-144.jpg", "account-exif1-120.jpg", "account-330.jpg"]
-    /// Orientation 6, an ICC profile, CMYK, a square one pixel larger than the smallest tier.
-    static let left = ["account-exif6-120.jpg", "account-icc-120.jpg", "account-cmyk-120.jpg", "account-331.jpg"]
+    /// Square baseline and progressive, landscape, portrait (rows skipped above the
+    /// square), odd-sized, grey, 4:4:4, a little EXIF with orientation 1 in either byte
+    /// order, a square as large as the smallest tier.
+    static let taken = ["account-96.jpg", "account-200-progressive.jpg", "account-160x106.jpg", "account-106x160.jpg",
+                        "account-97x131.jpg", "account-grey-128.jpg", "account-444-144.jpg", "account-exif1-120.jpg",
+                        "account-exif1-le-112.jpg", "account-330.jpg"]
+    /// Orientation 6, two Orientation entries (6 then 1: libexif keeps the first), an ICC
+    /// profile, CMYK without a profile, a square one pixel larger than the smallest tier.
+    static let left = ["account-exif6-120.jpg", "account-exif61-104.jpg", "account-icc-120.jpg", "account-cmyk-120.jpg",
+                       "account-331.jpg"]
 
     /// An account-photo fixture (scripts/make-account-fixtures).
     static func account(_ name: String) throws -> [UInt8] {
@@ -67,9 +71,58 @@ import AvatarCacheTestKit
     }
 
     @Test func orientationIsStillApplied() throws {
-        // Stored turned, tagged 6: the general path turns it upright, as before.
-        let avatar = try fast.render(try Self.account("account-exif6-120.jpg"))
-        #expect(avatar.sourceWidth == 120 && avatar.tiers.map(\.side) == [120, 120])
+        // Stored turned, tagged 6: the general path turns it upright, as before; with a
+        // second entry saying 1 after it, too.
+        for name in ["account-exif6-120.jpg", "account-exif61-104.jpg"] {
+            let bytes = try Self.account(name)
+            let upright = try fast.render(bytes)
+            var ignoring = AvatarRenderer(tiers: Self.tiers, maxPixels: 50_000_000)
+            ignoring.smallJPEGPath = false
+            let stripped = try ignoring.render(Self.withoutEXIF(bytes))
+            #expect(upright.tiers[0].bytes != stripped.tiers[0].bytes, "\(name) was not turned")
+        }
+    }
+
+    /// `bytes` without its APP1 (EXIF) segments.
+    static func withoutEXIF(_ bytes: [UInt8]) -> [UInt8] {
+        var out = Array(bytes.prefix(2)), index = 2
+        while index + 4 <= bytes.count, bytes[index] == 0xFF, bytes[index + 1] != 0xDA {
+            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+            if bytes[index + 1] != 0xE1 { out += bytes[index..<min(bytes.count, index + 2 + length)] }
+            index += 2 + length
+        }
+        return out + bytes[min(index, bytes.count)...]
+    }
+
+    /// `bytes` without its segments of marker `marker` (before the scan).
+    static func without(marker: UInt8, _ bytes: [UInt8]) -> [UInt8] {
+        var out = Array(bytes.prefix(2)), index = 2
+        while index + 4 <= bytes.count, bytes[index] == 0xFF, bytes[index + 1] != 0xDA {
+            let length = Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+            if bytes[index + 1] != marker { out += bytes[index..<min(bytes.count, index + 2 + length)] }
+            index += 2 + length
+        }
+        return out + bytes[min(index, bytes.count)...]
+    }
+
+    @Test func aFileWithoutTablesIsReadAsAFreshDecoderReadsIt() throws {
+        // After a photo on the same thread: no quantization table is refused as before (a
+        // decoder kept from the last photo would have used its table); no Huffman table is
+        // read with the standard ones (Motion-JPEG frames), as the general path reads it.
+        let normal = try Self.account("account-96.jpg")
+        _ = try fast.render(try Self.account("account-200-progressive.jpg"))
+        let noQuantization = Self.without(marker: 0xDB, normal)
+        #expect(noQuantization.count < normal.count)
+        let fastError = failure(fast, noQuantization), generalError = failure(general, noQuantization)
+        #expect(fastError != nil, "a JPEG without its quantization tables rendered")
+        #expect(fastError == generalError)
+        _ = try fast.render(try Self.account("account-200-progressive.jpg"))
+        let noHuffman = Self.without(marker: 0xC4, normal)
+        #expect(noHuffman.count < normal.count)
+        #expect(failure(fast, noHuffman) == failure(general, noHuffman))
+        if failure(general, noHuffman) == nil {
+            expectSame(try fast.render(noHuffman), try general.render(noHuffman), "no Huffman tables")
+        }
     }
 
     /// The error `render` throws, as text (nil when it renders).
@@ -165,13 +218,20 @@ import AvatarCacheTestKit
         let pool = DecodeWorkerPool(threads: 4)
         defer { pool.shutdown() }
         let renderer = fast
-        try await withThrowingTaskGroup(of: (Int, [[UInt8]]).self) { group in
+        try await withThrowingTaskGroup(of: (Int, [[UInt8]], Int64).self) { group in
             for round in 0..<40 {
                 let index = round % names.count
                 let bytes = try Self.account(names[index])
-                group.addTask { (index, try await pool.run { try renderer.render(bytes).tiers.map(\.bytes) }) }
+                group.addTask {
+                    try await pool.run {
+                        let before = cvipsshim_small_jpeg_rendered()
+                        let tiers = try renderer.render(bytes).tiers.map(\.bytes)
+                        return (index, tiers, cvipsshim_small_jpeg_rendered() - before)
+                    }
+                }
             }
-            for try await (index, tiers) in group {
+            for try await (index, tiers, taken) in group {
+                #expect(taken == 1, "\(names[index]) went the general way")
                 #expect(tiers == expected[index], "\(names[index])")
             }
         }
