@@ -37,14 +37,42 @@ package enum Digests {
     }
 
     /// MD5 of `bytes`: 16 bytes. Only for the palette colour, which Jami picks by MD5.
+    /// Every profile's palette colour is an MD5 of its id (a million a run), so the bytes
+    /// are hashed where they lie, block by block, without a copy or a generic step a byte.
     package static func md5(_ bytes: some Collection<UInt8>) -> [UInt8] {
-        var state: [UInt32] = [0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476]
-        var m = [UInt32](repeating: 0, count: 16)
-        forEachBlock(of: bytes, bigEndianLength: false) { block in
+        if let digest = bytes.withContiguousStorageIfAvailable({ md5(contiguous: UnsafeRawBufferPointer($0)) }) { return digest }
+        return Array(bytes).withUnsafeBytes { md5(contiguous: $0) }
+    }
+
+    private static func md5(contiguous bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        var state: (UInt32, UInt32, UInt32, UInt32) = (0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476)
+        let whole = bytes.count / 64 * 64
+        var offset = 0
+        while offset < whole {
+            md5Block(UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + 64]), &state)
+            offset += 64
+        }
+        // The rest, a 1 bit, zeros and the length in bits (little-endian): one or two blocks.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 128) { tail in
+            let rest = bytes.count - whole
+            for i in 0..<rest { tail[i] = bytes[whole + i] }
+            tail[rest] = 0x80
+            let blocks = rest + 9 <= 64 ? 1 : 2
+            for i in (rest + 1)..<(blocks * 64 - 8) { tail[i] = 0 }
+            let bits = UInt64(bytes.count) &* 8
+            for i in 0..<8 { tail[blocks * 64 - 8 + i] = UInt8(truncatingIfNeeded: bits >> (8 * i)) }
+            for block in 0..<blocks { md5Block(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(tail)[(block * 64)..<(block * 64 + 64)]), &state) }
+        }
+        return [state.0, state.1, state.2, state.3].flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (8 * $0)) } }
+    }
+
+    /// One 64-byte block into the state (RFC 1321's rounds).
+    private static func md5Block(_ block: UnsafeRawBufferPointer, _ state: inout (UInt32, UInt32, UInt32, UInt32)) {
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 16) { m in
             for i in 0..<16 {
                 m[i] = UInt32(block[i * 4]) | UInt32(block[i * 4 + 1]) << 8 | UInt32(block[i * 4 + 2]) << 16 | UInt32(block[i * 4 + 3]) << 24
             }
-            var a = state[0], b = state[1], c = state[2], d = state[3]
+            var a = state.0, b = state.1, c = state.2, d = state.3
             for i in 0..<64 {
                 var f: UInt32
                 let g: Int
@@ -58,9 +86,8 @@ package enum Digests {
                 a = d; d = c; c = b
                 b = b &+ f.rotatedLeft(md5Shifts[i])
             }
-            state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
+            state.0 &+= a; state.1 &+= b; state.2 &+= c; state.3 &+= d
         }
-        return state.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (8 * $0)) } }
     }
 
     /// Lowercase hexadecimal of SHA-256.

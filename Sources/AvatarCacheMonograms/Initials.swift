@@ -29,7 +29,7 @@ public enum Initials {
     /// (JD); "Bob Smith Jr." → "Bob Smith" (BS); "Dr. Who" → "Who" (WH).
     public static func nameItself(_ displayName: String) -> String {
         // Most names have no comma and start and end with a word that decorates nothing.
-        guard displayName.contains(",") || hasDecoration(displayName) else { return displayName }
+        guard hasComma(displayName) || hasDecoration(displayName) else { return displayName }
         let inCapitals = displayName == displayName.uppercased()
         var parts = displayName.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
         // Trailing parts that are all suffixes and degrees: ", PhD", ", B.Math, M.Sc".
@@ -57,8 +57,20 @@ public enum Initials {
         return words.joined(separator: " ")
     }
 
+    /// Whether `name` holds a comma as Foundation's `contains(",")` finds one, asked of
+    /// Foundation only when a comma's byte is there (most names have none, and every name
+    /// of a million-profile export passes here).
+    static func hasComma(_ name: String) -> Bool {
+        name.utf8.contains(UInt8(ascii: ",")) && name.contains(",")
+    }
+
     /// Whether the first or last word may be a title or a suffix (a quick look).
     static func hasDecoration(_ name: String) -> Bool {
+        hasDecorationASCII(name) ?? hasDecorationByGraphemes(name)
+    }
+
+    /// `hasDecoration` for any name, grapheme by grapheme.
+    static func hasDecorationByGraphemes(_ name: String) -> Bool {
         // The first and last words without splitting the whole name (every name of a
         // million-profile export passes here).
         guard let firstBlank = name.firstIndex(where: { $0.isWhitespace }),
@@ -75,14 +87,55 @@ public enum Initials {
         return last.count <= 9 && isSuffix(String(last), inCapitals: name == name.uppercased())
     }
 
+    /// `hasDecoration` on the bytes of an all-ASCII name whose first and last words have
+    /// a blank between them (nil for any other name): each byte is a grapheme there (CR LF
+    /// is one, and white space either way), so the words are those `hasDecoration` finds,
+    /// found without walking graphemes. Whether the name is in capitals is asked only of
+    /// a last word that is a suffix only in capitals.
+    static func hasDecorationASCII(_ name: String) -> Bool? {
+        var name = name
+        return name.withUTF8 { bytes -> Bool? in
+            func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+            var firstBlank: Int?, lastBlank = 0
+            for (index, byte) in bytes.enumerated() {
+                guard byte < 0x80 else { return nil }
+                if isBlank(byte) {
+                    if firstBlank == nil { firstBlank = index }
+                    lastBlank = index
+                }
+            }
+            guard let firstBlank else { return false }
+            guard firstBlank > 0, lastBlank < bytes.count - 1 else { return nil }
+            if firstBlank <= 9, isTitle(String(decoding: UnsafeBufferPointer(rebasing: bytes[..<firstBlank]), as: UTF8.self)) { return true }
+            let last = UnsafeBufferPointer(rebasing: bytes[(lastBlank + 1)...])
+            guard last.count <= 9 else { return false }
+            return isSuffix(String(decoding: last, as: UTF8.self), inCapitals: !bytes.contains { (97...122).contains($0) })
+        }
+    }
+
     /// A part of a name that is only titles (leading) or only suffixes and degrees.
     static func isDecorationOnly(_ part: String, leading: Bool, inCapitals: Bool = false) -> Bool {
         let words = part.split(whereSeparator: { $0.isWhitespace }).map(String.init)
         return !words.isEmpty && words.allSatisfy { leading ? isTitle($0) : isSuffix($0, inCapitals: inCapitals) }
     }
 
-    /// A word as the lists hold it: lower case, without dots ("Ph.D." → "phd").
-    static func plain(_ word: String) -> String { word.lowercased().filter { $0 != "." } }
+    /// A word as the lists hold it: lower case, without dots ("Ph.D." → "phd"). An ASCII
+    /// word on its bytes (each a grapheme, lowered as Unicode lowers it).
+    static func plain(_ word: String) -> String {
+        var word = word
+        let ascii = word.withUTF8 { bytes -> String? in
+            guard bytes.count <= 32, bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+            return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bytes.count) { buffer in
+                var count = 0
+                for byte in bytes where byte != UInt8(ascii: ".") {
+                    buffer[count] = (65...90).contains(byte) ? byte + 32 : byte
+                    count += 1
+                }
+                return String(decoding: UnsafeBufferPointer(rebasing: buffer[..<count]), as: UTF8.self)
+            }
+        }
+        return ascii ?? word.lowercased().filter { $0 != "." }
+    }
 
     /// Titles written before a name, in the languages of the tests' address books: always
     /// titles…
@@ -110,24 +163,54 @@ public enum Initials {
 
     /// `inCapitals`: the whole name is written in capitals (an old phone's "JACK MA"), so
     /// capitals tell nothing: only the dotted forms count then.
-    static func isSuffix(_ word: String, inCapitals: Bool = false) -> Bool {
-        let trimmed = word.trimmingCharacters(in: CharacterSet(charactersIn: ",;"))
+    /// `inCapitals` is asked only of a word that is a suffix only in capitals.
+    static func isSuffix(_ word: String, inCapitals: @autoclosure () -> Bool = false) -> Bool {
+        // Trimmed by Foundation only when there is something to trim.
+        let trimmed = word.utf8.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: ";") }
+            ? word.trimmingCharacters(in: CharacterSet(charactersIn: ",;")) : word
         let key = plain(trimmed)
         if suffixes.contains(key) { return true }
         guard suffixesInCapitals.contains(key) else { return false }
-        return trimmed.contains(".") || (!inCapitals && trimmed == trimmed.uppercased())
+        return trimmed.contains(".") || (!inCapitals() && trimmed == trimmed.uppercased())
     }
 
+    /// The rules by grapheme: the words are split at white space; punctuation and symbols
+    /// around a word are not its letters ("Anna (Kyiv)" → AK, "BMO - Dupont" → BD); emoji
+    /// are (other symbols). A name of nothing else keeps them. One pass that stops at the
+    /// second word's first letter (what `fromASCII` does on bytes).
     static func fromGraphemes(_ displayName: String) -> String {
-        let words = displayName.split(whereSeparator: { $0.isWhitespace || $0.isNewline })
-        // Punctuation and symbols around a word are not its letters ("Anna (Kyiv)" → AK,
-        // "BMO - Dupont" → BD); emoji are (other symbols). A name of nothing else keeps them.
-        let lettered = words.map { $0.filter { !isIgnorable($0) } }.filter { !$0.isEmpty }
-        let letters: [[Character]] = lettered.isEmpty ? words.map(Array.init) : lettered.map(Array.init)
-        guard let first = letters.first else { return unknown }
-        if letters.count >= 2 { return upper(first[0]) + upper(letters[1][0]) }
-        if first.count >= 2 { return upper(first[0]) + upper(first[1]) }
-        return upper(first[0]) + upper(first[0])
+        // The first two letters of the first word that has any, the first of the second.
+        var letters: [Character] = [], second: Character?, lettered = 0, wordHasLetter = false
+        // The same of every character, for a name whose words have no letter.
+        var any: [Character] = [], anySecond: Character?, words = 0, inWord = false
+        for character in displayName {
+            if character.isWhitespace || character.isNewline {
+                inWord = false
+                continue
+            }
+            if !inWord {
+                inWord = true
+                wordHasLetter = false
+                words += 1
+            }
+            if words == 1, any.count < 2 { any.append(character) } else if words == 2, anySecond == nil { anySecond = character }
+            guard !isIgnorable(character) else { continue }
+            if !wordHasLetter {
+                wordHasLetter = true
+                lettered += 1
+            }
+            if lettered == 1 {
+                if letters.count < 2 { letters.append(character) }
+            } else {
+                second = character
+                break
+            }
+        }
+        if let first = letters.first {
+            return upper(first) + upper(second ?? (letters.count > 1 ? letters[1] : first))
+        }
+        guard let first = any.first else { return unknown }
+        return upper(first) + upper(anySecond ?? (any.count > 1 ? any[1] : first))
     }
 
     /// Punctuation, and math, currency and modifier symbols (`=`, `$`, `^`): not letters

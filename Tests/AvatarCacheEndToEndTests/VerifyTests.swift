@@ -49,4 +49,29 @@ import AvatarCacheTestSupport
         #expect(kept.entries[server.url("/a.jpg")] == nil && kept.entries[server.url("/b.jpg")] == nil)
         #expect(try verifier.verify(budgetBytes: 1000, repair: false).problems.map(\.kind) == [.overBudget])
     }
+
+    /// The document is walked as a stream: one cut short is unreadable, said where, and
+    /// `--repair` writes it again from the index.
+    @Test func aDocumentCutShortIsUnreadableAndRepairWritesItAgain() async throws {
+        let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("retina.jpg"))])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("verify-cut")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = directory.appendingPathComponent("cache")
+        let export = try Fixtures.writeUsersExport([(id: "a", name: "Ann Lee", url: server.url("/a.jpg")), (id: "b", name: "Bo Kim", url: nil)], in: directory)
+        _ = try await WarmPipeline(configuration: Fixtures.configuration(exports: [export], cache: cache), logger: .test).run()
+        let verifier = CacheVerifier(directory: CacheDirectory(root: cache))
+        #expect(try verifier.verify(budgetBytes: 100_000_000, repair: false).problems.isEmpty)
+
+        let url = cache.appendingPathComponent(CacheDirectory.metadataName)
+        let whole = try Data(contentsOf: url)
+        try whole.prefix(whole.count - 20).write(to: url)
+        let found = try verifier.verify(budgetBytes: 100_000_000, repair: false).problems
+        #expect(found.map(\.kind) == [.documentUnreadable], "\(found)")
+        #expect(found.first?.detail.contains("at byte ") == true && found.first?.detail.contains("truncated") == true, "\(found)")
+
+        _ = try verifier.verify(budgetBytes: 100_000_000, repair: true)
+        #expect(try verifier.verify(budgetBytes: 100_000_000, repair: false).problems.isEmpty)
+        #expect(try Fixtures.loadDocument(cache).users?.keys.sorted() == ["a", "b"])
+    }
 }

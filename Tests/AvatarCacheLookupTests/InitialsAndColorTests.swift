@@ -66,6 +66,58 @@ import Testing
         }
     }
 
+    /// The grapheme rules as they were written first, whole words split and filtered: the
+    /// one-pass `fromGraphemes` must answer as they do.
+    static func fromGraphemesByWords(_ displayName: String) -> String {
+        let words = displayName.split(whereSeparator: { $0.isWhitespace || $0.isNewline })
+        let lettered = words.map { $0.filter { !Initials.isIgnorable($0) } }.filter { !$0.isEmpty }
+        let letters: [[Character]] = lettered.isEmpty ? words.map(Array.init) : lettered.map(Array.init)
+        guard let first = letters.first else { return Initials.unknown }
+        if letters.count >= 2 { return Initials.upper(first[0]) + Initials.upper(letters[1][0]) }
+        if first.count >= 2 { return Initials.upper(first[0]) + Initials.upper(first[1]) }
+        return Initials.upper(first[0]) + Initials.upper(first[0])
+    }
+
+    @Test func theOnePassGraphemeRulesAnswerAsTheWordsDo() {
+        let pieces = ["a", "Z", "é", "e\u{0301}", "ß", "김", "👩‍💻", "🇺🇦", "(", ")", "-", "$", "=", "^", ".", "’", "ǆ", "\u{00A0}", " ", "\t",
+                      "\r\n", "\u{2028}", "\u{3000}", "Ω", "ﬁ", "ŉ"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let name = (0..<Int.random(in: 0...7, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            #expect(Initials.fromGraphemes(name) == Self.fromGraphemesByWords(name), "\(name.debugDescription)")
+        }
+        for word in ["Ph.D.", "MR", "Mr", "m.sc", "Dña", "ǅ", ""] {
+            #expect(Initials.plain(word) == word.lowercased().filter { $0 != "." }, "\(word)")
+        }
+    }
+
+    @Test func theDecorationShortcutFollowsTheSameRules() {
+        // Every ASCII name the byte-wise look at titles and suffixes takes is judged as the
+        // grapheme-wise one judges it: words of titles, suffixes, capitals, dots, commas
+        // and every ASCII blank, CR LF among them.
+        let words = ["Dr.", "dr", "Mr", "PROF", "Sr.", "Sr", "Ing.", "Ing", "Jr.", "jr", "III", "iii", "MA", "Ma", "M.A.", "PhD,",
+                     "Esq;", ",MD", "Sen", "SEN", "Hon.", "professor", "Professorship", "Ann", "LEE", "lee", "B.Math", "x", ""]
+        let blanks = [" ", "  ", "\t", "\r\n", "\n", "\u{0B}", "\u{0C}", "\r"]
+        var generator = SystemRandomNumberGenerator()
+        var taken = 0
+        for _ in 0..<20_000 {
+            let count = Int.random(in: 1...4, using: &generator)
+            var name = ""
+            for index in 0..<count {
+                if index > 0 || Bool.random(using: &generator) && Bool.random(using: &generator) { name += blanks.randomElement(using: &generator)! }
+                name += words.randomElement(using: &generator)!
+            }
+            if Int.random(in: 0..<8, using: &generator) == 0 { name += blanks.randomElement(using: &generator)! }
+            guard let shortcut = Initials.hasDecorationASCII(name) else { continue }
+            taken += 1
+            #expect(shortcut == Initials.hasDecorationByGraphemes(name), "\(name.debugDescription)")
+        }
+        #expect(taken > 10_000, "the shortcut took \(taken) names")
+        #expect(Initials.hasDecorationASCII("Dr. Zoë") == nil, "not ASCII: the grapheme rules decide")
+        #expect(Initials.hasDecorationASCII(" Dr. Who") == nil && Initials.hasDecorationASCII("Dr. Who ") == nil, "blanks around: split")
+        #expect(Initials.hasComma("Doe, John") && !Initials.hasComma("Doe John") && !Initials.hasComma("Zoë Lee"))
+    }
+
     @Test func uppercasingDoesNotDependOnTheLocale() {
         // Turkish rules would give "İ"; Unicode's default mapping gives "I".
         #expect(Initials.from(displayName: "ilker irmak") == "II")

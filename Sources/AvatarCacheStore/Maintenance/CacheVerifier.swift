@@ -157,7 +157,11 @@ public struct CacheVerifier: Sendable {
         }
     }
 
-    /// The apps' document reads, every file it names exists, and every user's entry is in it.
+    /// The apps' document reads, every file it names exists, and every user's entry is in
+    /// it. Walked as a stream (`MetadataScan`): a million users' document is never held.
+    /// The entries' keys are kept as 64-bit hashes (SipHash, seeded per process), 16 bytes
+    /// an entry however long its URL: a user's dangling entry escapes only if its hash
+    /// equals one of the n entries', a chance of n / 2^64.
     private func checkDocument(_ findings: inout Findings) {
         guard findings.sizes[CacheDirectory.metadataName] != nil else {
             if !findings.interrupted && findings.entries > 0 {
@@ -165,22 +169,45 @@ public struct CacheVerifier: Sendable {
             }
             return
         }
+        var held = Set<Int>()
+        // Users met before the entries (a document not written by avatar-cache, whose
+        // `users` come after `entries`), checked once the entries are known.
+        var early: [(id: String, key: String)] = []
+        var entriesSeen = false
+        var dangling: [(key: String, problem: Problem)] = []
+        var danglingUsers: [(id: String, key: String)] = []
+        let sizes = findings.sizes
         do {
-            let document = try MetadataDocument.read(directory)
-            outer: for (key, entry) in document.entries.sorted(by: { $0.key < $1.key }) {
-                for name in entry.distinctFilenames.sorted() where findings.sizes[name] == nil {
-                    findings.problems.append(Problem(kind: .documentDangling, subject: shownURL(key), detail: "metadata.json names \(name), which does not exist"))
-                    continue outer
+            _ = try MetadataScan.walk(directory, entry: { key, filenames in
+                entriesSeen = true
+                held.insert(Self.hashed(key))
+                if let name = filenames.sorted().first(where: { sizes[$0] == nil }) {
+                    dangling.append((key, Problem(kind: .documentDangling, subject: shownURL(key), detail: "metadata.json names \(name), which does not exist")))
                 }
-            }
-            // Each user's entry is one the document holds (a reader finds their files there).
-            for (id, user) in (document.users ?? [:]).sorted(by: { $0.key < $1.key }) {
-                guard let key = user.entry, document.entries[key] == nil else { continue }
-                findings.problems.append(Problem(kind: .documentDangling, subject: "user \(id)", detail: "metadata.json shows \(shownURL(key)), which it does not hold"))
-            }
+            }, user: { id, key in
+                guard let key else { return }
+                if !entriesSeen {
+                    early.append((id, key))
+                } else if !held.contains(Self.hashed(key)) {
+                    danglingUsers.append((id, key))
+                }
+            })
+            for (id, key) in early where !held.contains(Self.hashed(key)) { danglingUsers.append((id, key)) }
         } catch {
             findings.problems.append(Problem(kind: .documentUnreadable, subject: CacheDirectory.metadataName, detail: "\(error)"))
+            return
         }
+        findings.problems += dangling.sorted { $0.key < $1.key }.map(\.problem)
+        // Each user's entry is one the document holds (a reader finds their files there).
+        for (id, key) in danglingUsers.sorted(by: { $0.id < $1.id }) {
+            findings.problems.append(Problem(kind: .documentDangling, subject: "user \(id)", detail: "metadata.json shows \(shownURL(key)), which it does not hold"))
+        }
+    }
+
+    private static func hashed(_ key: String) -> Int {
+        var hasher = Hasher()
+        hasher.combine(key)
+        return hasher.finalize()
     }
 
     /// The index's running total is its files' sizes, and within the budget (a killed
