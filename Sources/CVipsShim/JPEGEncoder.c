@@ -8,36 +8,6 @@
 #include <jpeglib.h>
 #include <jerror.h>
 
-// A destination that grows one g_malloc'd buffer, which stays ours whatever happens
-// (jpeg_mem_dest's buffer moves as it grows, and only a finished image says where).
-struct cvipsshim_destination {
-    struct jpeg_destination_mgr manager;
-    unsigned char *buffer;
-    size_t size;
-};
-
-static void cvipsshim_destination_init(j_compress_ptr info) {
-    struct cvipsshim_destination *destination = (struct cvipsshim_destination *) info->dest;
-    destination->manager.next_output_byte = destination->buffer;
-    destination->manager.free_in_buffer = destination->size;
-}
-
-static boolean cvipsshim_destination_grow(j_compress_ptr info) {
-    struct cvipsshim_destination *destination = (struct cvipsshim_destination *) info->dest;
-    size_t used = destination->size;
-    unsigned char *larger = g_try_realloc(destination->buffer, used * 2);
-    if (!larger) ERREXIT1(info, JERR_OUT_OF_MEMORY, 0);
-    destination->buffer = larger;
-    destination->size = used * 2;
-    destination->manager.next_output_byte = larger + used;
-    destination->manager.free_in_buffer = destination->size - used;
-    return TRUE;
-}
-
-static void cvipsshim_destination_term(j_compress_ptr info) {
-    (void) info;
-}
-
 cvipsshim_status cvipsshim_jpeg_encode(VipsImage *in, int quality, void **buf, size_t *len) {
 #if !CVIPSSHIM_FAST_JPEG
     return CVIPSSHIM_NOT_APPLICABLE;
@@ -50,9 +20,6 @@ cvipsshim_status cvipsshim_jpeg_encode(VipsImage *in, int quality, void **buf, s
     VipsRegion *volatile region = NULL;
     destination.buffer = g_try_malloc(destination.size);
     if (!destination.buffer) { vips_error("jpeg", "out of memory"); return CVIPSSHIM_FAILED; }
-    destination.manager.init_destination = cvipsshim_destination_init;
-    destination.manager.empty_output_buffer = cvipsshim_destination_grow;
-    destination.manager.term_destination = cvipsshim_destination_term;
     info.err = cvipsshim_jpeg_errors(&error);
     if (setjmp(error.jump)) {
         jpeg_destroy_compress(&info);
@@ -62,7 +29,7 @@ cvipsshim_status cvipsshim_jpeg_encode(VipsImage *in, int quality, void **buf, s
         return CVIPSSHIM_FAILED;
     }
     jpeg_create_compress(&info);
-    info.dest = &destination.manager;
+    cvipsshim_destination_install(&info, &destination);
     info.image_width = (JDIMENSION) in->Xsize;
     info.image_height = (JDIMENSION) in->Ysize;
     info.input_components = in->Bands;

@@ -1,5 +1,6 @@
-// What the JPEG files share (JPEGErrors.c, JPEGCentreDecoder.c, JPEGCoefficientStore.c,
-// JPEGEncoder.c; internal: not part of the public headers).
+// What the JPEG files share (JPEGErrors.c, JPEGDestination.c, JPEGCentreDecoder.c,
+// JPEGCoefficientStore.c, JPEGEncoder.c, SmallJPEG.c; internal: not part of the public
+// headers).
 #ifndef CVIPSSHIM_JPEG_INTERNAL_H
 #define CVIPSSHIM_JPEG_INTERNAL_H
 
@@ -23,6 +24,19 @@ struct cvipsshim_jpeg_error {
 
 // Sets `error` up as `info`'s error manager and returns it for info->err.
 struct jpeg_error_mgr *cvipsshim_jpeg_errors(struct cvipsshim_jpeg_error *error);
+
+// A destination that grows one g_malloc'd buffer, which stays its owner's whatever happens
+// (jpeg_mem_dest's buffer moves as it grows, and only a finished image says where;
+// JPEGDestination.c): the owner sets `buffer` (g_malloc'd) and `size` before each
+// jpeg_start_compress; the image's bytes are then buffer[0 ..< size - manager.free_in_buffer].
+struct cvipsshim_destination {
+    struct jpeg_destination_mgr manager;
+    unsigned char *buffer;
+    size_t size;
+};
+
+// Makes `destination` `info`'s destination (info->dest), doubling its buffer when full.
+void cvipsshim_destination_install(j_compress_ptr info, struct cvipsshim_destination *destination);
 
 // The smallest libjpeg-turbo scale N (of N/8, N = 1…8) whose scaled short side still
 // has `target` pixels; 8 when none does (JPEGCentreDecoder.c).

@@ -29,9 +29,8 @@ struct small_state {
     size_t row_size;
     JSAMPROW *rows;
     size_t rows_count;
-    struct jpeg_destination_mgr destination;
-    unsigned char *output;
-    size_t output_size;
+    // The encoded bytes' buffer (g_malloc'd), kept from one photo to the next.
+    struct cvipsshim_destination destination;
 };
 
 static _Thread_local long long small_rendered;
@@ -51,7 +50,7 @@ static void small_state_free(void *pointer) {
     free(state->pixels);
     free(state->row);
     free(state->rows);
-    free(state->output);
+    g_free(state->destination.buffer);
     free(state);
 }
 
@@ -79,29 +78,6 @@ static int small_reserve(unsigned char **buffer, size_t *capacity, size_t size) 
     *buffer = malloc(size);
     *capacity = *buffer ? size : 0;
     return *buffer != NULL;
-}
-
-// The destination: the thread's output buffer, doubled when full.
-static void small_destination_init(j_compress_ptr info) {
-    struct small_state *state = (struct small_state *) info->client_data;
-    state->destination.next_output_byte = state->output;
-    state->destination.free_in_buffer = state->output_size;
-}
-
-static boolean small_destination_grow(j_compress_ptr info) {
-    struct small_state *state = (struct small_state *) info->client_data;
-    size_t used = state->output_size;
-    unsigned char *larger = realloc(state->output, used * 2);
-    if (!larger) ERREXIT1(info, JERR_OUT_OF_MEMORY, 0);
-    state->output = larger;
-    state->output_size = used * 2;
-    state->destination.next_output_byte = larger + used;
-    state->destination.free_in_buffer = state->output_size - used;
-    return TRUE;
-}
-
-static void small_destination_term(j_compress_ptr info) {
-    (void) info;
 }
 
 static unsigned int small_read16(const unsigned char *p, int big) {
@@ -183,11 +159,7 @@ cvipsshim_status cvipsshim_small_jpeg_render(const void *buf, size_t len, int sm
         encoder->err = cvipsshim_jpeg_errors(&state->encoder_error);
         if (setjmp(state->encoder_error.jump)) return CVIPSSHIM_NOT_APPLICABLE;   // out of memory
         jpeg_create_compress(encoder);
-        encoder->client_data = state;
-        state->destination.init_destination = small_destination_init;
-        state->destination.empty_output_buffer = small_destination_grow;
-        state->destination.term_destination = small_destination_term;
-        encoder->dest = &state->destination;
+        cvipsshim_destination_install(encoder, &state->destination);
         state->has_encoder = 1;
     }
     // Each call counts its own warnings.
@@ -249,13 +221,10 @@ cvipsshim_status cvipsshim_small_jpeg_render(const void *buf, size_t len, int sm
         state->rows_count = state->rows ? side : 0;
         if (!state->rows) return CVIPSSHIM_NOT_APPLICABLE;
     }
-    if (!state->output) {
-        state->output_size = 16384;
-        state->output = malloc(state->output_size);
-        if (!state->output) {
-            state->output_size = 0;
-            return CVIPSSHIM_NOT_APPLICABLE;
-        }
+    if (!state->destination.buffer) {
+        state->destination.buffer = g_try_malloc(16384);
+        if (!state->destination.buffer) return CVIPSSHIM_NOT_APPLICABLE;
+        state->destination.size = 16384;
     }
     if (setjmp(state->encoder_error.jump)) {
         small_reset(state, 1);
@@ -277,8 +246,8 @@ cvipsshim_status cvipsshim_small_jpeg_render(const void *buf, size_t len, int sm
     out->width = (int) width;
     out->height = (int) height;
     out->side = (int) side;
-    out->jpeg = state->output;
-    out->jpeg_length = state->output_size - state->destination.free_in_buffer;
+    out->jpeg = state->destination.buffer;
+    out->jpeg_length = state->destination.size - state->destination.manager.free_in_buffer;
     int placeholder = (int) side < CVIPSSHIM_SMALL_PLACEHOLDER_SIDE ? (int) side : CVIPSSHIM_SMALL_PLACEHOLDER_SIDE;
     out->placeholder_side = placeholder;
     cvipsshim_placeholder_rgb(state->pixels, (int) side, (int) side, 3, line, placeholder, placeholder_rgba, out->average);
