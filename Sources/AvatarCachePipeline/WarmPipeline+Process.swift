@@ -30,8 +30,8 @@ extension WarmPipeline {
                                      perHTTP1Host: configuration.maxConnectionsPerHost)
             let gate = DecodeMemoryGate(budgetBytes: configuration.maxDecodeMemory)
             pool = DecodeWorkerPool(threads: configuration.decodeThreads, gate: gate)
-            // Each thread mostly waits for the disk; two keep an fsync in flight while the
-            // next file is written, and more than the decoders would only queue on the journal.
+            // The batch's syncfs waits for the disk here, not on a decode thread (the files
+            // themselves are written by the decode thread that rendered them).
             files = DecodeWorkerPool(threads: max(2, configuration.decodeThreads), name: "files")
             writer = RenderWriter(
                 renderer: AvatarRenderer(tiers: configuration.tiers, outputFormat: configuration.outputFormat, quality: configuration.quality,
