@@ -193,19 +193,32 @@ struct HostPaceTests {
         for index in 0..<10 { server.setRoute("/p\(index).jpg", .statusWithHeaders(503, [("Retry-After", "3600")])) }
         var before = server.requests.count
         let second = try await WarmPipeline(configuration: configuration, logger: .test).run()
-        #expect(second.downloaded == 5 && second.failuresByClass == ["rateLimited": 10], "\(second.summary)")
-        // The plan's order: the /q first. Tasks started in order may reach the one request
-        // slot a little out of it, so the /q are compared as a set.
+        // The plan's order puts the /q first, but the download tasks, started in that order,
+        // may reach the one request slot a little out of it: a /p asked before the last /q
+        // fails the /q still waiting too. Whatever the order: one /p asked, its hour over
+        // the budget failing every photo still waiting, unasked.
         let asked = server.requests.dropFirst(before).map(\.path)
-        #expect(Set(asked.prefix(5)) == Set((0..<5).map { "/q\($0).jpg" }) && Array(asked.dropFirst(5)) == ["/p0.jpg"], "\(asked)")
-        // Next run: the ten go first, then the others.
+        let askedP = asked.filter { $0.hasPrefix("/p") }
+        #expect(askedP.count == 1, "\(asked)")
+        #expect(second.downloaded == asked.count - 1, "\(second.summary) \(asked)")
+        #expect(second.failuresByClass == ["rateLimited": 15 - second.downloaded], "\(second.summary)")
+        // Those failed out of budget are asked first on the next run: taken together, before
+        // the others (their mean place in the requests is earlier).
+        let failed = Set(urls.map { "/" + $0.split(separator: "/").last! }).subtracting(asked.filter { $0.hasPrefix("/q") })
         for index in 0..<10 { server.setRoute("/p\(index).jpg", fresh) }
         before = server.requests.count
         let third = try await WarmPipeline(configuration: configuration, logger: .test).run()
         #expect(third.downloaded == 15 && third.failed == 0 && third.skippedRecentlyFailed == 0, "\(third.summary)")
         let again = server.requests.dropFirst(before).map(\.path)
-        #expect(Set(again.prefix(10)) == Set((0..<10).map { "/p\($0).jpg" }) && Set(again.dropFirst(10)) == Set((0..<5).map { "/q\($0).jpg" }),
-                "\(again)")
+        let place = { (paths: Set<String>) -> Double in
+            let places = again.indices.filter { paths.contains(again[$0]) }
+            return Double(places.reduce(0, +)) / Double(max(1, places.count))
+        }
+        let others = Set(again).subtracting(failed)
+        #expect(again.count == 15 && failed.count >= 10)
+        #expect(others.isEmpty || place(failed) + 3 < place(others), "\(again)")
+        // With the /p first, most of the first ten requests are theirs.
+        #expect(again.prefix(10).filter { failed.contains($0) }.count >= 8, "\(again)")
     }
 
     @Test func aStoppedRunDoesNotWaitOutAHostsHold() async throws {
