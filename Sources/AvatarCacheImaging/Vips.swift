@@ -74,7 +74,7 @@ public enum Vips {
     }
 
     /// Reads and clears libvips' error buffer.
-    static func takeErrorMessage() -> String {
+    package static func takeErrorMessage() -> String {
         let message = String(cString: vips_error_buffer())
             .trimmingCharacters(in: .whitespacesAndNewlines)
             .replacingOccurrences(of: "\n", with: "; ")
@@ -106,7 +106,7 @@ package final class VipsImageRef {
     var isInMemory: Bool { cvipsshim_is_in_memory(pointer) != 0 }
 
     /// Runs one libvips operation that writes a new image to its out-parameter.
-    static func make(
+    package static func make(
         _ what: String,
         _ body: (UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> cvipsshim_status
     ) throws -> VipsImageRef {
@@ -119,7 +119,7 @@ package final class VipsImageRef {
         return VipsImageRef(out)
     }
 
-    func apply(
+    package func apply(
         _ what: String,
         _ body: (UnsafeMutablePointer<VipsImage>, UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> cvipsshim_status
     ) throws -> VipsImageRef {
@@ -129,7 +129,7 @@ package final class VipsImageRef {
     /// Renders the whole image into memory on this thread, so later operations read it
     /// more than once without decoding again. Of the header, only the interpretation,
     /// resolution and ICC profile are kept.
-    func copiedToMemory() throws -> VipsImageRef {
+    package func copiedToMemory() throws -> VipsImageRef {
         var out: UnsafeMutablePointer<VipsImage>?
         var status = cvipsshim_render_here(pointer, &out)
         if status == CVIPSSHIM_NOT_APPLICABLE { status = cvipsshim_copy_memory(pointer, &out) }

@@ -1,8 +1,8 @@
 import CVips
 import CVipsShim
 import Foundation
-@testable import AvatarCacheImaging
-@testable import AvatarCacheSupport
+import AvatarCacheImaging
+import AvatarCacheSupport
 
 /// Decoded 8-bit pixels of an encoded image, for comparing outputs in tests.
 package struct Pixels {

@@ -1,6 +1,6 @@
 import Foundation
 import AvatarCacheConfiguration
-@testable import AvatarCacheIndex
+import AvatarCacheIndex
 import AvatarCacheTestKit
 
 /// What the end-to-end tests share beyond the test kit: a run's configuration and what a

@@ -1,7 +1,7 @@
 import Foundation
 import AvatarCacheConfiguration
 import AvatarCacheFetching
-@testable import AvatarCacheIndex
+import AvatarCacheIndex
 import AvatarCacheSupport
 import AvatarCacheTestKit
 
