@@ -63,7 +63,8 @@ public struct AvatarRenderer: Sendable {
 
     /// `inline`: the bytes came with the export (an address book's photo), not from a
     /// download; only those may be TIFF.
-    public func render(_ data: [UInt8], inline: Bool = false) throws -> RenderedAvatar {
+    /// `accountPhotoTried`: `renderAccountPhoto` already declined it.
+    public func render(_ data: [UInt8], inline: Bool = false, accountPhotoTried: Bool = false) throws -> RenderedAvatar {
         try Vips.initialise()
         return try data.withUnsafeBytes { bytes in
             guard let format = ImageFormat.sniff(bytes) else {
@@ -75,8 +76,21 @@ public struct AvatarRenderer: Sendable {
             if format == .bmp && !inline {
                 throw ImagingError.unsupportedFormat("BMP image (decoded only when an export carries it inline, as Windows address books do)")
             }
-            if smallJPEGPath, format == .jpeg, crop == .centre, outputFormat == .jpeg, let small = renderSmallJPEG(bytes) { return small }
+            if !accountPhotoTried, takesAccountPhotos, format == .jpeg, let small = renderSmallJPEG(bytes) { return small }
             return try render(bytes, format: format)
+        }
+    }
+
+    private var takesAccountPhotos: Bool { smallJPEGPath && crop == .centre && outputFormat == .jpeg }
+
+    /// An account photo rendered on the calling thread, or nil for anything else (which
+    /// `render` then renders, told `accountPhotoTried`). Its work is a decode and an encode
+    /// of a few kilobytes, a fraction of a millisecond of CPU with nothing to wait for, so
+    /// it needs no decode thread; no libvips object is made.
+    public func renderAccountPhoto(_ data: [UInt8]) -> RenderedAvatar? {
+        guard takesAccountPhotos else { return nil }
+        return data.withUnsafeBytes { bytes in
+            ImageFormat.sniff(bytes) == .jpeg ? renderSmallJPEG(bytes) : nil
         }
     }
 

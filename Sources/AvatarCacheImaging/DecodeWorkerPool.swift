@@ -137,6 +137,15 @@ public final class DecodeWorkerPool: @unchecked Sendable {
         return busy.jobs == 0 ? nil : Double(busy.nanoseconds) / Double(busy.jobs) / 1e9
     }
 
+    /// A job of the pool's kind done on the caller's thread (an account photo,
+    /// `AvatarRenderer.renderAccountPhoto`), counted in `meanJobSeconds`.
+    public func count(jobOf nanoseconds: UInt64) {
+        condition.lock()
+        busy.nanoseconds += nanoseconds
+        busy.jobs += 1
+        condition.unlock()
+    }
+
     /// Lets the queued work finish, then ends the threads. Blocks until they have ended.
     public func shutdown() {
         condition.lock()

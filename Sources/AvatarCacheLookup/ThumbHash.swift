@@ -46,37 +46,43 @@ public enum ThumbHash {
         }
 
         // The cosines every term needs, each computed once (the same expressions as the
-        // reference's, so the same values): [k][x] = cos(π / side · k · (x + ½)).
+        // reference's, so the same values): cosY[k][y] = cos(π / h · k · (y + ½)), and
+        // cosX[x] lane k = cos(π / w · k · (x + ½)).
         let terms = 7   // the most any channel has: luminance without alpha
-        func cosines(_ side: Int) -> [[Double]] {
-            (0..<terms).map { k in (0..<side).map { cos(Double.pi / Double(side) * Double(k) * (Double($0) + 0.5)) } }
+        let cosY = (0..<terms).map { k in (0..<h).map { cos(Double.pi / Double(h) * Double(k) * (Double($0) + 0.5)) } }
+        let cosX = (0..<w).map { x in
+            var lanes = SIMD8<Double>()
+            for k in 0..<terms { lanes[k] = cos(Double.pi / Double(w) * Double(k) * (Double(x) + 0.5)) }
+            return lanes
         }
-        let cosX = cosines(w), cosY = cosines(h)
 
         // DCT: the constant term, and the varying ones scaled to 0…1.
         func channel(_ values: [Double], _ nx: Int, _ ny: Int) -> (dc: Double, ac: [Double], scale: Double) {
             var dc = 0.0, ac: [Double] = [], scale = 0.0
             for cy in 0..<ny {
-                var cx = 0
-                while cx * ny < nx * (ny - cy) {
-                    // In the reference's order of operations, so the rounding is its own.
-                    var f = 0.0
-                    values.withUnsafeBufferPointer { values in
-                        cosX[cx].withUnsafeBufferPointer { fx in
-                            for y in 0..<h {
-                                let fy = cosY[cy][y]
-                                for x in 0..<w { f += values[x + y * w] * fx[x] * fy }
-                            }
+                var terms = 0
+                while terms * ny < nx * (ny - cy) { terms += 1 }
+                // A row's terms summed side by side, one lane each: every lane adds the
+                // reference's products in the reference's order (value × cos x × cos y,
+                // row by row), so each sum is rounded as the reference rounds it; the
+                // lanes only keep the sums from waiting on one another.
+                var sums = SIMD8<Double>()
+                values.withUnsafeBufferPointer { values in
+                    cosX.withUnsafeBufferPointer { fx in
+                        for y in 0..<h {
+                            let fy = cosY[cy][y]
+                            for x in 0..<w { sums += SIMD8(repeating: values[x + y * w]) * fx[x] * fy }
                         }
                     }
-                    f /= Double(count)
+                }
+                for cx in 0..<terms {
+                    let f = sums[cx] / Double(count)
                     if cx > 0 || cy > 0 {
                         ac.append(f)
                         scale = max(scale, abs(f))
                     } else {
                         dc = f
                     }
-                    cx += 1
                 }
             }
             if scale > 0 {

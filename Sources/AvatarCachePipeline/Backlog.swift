@@ -1,4 +1,5 @@
 import AvatarCacheConfiguration
+import Dispatch
 /// The downloads' hold on memory: bodies being downloaded, and bodies downloaded but not
 /// yet decoded. A download is admitted (`admit`) only while there is room, and gives its
 /// place back once (`release`), whatever became of it.
@@ -43,6 +44,8 @@ actor Backlog {
         var slow = false
         /// Admitted beyond the bounds, for decode threads starving (`starving`).
         var extra = false
+        /// When it was admitted (uptime nanoseconds).
+        var admitted: UInt64 = 0
     }
 
     let limit: Int
@@ -64,6 +67,8 @@ actor Backlog {
     private var waitingBytes = 0
     private(set) var peakWaitingBytes = 0
     private var nextID = 0
+    /// One task marks the downloads that pass `slowAfter` (`watchSlow`), while any is under way.
+    private var watching = false
     /// Sizes known so far, for the mean a download counts for before its headers.
     private var sizedBytes = 0
     private var sizedCount = 0
@@ -111,7 +116,7 @@ actor Backlog {
         }
         nextID += 1
         let ticket = Ticket(id: nextID)
-        var place = Place(bytes: estimate)
+        var place = Place(bytes: estimate, admitted: DispatchTime.now().uptimeNanoseconds)
         if !withinBounds {
             place.extra = true
             extraHeld += 1
@@ -119,12 +124,33 @@ actor Backlog {
         }
         places[ticket.id] = place
         bytes += estimate
-        let slowAfter = slowAfter
-        Task {
-            try? await Task.sleep(nanoseconds: UInt64(slowAfter * 1e9))
-            self.markSlow(ticket)
+        if !watching {
+            watching = true
+            Task { await self.watchSlow() }
         }
         return ticket
+    }
+
+    /// Marks each download still under way `slowAfter` seconds after its admission, waking
+    /// at the next one due; ends when none is under way (`admit` starts it again). One task
+    /// for the run, not a task and a timer a download.
+    private func watchSlow() async {
+        let after = UInt64(slowAfter * 1e9)
+        while true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            var nextDue: UInt64?
+            var due: [Int] = []
+            for (id, place) in places where place.hold == nil && !place.slow {
+                let at = place.admitted + after
+                if at <= now { due.append(id) } else { nextDue = min(nextDue ?? at, at) }
+            }
+            for id in due { markSlow(Ticket(id: id)) }
+            guard let nextDue else {
+                watching = false
+                return
+            }
+            try? await Task.sleep(nanoseconds: nextDue - now)
+        }
     }
 
     /// The download's body will be `size` bytes (its `Content-Length`).

@@ -76,7 +76,7 @@ struct CommitStage: Sendable {
                 ])
             }
         }
-        await coordinator.forget(committed)
+        coordinator.forget(committed)
         return tally
     }
 

@@ -2,6 +2,7 @@ import AvatarCacheIndex
 import AvatarCacheLookup
 import AvatarCacheSupport
 import Foundation
+import Synchronization
 
 /// The files made from one content hash, and what they were made from.
 struct RenderedFiles: Sendable {
@@ -41,35 +42,80 @@ struct RenderedFiles: Sendable {
 /// per cache: reused from disk when already there (`known` asks the index), and shared
 /// between jobs that fetch identical bytes at the same time. What this run rendered is
 /// remembered only until the index has it (`forget`).
-actor RenderCoordinator {
+///
+/// The job that claims a content renders it in its own task; a job that brings the same
+/// bytes meanwhile waits for that render. A lock, not an actor: a photo passes through
+/// it without leaving its thread (two actor hops and a task of its own each, before).
+final class RenderCoordinator: Sendable {
+    private struct State {
+        var recent: [String: RenderedFiles] = [:]
+        /// Contents being rendered, and the jobs waiting for them.
+        var inFlight: [String: [CheckedContinuation<RenderedFiles?, Error>]] = [:]
+    }
+
     private let known: @Sendable (String) -> RenderedFiles?
-    private var recent: [String: RenderedFiles] = [:]
-    private var inFlight: [String: Task<RenderedFiles, Error>] = [:]
+    private let state = Mutex(State())
 
     init(known: @escaping @Sendable (String) -> RenderedFiles?) {
         self.known = known
     }
 
-    func files(for contentSHA256: String, render: @escaping @Sendable () async throws -> RenderedFiles) async throws -> RenderedFiles {
-        if var existing = recent[contentSHA256] ?? known(contentSHA256) {
-            existing.renderedNow = false
-            return existing
+    func files(for contentSHA256: String, render: @Sendable () async throws -> RenderedFiles) async throws -> RenderedFiles {
+        while true {
+            if var existing = state.withLock({ $0.recent[contentSHA256] }) ?? known(contentSHA256) {
+                existing.renderedNow = false
+                return existing
+            }
+            enum Claim { case rendered(RenderedFiles), renderedElsewhere, mine }
+            let claim = state.withLock { state -> Claim in
+                if let recent = state.recent[contentSHA256] { return .rendered(recent) }
+                if state.inFlight[contentSHA256] != nil { return .renderedElsewhere }
+                state.inFlight[contentSHA256] = []
+                return .mine
+            }
+            switch claim {
+            case .rendered(var existing):
+                existing.renderedNow = false
+                return existing
+            case .renderedElsewhere:
+                // Nil: that render failed before this job waited for it; look again.
+                let shared = try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<RenderedFiles?, Error>) in
+                    let result = state.withLock { state -> RenderedFiles?? in
+                        if state.inFlight[contentSHA256] != nil {
+                            state.inFlight[contentSHA256]!.append(waiter)
+                            return .none
+                        }
+                        return .some(state.recent[contentSHA256])
+                    }
+                    if case let .some(now) = result { waiter.resume(returning: now) }
+                }
+                if var shared {
+                    shared.renderedNow = false
+                    return shared
+                }
+            case .mine:
+                let result: RenderedFiles
+                do {
+                    result = try await render()
+                } catch {
+                    let waiters = state.withLock { $0.inFlight.removeValue(forKey: contentSHA256) } ?? []
+                    for waiter in waiters { waiter.resume(throwing: error) }
+                    throw error
+                }
+                let waiters = state.withLock { state in
+                    state.recent[contentSHA256] = result
+                    return state.inFlight.removeValue(forKey: contentSHA256) ?? []
+                }
+                for waiter in waiters { waiter.resume(returning: result) }
+                return result
+            }
         }
-        if let task = inFlight[contentSHA256] {
-            var shared = try await task.value
-            shared.renderedNow = false
-            return shared
-        }
-        let task = Task { try await render() }
-        inFlight[contentSHA256] = task
-        defer { inFlight[contentSHA256] = nil }
-        let result = try await task.value
-        recent[contentSHA256] = result
-        return result
     }
 
     /// The index now holds these contents' files.
     func forget(_ contents: [String]) {
-        for content in contents { recent[content] = nil }
+        state.withLock { state in
+            for content in contents { state.recent[content] = nil }
+        }
     }
 }

@@ -21,10 +21,24 @@ struct RenderWriter: Sendable {
 
     /// `inline`: the export carried the bytes (an address book may carry TIFF).
     func renderPhoto(_ bytes: [UInt8], contentSHA256: String, inline: Bool = false) async throws -> RenderedFiles {
+        // An account photo is made where its bytes are, in the calling task: its decode,
+        // encode and one small file write take less CPU than handing it to a decode thread
+        // and back (docs/performance-notes.md, "An account photo in one call").
+        let started = DispatchTime.now().uptimeNanoseconds
+        if let avatar = renderer.renderAccountPhoto(bytes) {
+            let files = try write(avatar.tiers, contentSHA256: contentSHA256, format: renderer.outputFormat)
+            // Its time joins the decode threads' mean, which sizes the requests window.
+            decoders.count(jobOf: DispatchTime.now().uptimeNanoseconds - started)
+            return rendered(avatar, files)
+        }
         let (avatar, written) = try await draw {
-            let avatar = try renderer.render(bytes, inline: inline)
+            let avatar = try renderer.render(bytes, inline: inline, accountPhotoTried: true)
             return (avatar, try write(avatar.tiers, contentSHA256: contentSHA256, format: renderer.outputFormat))
         }
+        return rendered(avatar, written)
+    }
+
+    private func rendered(_ avatar: RenderedAvatar, _ written: [String: CacheFile]) -> RenderedFiles {
         var rendered = RenderedFiles(format: avatar.format, sourceWidth: avatar.sourceWidth, sourceHeight: avatar.sourceHeight, files: written, renderedNow: true)
         rendered.warning = avatar.warning
         rendered.placeholder = avatar.placeholder

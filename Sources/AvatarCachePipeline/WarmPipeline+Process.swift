@@ -7,6 +7,7 @@ import AvatarCacheStore
 import AvatarCacheSupport
 import Foundation
 import Logging
+import Synchronization
 
 extension WarmPipeline {
     /// What the job stages share: one HTTP client, one decode pool, one file pool, one writer.
@@ -98,6 +99,10 @@ extension WarmPipeline {
         // A download's end, a job's end, or the commit clock: results wait at most
         // `commitInterval` for their commit, even while the jobs still running take minutes.
         enum Event { case downloaded(Downloaded), finished(Job, Result<Outcome, SourceFailure>), commitDue }
+        // The render stage's places (`concurrency`): a download that finds one free, with
+        // nothing queued for the stage, renders in its own task (one task a photo, no
+        // hand-back to this loop between its stages); the others queue here.
+        let renderPlaces = RenderPlaces(configuration.concurrency)
         try await withThrowingTaskGroup(of: Event.self) { group in
             var pendingFirst: Job? = first
             var done = 0, downloading = 0, rendering = 0
@@ -125,14 +130,24 @@ extension WarmPipeline {
                     }
                     downloading += 1
                     group.addTask {
-                        .downloaded(await self.download(job, url: url, sendMonicaToken: sendMonicaToken, fetcher: fetcher,
-                                                        limiter: limiter, backlog: backlog, pool: shared.pool,
-                                                        started: state.started))
+                        var item = await self.download(job, url: url, sendMonicaToken: sendMonicaToken, fetcher: fetcher,
+                                                       limiter: limiter, backlog: backlog, pool: shared.pool,
+                                                       started: state.started)
+                        if item.result == nil, !item.notStarted, renderPlaces.takeIfNoneQueued() {
+                            defer { renderPlaces.release() }
+                            item.result = try await self.render(item, coordinator: coordinator, writer: writer,
+                                                                backlog: backlog, started: state.started)
+                            item.photo = nil
+                            item.ticket = nil
+                        }
+                        return .downloaded(item)
                     }
                 }
             }
             func startRenders() {
-                while rendering < configuration.concurrency, toRenderHead < toRender.count, let item = toRender[toRenderHead] {
+                defer { renderPlaces.queued(toRender.count - toRenderHead) }
+                while toRenderHead < toRender.count, toRender[toRenderHead] != nil, renderPlaces.take() {
+                    let item = toRender[toRenderHead]!
                     toRender[toRenderHead] = nil
                     toRenderHead += 1
                     if toRenderHead == toRender.count {
@@ -144,8 +159,9 @@ extension WarmPipeline {
                     }
                     rendering += 1
                     group.addTask {
-                        .finished(item.job, try await self.render(item, coordinator: coordinator, writer: writer,
-                                                                  backlog: backlog, started: state.started))
+                        defer { renderPlaces.release() }
+                        return .finished(item.job, try await self.render(item, coordinator: coordinator, writer: writer,
+                                                                         backlog: backlog, started: state.started))
                     }
                 }
             }
@@ -177,6 +193,7 @@ extension WarmPipeline {
                         progressed()
                     } else {
                         toRender.append(item)
+                        renderPlaces.queued(toRender.count - toRenderHead)
                     }
                 case let .finished(job, result):
                     rendering -= 1
@@ -199,6 +216,33 @@ extension WarmPipeline {
         tally.hosts = limiter.hostReports()
         tally.peakBytesWaitingForDecode = await backlog.peakWaitingBytes
         return tally
+    }
+
+    /// The render stage's places, taken by the loop for the sources queued for it and by a
+    /// download task for its own body when nothing is queued (so the queued go first).
+    final class RenderPlaces: Sendable {
+        private let limit: Int
+        private let taken = Atomic<Int>(0)
+        private let waiting = Atomic<Int>(0)
+
+        init(_ limit: Int) { self.limit = limit }
+
+        func take() -> Bool {
+            var current = taken.load(ordering: .relaxed)
+            while current < limit {
+                let (exchanged, original) = taken.compareExchange(expected: current, desired: current + 1, ordering: .acquiringAndReleasing)
+                if exchanged { return true }
+                current = original
+            }
+            return false
+        }
+
+        func takeIfNoneQueued() -> Bool { waiting.load(ordering: .acquiring) == 0 && take() }
+
+        func release() { taken.subtract(1, ordering: .acquiringAndReleasing) }
+
+        /// How many wait in the loop's queue.
+        func queued(_ count: Int) { waiting.store(count, ordering: .releasing) }
     }
 
     /// Sources read beyond the requests in flight, waiting for their host's turn: enough

@@ -14,7 +14,7 @@
 #define SMALL_LONGEST_SIDE 4096
 
 // What a thread keeps between photos: a compressor (its tables and pools made once; every
-// image sets them anew), the square's pixels, a decoded row, the encoded bytes. The
+// image sets them anew), the decoded rows, their row pointers, the encoded bytes. The
 // decompressor is made for each photo: one kept would keep the last photo's quantization
 // and Huffman tables for a file that defines none, which a fresh one refuses or reads with
 // the standard ones, as the general path does.
@@ -25,8 +25,6 @@ struct small_state {
     int has_decoder, has_encoder;
     unsigned char *pixels;
     size_t pixels_size;
-    unsigned char *row;
-    size_t row_size;
     JSAMPROW *rows;
     size_t rows_count;
     // The encoded bytes' buffer (g_malloc'd), kept from one photo to the next.
@@ -48,7 +46,6 @@ static void small_state_free(void *pointer) {
     if (state->has_decoder) jpeg_destroy_decompress(&state->decoder);
     if (state->has_encoder) jpeg_destroy_compress(&state->encoder);
     free(state->pixels);
-    free(state->row);
     free(state->rows);
     g_free(state->destination.buffer);
     free(state);
@@ -78,6 +75,15 @@ static int small_reserve(unsigned char **buffer, size_t *capacity, size_t size) 
     *buffer = malloc(size);
     *capacity = *buffer ? size : 0;
     return *buffer != NULL;
+}
+
+// Makes room for `count` row pointers; 0 when out of memory.
+static int small_rows(struct small_state *state, size_t count) {
+    if (state->rows_count >= count) return 1;
+    free(state->rows);
+    state->rows = malloc(sizeof(JSAMPROW) * count);
+    state->rows_count = state->rows ? count : 0;
+    return state->rows != NULL;
 }
 
 static unsigned int small_read16(const unsigned char *p, int big) {
@@ -196,31 +202,27 @@ cvipsshim_status cvipsshim_small_jpeg_render(const void *buf, size_t len, int sm
     JDIMENSION cropLeft = left, columns = side;
     if (decoder->output_width > side) jpeg_crop_scanline(decoder, &cropLeft, &columns);
     unsigned int wantedLeft = left - cropLeft;
-    size_t line = (size_t) side * 3, stride = (size_t) decoder->output_width * 3;
-    if (!small_reserve(&state->pixels, &state->pixels_size, line * side) || !small_reserve(&state->row, &state->row_size, stride)) {
+    // Decoded in place, several rows a call, into rows `stride` apart; the square starts
+    // `wantedLeft` pixels into each (the crop keeps whole blocks), so no row is copied.
+    size_t stride = (size_t) decoder->output_width * 3;
+    if (!small_reserve(&state->pixels, &state->pixels_size, stride * side) || !small_rows(state, side)) {
         small_reset(state, 1);
         return CVIPSSHIM_NOT_APPLICABLE;
     }
+    for (unsigned int y = 0; y < side; y++) state->rows[y] = state->pixels + (size_t) y * stride;
     if (top > 0) jpeg_skip_scanlines(decoder, top);
-    for (unsigned int y = 0; y < side; y++) {
-        JSAMPROW rows[1] = { state->row };
-        if (jpeg_read_scanlines(decoder, rows, 1) != 1) {
+    while (decoder->output_scanline < top + side) {
+        unsigned int done = decoder->output_scanline - top;
+        if (jpeg_read_scanlines(decoder, state->rows + done, side - done) == 0) {
             small_reset(state, 0);
             return CVIPSSHIM_NOT_APPLICABLE;
         }
-        memcpy(state->pixels + (size_t) y * line, state->row + (size_t) wantedLeft * 3, line);
     }
     int warnings = state->decoder_error.warnings;
     small_reset(state, 0);
     if (warnings > 0) return CVIPSSHIM_NOT_APPLICABLE;
 
     // Encoded as cvipsshim_jpeg_encode encodes: libjpeg's defaults at `quality`.
-    if (state->rows_count < side) {
-        free(state->rows);
-        state->rows = malloc(sizeof(JSAMPROW) * side);
-        state->rows_count = state->rows ? side : 0;
-        if (!state->rows) return CVIPSSHIM_NOT_APPLICABLE;
-    }
     if (!state->destination.buffer) {
         state->destination.buffer = g_try_malloc(16384);
         if (!state->destination.buffer) return CVIPSSHIM_NOT_APPLICABLE;
@@ -237,7 +239,8 @@ cvipsshim_status cvipsshim_small_jpeg_render(const void *buf, size_t len, int sm
     jpeg_set_defaults(encoder);
     jpeg_set_quality(encoder, quality, TRUE);
     jpeg_start_compress(encoder, TRUE);
-    for (unsigned int y = 0; y < side; y++) state->rows[y] = state->pixels + (size_t) y * line;
+    unsigned char *square = state->pixels + (size_t) wantedLeft * 3;
+    for (unsigned int y = 0; y < side; y++) state->rows[y] = square + (size_t) y * stride;
     while (encoder->next_scanline < side) {
         jpeg_write_scanlines(encoder, state->rows + encoder->next_scanline, side - encoder->next_scanline);
     }
@@ -250,7 +253,7 @@ cvipsshim_status cvipsshim_small_jpeg_render(const void *buf, size_t len, int sm
     out->jpeg_length = state->destination.size - state->destination.manager.free_in_buffer;
     int placeholder = (int) side < CVIPSSHIM_SMALL_PLACEHOLDER_SIDE ? (int) side : CVIPSSHIM_SMALL_PLACEHOLDER_SIDE;
     out->placeholder_side = placeholder;
-    cvipsshim_placeholder_rgb(state->pixels, (int) side, (int) side, 3, line, placeholder, placeholder_rgba, out->average);
+    cvipsshim_placeholder_rgb(square, (int) side, (int) side, 3, stride, placeholder, placeholder_rgba, out->average);
     small_rendered++;
     return CVIPSSHIM_OK;
 }
