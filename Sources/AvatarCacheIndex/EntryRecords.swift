@@ -71,12 +71,38 @@ package enum EntryRecords {
         // Deleting the entry deletes its files' rows (ON DELETE CASCADE). A cached
         // statement: the query interface's deleteOne prepares its SQL anew each call.
         try db.cachedStatement(sql: "DELETE FROM entry WHERE key = ?").execute(arguments: [key])
-        try EntryRecord(key: key, entry: entry).insert(db)
+        try insert(db, EntryRecord(key: key, entry: entry))
         for (tier, file) in entry.files {
             guard let tier = Int(tier) else { continue }
-            try EntryFileRecord(entryKey: key, tier: tier, file: file).insert(db)
+            try insert(db, EntryFileRecord(entryKey: key, tier: tier, file: file))
         }
         return try unreferenced(db, previous.map(\.file))
+    }
+
+    /// The row as the record's `insert` writes it, through a cached statement: `insert`
+    /// encodes the record into a container and looks its statement up by its columns
+    /// each call, a good part of a warm's commits. An entry without a placeholder goes
+    /// the record's way (its row names no placeholder column: `EntryRecord.encode`).
+    private static func insert(_ db: Database, _ record: EntryRecord) throws {
+        guard let placeholder = record.placeholder else { return try record.insert(db) }
+        try db.cachedStatement(sql: insertEntrySQL)
+            .execute(arguments: [
+                record.key, record.kind.rawValue, record.contentSHA256, record.lastAccess.indexValue, record.fetchedAt.indexValue,
+                record.freshUntil?.indexValue, record.etag, record.lastModified, record.sourceBytes, record.sourceFormat?.rawValue,
+                record.sourceWidth, record.sourceHeight, placeholder.thumbHash, placeholder.color,
+            ])
+    }
+
+    private static let insertEntrySQL = insertSQL(EntryRecord.databaseTableName, EntryRecord.Columns.allCases.map(\.rawValue))
+    private static let insertFileSQL = insertSQL(EntryFileRecord.databaseTableName, EntryFileRecord.Columns.allCases.map(\.rawValue))
+
+    private static func insertSQL(_ table: String, _ columns: [String]) -> String {
+        "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+    }
+
+    private static func insert(_ db: Database, _ record: EntryFileRecord) throws {
+        try db.cachedStatement(sql: insertFileSQL)
+            .execute(arguments: [record.entryKey, record.tier, record.filename, record.width, record.height, record.fileSize, record.sha256])
     }
 
     /// Removes an entry; returns its files no other entry uses.
@@ -162,7 +188,8 @@ package enum FailureRecords {
     }
 
     package static func clear(_ db: Database, key: String) throws {
-        try FailureRow.deleteOne(db, key: key)
+        // A cached statement: `deleteOne` builds its SQL anew each call (every saved entry clears).
+        try db.cachedStatement(sql: "DELETE FROM failure WHERE key = ?").execute(arguments: [key])
     }
 
     /// Forgets failures whose retry time has come.

@@ -12,13 +12,16 @@ public enum ThumbHash {
     public static func encode(width w: Int, height h: Int, rgba: [UInt8]) -> [UInt8]? {
         guard w > 0, h > 0, w <= 100, h <= 100, rgba.count >= w * h * 4 else { return nil }
         let count = w * h
+        // The reference's alpha / 255 and alpha / 255 / 255 for each byte: the same
+        // divisions, made once (`unit`, `scaled`).
+        let unit = Self.unit, scaled = Self.scaled
         // The average colour, alpha-weighted.
         var avgR = 0.0, avgG = 0.0, avgB = 0.0, avgA = 0.0
         for i in 0..<count {
-            let alpha = Double(rgba[i * 4 + 3]) / 255
-            avgR += alpha / 255 * Double(rgba[i * 4])
-            avgG += alpha / 255 * Double(rgba[i * 4 + 1])
-            avgB += alpha / 255 * Double(rgba[i * 4 + 2])
+            let alpha = unit[Int(rgba[i * 4 + 3])], weight = scaled[Int(rgba[i * 4 + 3])]
+            avgR += weight * Double(rgba[i * 4])
+            avgG += weight * Double(rgba[i * 4 + 1])
+            avgB += weight * Double(rgba[i * 4 + 2])
             avgA += alpha
         }
         if avgA > 0 {
@@ -35,10 +38,10 @@ public enum ThumbHash {
         // LPQA, each pixel composited atop the average colour.
         var l = [Double](repeating: 0, count: count), p = l, q = l, a = l
         for i in 0..<count {
-            let alpha = Double(rgba[i * 4 + 3]) / 255
-            let r = avgR * (1 - alpha) + alpha / 255 * Double(rgba[i * 4])
-            let g = avgG * (1 - alpha) + alpha / 255 * Double(rgba[i * 4 + 1])
-            let b = avgB * (1 - alpha) + alpha / 255 * Double(rgba[i * 4 + 2])
+            let alpha = unit[Int(rgba[i * 4 + 3])], weight = scaled[Int(rgba[i * 4 + 3])]
+            let r = avgR * (1 - alpha) + weight * Double(rgba[i * 4])
+            let g = avgG * (1 - alpha) + weight * Double(rgba[i * 4 + 1])
+            let b = avgB * (1 - alpha) + weight * Double(rgba[i * 4 + 2])
             l[i] = (r + g + b) / 3
             p[i] = (r + g) / 2 - b
             q[i] = r - g
@@ -116,6 +119,10 @@ public enum ThumbHash {
         }
         return hash
     }
+
+    /// Byte / 255, and that / 255, as the reference computes them for each pixel.
+    private static let unit: [Double] = (0...255).map { Double($0) / 255 }
+    private static let scaled: [Double] = unit.map { $0 / 255 }
 
     /// A placeholder picture: straight (not premultiplied) RGBA, row by row.
     public struct Image: Sendable, Equatable {

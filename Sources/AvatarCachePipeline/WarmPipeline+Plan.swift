@@ -165,6 +165,8 @@ extension WarmPipeline {
     /// source with the same bytes) or from orphans found on disk.
     func knownFiles(forContent contentSHA256: String, state: RunState) -> RenderedFiles? {
         if let recovered = state.recovered[contentSHA256] { return recovered }
+        // Every file of a complete entry is on disk under its content's name.
+        guard state.hasFiles(forContent: contentSHA256) else { return nil }
         let entry = try? state.store.entries(withContent: contentSHA256).first { isComplete($0, state: state) }
         return entry.flatMap { $0 }.map(RenderedFiles.init)
     }

@@ -78,6 +78,10 @@ public final class WarmPipeline: Sendable {
         /// Cache files on disk with their sizes: the listing at the start, plus the files
         /// this run committed. Bounded by the budget (the cache's own files).
         private let sizes: Mutex<[String: Int64]>
+        /// The contents (SHA-256) those files were made from, the part of their names
+        /// before the tier: a content without a file has no complete entry to reuse, and
+        /// needs no question to the index (`hasFiles`).
+        private let contents: Mutex<Set<Substring>>
         /// Photos found on disk unreferenced (a run killed before it committed them),
         /// by content: re-used instead of decoded again.
         let recovered: [String: RenderedFiles]
@@ -91,6 +95,7 @@ public final class WarmPipeline: Sendable {
             self.store = store
             self.started = started
             self.sizes = Mutex(sizes)
+            contents = Mutex(Set(sizes.keys.map(Self.content(ofFile:))))
             self.recovered = recovered
             self.metadata = metadata
         }
@@ -98,7 +103,16 @@ public final class WarmPipeline: Sendable {
         func size(of name: String) -> Int64? { sizes.withLock { $0[name] } }
 
         func add(_ files: some Sequence<CacheFile>) {
+            let files = Array(files)
             sizes.withLock { sizes in for file in files { sizes[file.filename] = file.fileSize } }
+            contents.withLock { contents in for file in files { contents.insert(Self.content(ofFile: file.filename)) } }
+        }
+
+        /// Whether a cache file made from this content is on disk (or committed by this run).
+        func hasFiles(forContent content: String) -> Bool { contents.withLock { $0.contains(Substring(content)) } }
+
+        private static func content(ofFile name: String) -> Substring {
+            name.firstIndex(of: "-").map { name[..<$0] } ?? Substring(name)
         }
 
         func replaced(_ files: [String]) { replaced.withLock { $0.formUnion(files) } }
