@@ -161,7 +161,9 @@ public final class RequestLimiter: @unchecked Sendable {
             continuation.resume(returning: failure)
             return
         }
-        var entry = hosts[host] ?? Host(http1: host.hasPrefix("http://") || http1Hosts.contains(host))
+        // Taken out while it changes, so that its line is changed in place, not copied
+        // (a line a thousand long was copied for each request put in it and each taken out).
+        var entry = hosts.removeValue(forKey: host) ?? Host(http1: host.hasPrefix("http://") || http1Hosts.contains(host))
         if entry.waitingCount == 0 && entry.inFlight < cap(entry, host) && inFlight < window
             && !isHeld(host, now: DispatchTime.now().uptimeNanoseconds) {
             entry.inFlight += 1
@@ -216,9 +218,15 @@ public final class RequestLimiter: @unchecked Sendable {
         let now = paces.isEmpty ? 0 : DispatchTime.now().uptimeNanoseconds
         while inFlight < window, !turns.isEmpty, looked < turns.count {
             let host = turns.removeFirst()
-            guard var entry = hosts[host], entry.waitingCount > 0 else { continue }
+            // Taken out while it changes (its line changed in place, as in `wait`).
+            guard var entry = hosts.removeValue(forKey: host) else { continue }
+            guard entry.waitingCount > 0 else {
+                hosts[host] = entry
+                continue
+            }
             guard entry.inFlight < cap(entry, host), !isHeld(host, now: now) else {
                 // At its own cap, or held: its turn passes, it stays in line.
+                hosts[host] = entry
                 turns.append(host)
                 looked += 1
                 continue

@@ -307,7 +307,15 @@ public struct AvatarRenderer: Sendable {
     static func placeholder(rgba: [UInt8], side: Int, average: (Double, Double, Double)) -> Placeholder? {
         guard let hash = ThumbHash.encode(width: side, height: side, rgba: rgba) else { return nil }
         func byte(_ value: Double) -> Int { min(255, max(0, Int(value.rounded()))) }
-        let color = String(format: "#%02X%02X%02X", byte(average.0), byte(average.1), byte(average.2))
+        // "#RRGGBB", upper-case hex (as String(format: "#%02X%02X%02X") writes it, without
+        // Foundation's formatter, a few microseconds a photo).
+        let digits = Array("0123456789ABCDEF".utf8)
+        var hex: [UInt8] = [UInt8(ascii: "#")]
+        for value in [byte(average.0), byte(average.1), byte(average.2)] {
+            hex.append(digits[value >> 4])
+            hex.append(digits[value & 15])
+        }
+        let color = String(decoding: hex, as: UTF8.self)
         return Placeholder(thumbHash: Data(hash).base64EncodedString(), color: color)
     }
 
