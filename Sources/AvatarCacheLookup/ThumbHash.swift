@@ -51,13 +51,8 @@ public enum ThumbHash {
         // The cosines every term needs, each computed once (the same expressions as the
         // reference's, so the same values): cosY[k][y] = cos(π / h · k · (y + ½)), and
         // cosX[x] lane k = cos(π / w · k · (x + ½)).
-        let terms = 7   // the most any channel has: luminance without alpha
-        let cosY = (0..<terms).map { k in (0..<h).map { cos(Double.pi / Double(h) * Double(k) * (Double($0) + 0.5)) } }
-        let cosX = (0..<w).map { x in
-            var lanes = SIMD8<Double>()
-            for k in 0..<terms { lanes[k] = cos(Double.pi / Double(w) * Double(k) * (Double(x) + 0.5)) }
-            return lanes
-        }
+        let cosY = (h == Cosines.common.side ? Cosines.common : Cosines(side: h)).byTerm
+        let cosX = (w == Cosines.common.side ? Cosines.common : Cosines(side: w)).byPosition
 
         // DCT: the constant term, and the varying ones scaled to 0…1.
         func channel(_ values: [Double], _ nx: Int, _ ny: Int) -> (dc: Double, ac: [Double], scale: Double) {
@@ -118,6 +113,29 @@ public enum ThumbHash {
             }
         }
         return hash
+    }
+
+    /// The cosines of one side's terms, both ways round.
+    private struct Cosines {
+        let side: Int
+        /// [k][x]
+        let byTerm: [[Double]]
+        /// [x], lane k
+        let byPosition: [SIMD8<Double>]
+
+        init(side: Int) {
+            let terms = 7   // the most any channel has: luminance without alpha
+            self.side = side
+            byTerm = (0..<terms).map { k in (0..<side).map { cos(Double.pi / Double(side) * Double(k) * (Double($0) + 0.5)) } }
+            byPosition = (0..<side).map { x in
+                var lanes = SIMD8<Double>()
+                for k in 0..<terms { lanes[k] = cos(Double.pi / Double(side) * Double(k) * (Double(x) + 0.5)) }
+                return lanes
+            }
+        }
+
+        /// The placeholders' own side (the writer's pictures are 32 × 32 at most), made once.
+        static let common = Cosines(side: 32)
     }
 
     /// Byte / 255, and that / 255, as the reference computes them for each pixel.
