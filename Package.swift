@@ -150,7 +150,7 @@ let package = Package(
         ),
         .target(
             name: "AvatarCacheReporting",
-            dependencies: ["AvatarCacheIndex", "AvatarCacheModel", "AvatarCachePipeline", "AvatarCacheSupport"]
+            dependencies: ["AvatarCacheFetching", "AvatarCacheIndex", "AvatarCacheModel", "AvatarCachePipeline", "AvatarCacheSupport"]
         ),
         // The library: every layer above, re-exported (Exported.swift).
         .target(
@@ -323,6 +323,7 @@ let package = Package(
                 "AvatarCacheModel",
                 "AvatarCacheMonograms",
                 "AvatarCachePipeline",
+                "AvatarCacheReporting",
                 "AvatarCacheStore",
                 "AvatarCacheSupport",
                 "AvatarCacheTestKit",

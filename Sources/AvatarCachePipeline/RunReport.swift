@@ -130,11 +130,15 @@ public struct RunReport: Codable, Sendable {
         if !jobs.hosts.isEmpty { hosts = jobs.hosts }   // the limiter's, over the run
     }
 
-    /// The host whose limits slowed the run most (held longest, then refused most), if any did.
-    public var slowestHost: HostReport? {
+    /// The hosts whose limits slowed the run (held it, refused requests, or ran out of
+    /// `--max-host-wait`), most held first.
+    public var limitedHosts: [HostReport] {
         hosts.filter { $0.waitSeconds > 0 || $0.refusalCount > 0 || $0.outOfBudget != nil }
-            .max { ($0.waitSeconds, $0.refusalCount) < ($1.waitSeconds, $1.refusalCount) }
+            .sorted { ($0.waitSeconds, $0.refusalCount, $1.host) > ($1.waitSeconds, $1.refusalCount, $0.host) }
     }
+
+    /// The host whose limits slowed the run most (held longest, then refused most), if any did.
+    public var slowestHost: HostReport? { limitedHosts.first }
 
     /// "host https://gravatar.example:443 slowed the run: 11 refused (429 ×11), held 10.6 s,
     /// 1.02 answers a second".

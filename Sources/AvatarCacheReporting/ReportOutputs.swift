@@ -1,3 +1,4 @@
+import AvatarCacheFetching
 import AvatarCacheIndex
 import AvatarCacheModel
 import AvatarCachePipeline
@@ -36,6 +37,23 @@ public enum ReportOutputs {
         gauge("cache_bytes", "Bytes of all files in the cache after the run.", [("", Double(report.cacheBytes))])
         gauge("budget_bytes", "The cache budget.", [("", Double(report.budgetBytes))])
         gauge("evicted_entries", "Entries evicted by the prune.", [("", Double(report.evicted))])
+        // Per host, only the hosts whose limits slowed the run (a run over many hosts
+        // adds no series for the others).
+        let limited = report.limitedHosts
+        gauge("limited_hosts", "Hosts whose limits (429, 503, Retry-After, RateLimit) slowed the last run.", [("", Double(limited.count))])
+        if !limited.isEmpty {
+            func label(_ host: HostReport) -> String { "host=\"\(escaped(host.host))\"" }
+            gauge("host_requests", "Requests sent to a host whose limits slowed the run.",
+                  limited.map { ("{\(label($0))}", Double($0.requests)) })
+            gauge("host_refusals", "A limited host's refusals, by status.",
+                  limited.flatMap { host in host.refusals.sorted { $0.key < $1.key }.map { ("{\(label(host)),status=\"\(escaped($0.key))\"}", Double($0.value)) } })
+            gauge("host_wait_seconds", "Seconds a host's limits held its requests (against --max-host-wait).",
+                  limited.map { ("{\(label($0))}", $0.waitSeconds) })
+            gauge("host_requests_at_once", "The requests a limited host took at once at the end of the run.",
+                  limited.map { ("{\(label($0))}", Double($0.requestsAtOnce)) })
+            gauge("host_out_of_budget", "1 when a host's remaining photos failed: its limits went past --max-host-wait.",
+                  limited.map { ("{\(label($0))}", $0.outOfBudget == nil ? 0 : 1) })
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -57,8 +75,29 @@ public enum ReportOutputs {
             text += "\n| failure class | sources |\n|---|---|\n"
             for (name, count) in report.failuresByClass.sorted(by: { $0.key < $1.key }) { text += "| \(name) | \(count) |\n" }
         }
+        let limited = report.limitedHosts
+        if !limited.isEmpty {
+            text += "\n| host whose limits slowed the run | requests | refused | held | at once at the end | outcome |\n|---|---|---|---|---|---|\n"
+            for host in limited {
+                let refused = host.refusalCount == 0 ? "0" : "\(host.refusalCount) (\(host.refusalsText))"
+                let outcome = host.outOfBudget.map { "remaining photos failed: \(markdownCell($0))" } ?? ""
+                text += "| \(markdownCell(host.host)) | \(host.requests) | \(refused) | \(String(format: "%.1f s", host.waitSeconds)) |"
+                    + " \(host.requestsAtOnce) | \(outcome) |\n"
+            }
+        }
         if let interrupted = report.interrupted { text += "\nStopped early: \(interrupted).\n" }
         return text + "\n"
+    }
+
+    /// A label value as the Prometheus text format writes it: backslash, quote and newline escaped.
+    static func escaped(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    /// Text in a Markdown table cell: its pipes escaped, on one line.
+    static func markdownCell(_ value: String) -> String {
+        value.replacingOccurrences(of: "|", with: "\\|").replacingOccurrences(of: "\n", with: " ")
     }
 
     /// Writes a file next to its final place, flushes and renames it, so a reader (the

@@ -3,6 +3,7 @@ import Testing
 import AvatarCacheConfiguration
 import AvatarCacheFetching
 import AvatarCachePipeline
+import AvatarCacheReporting
 import AvatarCacheSupport
 import AvatarCacheTestKit
 import AvatarCacheTestSupport
@@ -141,6 +142,10 @@ struct HostPaceTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let first = try await WarmPipeline(configuration: configuration, logger: .test).run()
         #expect(first.downloaded == 20 && first.failed == 0)
+        // No host slowed it: no per-host lines.
+        let quiet = ReportOutputs.prometheus(first, exitCode: 0)
+        #expect(quiet.contains("avatar_cache_limited_hosts 0") && !quiet.contains("avatar_cache_host_"), "\(quiet)")
+        #expect(!ReportOutputs.markdown(first, exitCode: 0).contains("slowed the run"))
 
         // Now every photo is stale and the host answers 503 Retry-After: 3600.
         for index in 0..<20 { server.setRoute("/p\(index).jpg", .statusWithHeaders(503, [("Retry-After", "3600")])) }
@@ -160,6 +165,17 @@ struct HostPaceTests {
         let host = try #require(second.hosts.first { $0.host == hostKey(server) })
         #expect(host.outOfBudget == "the host asked us to wait 3,600 s; over --max-host-wait 1 s" && host.refusals == ["503": asked])
         #expect(second.summary.contains("host \(hostKey(server)) slowed the run") && second.summary.contains("over --max-host-wait"), "\(second.summary)")
+        // The metrics file and the step summary say it per host.
+        let key = hostKey(server)
+        let metrics = ReportOutputs.prometheus(second, exitCode: 3)
+        for line in ["avatar_cache_limited_hosts 1", "avatar_cache_host_requests{host=\"\(key)\"} \(host.requests)",
+                     "avatar_cache_host_refusals{host=\"\(key)\",status=\"503\"} \(asked)",
+                     "avatar_cache_host_out_of_budget{host=\"\(key)\"} 1", "avatar_cache_host_requests_at_once{host=\"\(key)\"} \(host.requestsAtOnce)"] {
+            #expect(metrics.contains(line + "\n"), "\(line) in \(metrics)")
+        }
+        let stepSummary = ReportOutputs.markdown(second, exitCode: 3)
+        #expect(stepSummary.contains("| \(key) | \(host.requests) | \(asked) (503 ×\(asked)) |")
+                && stepSummary.contains("| remaining photos failed: the host asked us to wait 3,600 s; over --max-host-wait 1 s |"), "\(stepSummary)")
         // Every profile still shows its cached photo.
         let metadata = try Fixtures.loadMetadata(configuration.cacheDirectory)
         for url in urls {
