@@ -3,13 +3,19 @@ import AvatarCacheIndex
 import AvatarCacheMonograms
 import AvatarCacheSupport
 import Foundation
+import Synchronization
 
 /// Renders a photo or a monogram and writes its tier files, on one decode pool thread,
 /// in one hand-off: a file is written to the page cache under a temporary name and
 /// renamed (tens of microseconds, no `fsync`), and is made durable with the batch's
 /// others by one `syncfs` on a file pool thread (`flush`), where the wait for the disk
 /// leaves no decode thread idle. Both are threads we own, so the blocking calls stay off
-/// the cooperative pool.
+/// the cooperative pool. The exception is an account photo, a fraction of a millisecond
+/// with nothing to wait for: it is made in the calling task, by one cooperative thread
+/// at a time (`inlinePlaces`), so that the others stay free for the network and the
+/// timers (a thread the cooperative pool queues behind renders runs nothing else), and
+/// only while such renders take under 2 ms (a build without optimisation, or a machine
+/// that slow, sends them to the decode threads).
 struct RenderWriter: Sendable {
     let renderer: AvatarRenderer
     let monograms: MonogramRenderer
@@ -18,21 +24,63 @@ struct RenderWriter: Sendable {
     let decoders: DecodeWorkerPool
     /// Writes the files (temporary file, rename; made durable a batch at a time by `flush`).
     let files: DecodeWorkerPool
+    /// Account photos being made in calling tasks: at most `limit` (one fewer than the
+    /// cooperative threads, one at least); the others go to the decode threads.
+    let inlinePlaces = InlinePlaces(limit: max(1, ProcessInfo.processInfo.activeProcessorCount - 1))
+
+    final class InlinePlaces: Sendable {
+        let limit: Int
+        private let taken = Atomic<Int>(0)
+        /// The recent renders' mean (nanoseconds, a running mean of eight), and the calls
+        /// turned away while it is over `slowest`: every 64th tries again, to follow it.
+        private let mean = Atomic<Int>(0)
+        private let turnedAway = Atomic<Int>(0)
+        static let slowest = 2_000_000
+
+        init(limit: Int) { self.limit = limit }
+
+        func take() -> Bool {
+            if mean.load(ordering: .relaxed) > Self.slowest,
+               turnedAway.wrappingAdd(1, ordering: .relaxed).newValue % 64 != 0 { return false }
+            var current = taken.load(ordering: .relaxed)
+            while current < limit {
+                let (exchanged, original) = taken.compareExchange(expected: current, desired: current + 1, ordering: .acquiringAndReleasing)
+                if exchanged { return true }
+                current = original
+            }
+            return false
+        }
+
+        func release() { taken.subtract(1, ordering: .acquiringAndReleasing) }
+
+        /// A render made in place took `nanoseconds`.
+        func took(_ nanoseconds: UInt64) {
+            let old = mean.load(ordering: .relaxed), new = Int(clamping: nanoseconds)
+            mean.store(old == 0 ? new : (old * 7 + new) / 8, ordering: .relaxed)
+        }
+    }
 
     /// `inline`: the export carried the bytes (an address book may carry TIFF).
     func renderPhoto(_ bytes: [UInt8], contentSHA256: String, inline: Bool = false) async throws -> RenderedFiles {
         // An account photo is made where its bytes are, in the calling task: its decode,
         // encode and one small file write take less CPU than handing it to a decode thread
         // and back (docs/performance-notes.md, "An account photo in one call").
-        let started = DispatchTime.now().uptimeNanoseconds
-        if let avatar = renderer.renderAccountPhoto(bytes) {
-            let files = try write(avatar.tiers, contentSHA256: contentSHA256, format: renderer.outputFormat)
-            // Its time joins the decode threads' mean, which sizes the requests window.
-            decoders.count(jobOf: DispatchTime.now().uptimeNanoseconds - started)
-            return rendered(avatar, files)
+        var tried = false
+        if inlinePlaces.take() {
+            defer { inlinePlaces.release() }
+            tried = true
+            let started = DispatchTime.now().uptimeNanoseconds
+            if let avatar = renderer.renderAccountPhoto(bytes) {
+                let files = try write(avatar.tiers, contentSHA256: contentSHA256, format: renderer.outputFormat)
+                // Its time joins the decode threads' mean, which sizes the requests window.
+                let took = DispatchTime.now().uptimeNanoseconds - started
+                decoders.count(jobOf: took)
+                inlinePlaces.took(took)
+                return rendered(avatar, files)
+            }
         }
-        let (avatar, written) = try await draw {
-            let avatar = try renderer.render(bytes, inline: inline, accountPhotoTried: true)
+        let (avatar, written) = try await draw { [tried] in
+            let avatar = try renderer.render(bytes, inline: inline, accountPhotoTried: tried)
             return (avatar, try write(avatar.tiers, contentSHA256: contentSHA256, format: renderer.outputFormat))
         }
         return rendered(avatar, written)
