@@ -29,29 +29,22 @@ struct RenderWriter: Sendable {
     let inlinePlaces = InlinePlaces(limit: max(1, ProcessInfo.processInfo.activeProcessorCount - 1))
 
     final class InlinePlaces: Sendable {
-        let limit: Int
-        private let taken = Atomic<Int>(0)
+        private let places: Places
         /// The recent renders' mean (nanoseconds, a running mean of eight), and the calls
         /// turned away while it is over `slowest`: every 64th tries again, to follow it.
         private let mean = Atomic<Int>(0)
         private let turnedAway = Atomic<Int>(0)
         static let slowest = 2_000_000
 
-        init(limit: Int) { self.limit = limit }
+        init(limit: Int) { places = Places(limit) }
 
         func take() -> Bool {
             if mean.load(ordering: .relaxed) > Self.slowest,
                turnedAway.wrappingAdd(1, ordering: .relaxed).newValue % 64 != 0 { return false }
-            var current = taken.load(ordering: .relaxed)
-            while current < limit {
-                let (exchanged, original) = taken.compareExchange(expected: current, desired: current + 1, ordering: .acquiringAndReleasing)
-                if exchanged { return true }
-                current = original
-            }
-            return false
+            return places.take()
         }
 
-        func release() { taken.subtract(1, ordering: .acquiringAndReleasing) }
+        func release() { places.release() }
 
         /// A render made in place took `nanoseconds`.
         func took(_ nanoseconds: UInt64) {

@@ -221,25 +221,16 @@ extension WarmPipeline {
     /// The render stage's places, taken by the loop for the sources queued for it and by a
     /// download task for its own body when nothing is queued (so the queued go first).
     final class RenderPlaces: Sendable {
-        private let limit: Int
-        private let taken = Atomic<Int>(0)
+        private let places: Places
         private let waiting = Atomic<Int>(0)
 
-        init(_ limit: Int) { self.limit = limit }
+        init(_ limit: Int) { places = Places(limit) }
 
-        func take() -> Bool {
-            var current = taken.load(ordering: .relaxed)
-            while current < limit {
-                let (exchanged, original) = taken.compareExchange(expected: current, desired: current + 1, ordering: .acquiringAndReleasing)
-                if exchanged { return true }
-                current = original
-            }
-            return false
-        }
+        func take() -> Bool { places.take() }
 
-        func takeIfNoneQueued() -> Bool { waiting.load(ordering: .acquiring) == 0 && take() }
+        func takeIfNoneQueued() -> Bool { waiting.load(ordering: .acquiring) == 0 && places.take() }
 
-        func release() { taken.subtract(1, ordering: .acquiringAndReleasing) }
+        func release() { places.release() }
 
         /// How many wait in the loop's queue.
         func queued(_ count: Int) { waiting.store(count, ordering: .releasing) }
