@@ -24,9 +24,20 @@ struct RenderWriter: Sendable {
     let decoders: DecodeWorkerPool
     /// Writes the files (temporary file, rename; made durable a batch at a time by `flush`).
     let files: DecodeWorkerPool
-    /// Account photos being made in calling tasks: at most `limit` (one fewer than the
-    /// cooperative threads, one at least); the others go to the decode threads.
-    let inlinePlaces = InlinePlaces(limit: max(1, ProcessInfo.processInfo.activeProcessorCount - 1))
+    /// Account photos being made in calling tasks: at most one fewer than the cooperative
+    /// threads (one at least) and no more than `--decode-threads`; the others go to the
+    /// decode threads.
+    let inlinePlaces: InlinePlaces
+
+    init(renderer: AvatarRenderer, monograms: MonogramRenderer, directory: CacheDirectory,
+         decoders: DecodeWorkerPool, files: DecodeWorkerPool) {
+        self.renderer = renderer
+        self.monograms = monograms
+        self.directory = directory
+        self.decoders = decoders
+        self.files = files
+        inlinePlaces = InlinePlaces(limit: max(1, min(decoders.threadCount, ProcessInfo.processInfo.activeProcessorCount - 1)))
+    }
 
     final class InlinePlaces: Sendable {
         private let places: Places
