@@ -94,6 +94,15 @@ final class RenderCoordinator: Sendable {
                     return shared
                 }
             case .mine:
+                // Its look at the index and its claim were two steps: the files may have
+                // been committed, and forgotten here, in between. Written again under the
+                // same names they would replace durable files with ones not yet synced.
+                if var existing = known(contentSHA256) {
+                    existing.renderedNow = false
+                    let waiters = state.withLock { $0.inFlight.removeValue(forKey: contentSHA256) } ?? []
+                    for waiter in waiters { waiter.resume(returning: existing) }
+                    return existing
+                }
                 let result: RenderedFiles
                 do {
                     result = try await render()

@@ -15,7 +15,9 @@ import Synchronization
 /// at a time (`inlinePlaces`), so that the others stay free for the network and the
 /// timers (a thread the cooperative pool queues behind renders runs nothing else), and
 /// only while such renders take under 2 ms (a build without optimisation, or a machine
-/// that slow, sends them to the decode threads).
+/// that slow, sends them to the decode threads). Its one small file is written there too:
+/// a write the kernel holds back (dirty pages while the batch's `syncfs` runs) holds that
+/// one thread, not the others.
 struct RenderWriter: Sendable {
     let renderer: AvatarRenderer
     let monograms: MonogramRenderer

@@ -109,11 +109,11 @@ public final class WarmPipeline: Sendable {
         }
 
         /// Whether a cache file made from this content is on disk (or committed by this run).
-        func hasFiles(forContent content: String) -> Bool { contents.withLock { $0.contains(Substring(content)) } }
+        func hasFiles(forContent content: String) -> Bool { contents.withLock { $0.contains(content.prefix(64)) } }
 
-        private static func content(ofFile name: String) -> Substring {
-            name.firstIndex(of: "-").map { name[..<$0] } ?? Substring(name)
-        }
+        /// A file's name up to the length of a content hash (64 hex digits): what
+        /// `isComplete` asks of its names (that they start with the content's hash).
+        private static func content(ofFile name: String) -> Substring { name.prefix(64) }
 
         func replaced(_ files: [String]) { replaced.withLock { $0.formUnion(files) } }
 
