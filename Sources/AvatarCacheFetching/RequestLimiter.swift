@@ -395,14 +395,7 @@ extension RequestLimiter {
             pace.exhausted = failure
             paces[host] = pace
             // Its line fails now: nothing of it waits for a slot it will never use.
-            var failed: [CheckedContinuation<SourceFailure?, Never>] = []
-            if var entry = hosts[host] {
-                failed = Array(entry.waiting[entry.head...])
-                entry.waiting = []
-                entry.head = 0
-                hosts[host] = entry.inFlight == 0 ? nil : entry
-                turns.removeAll { $0 == host }
-            }
+            let failed = takeLine(host)
             lock.unlock()
             for continuation in failed { continuation.resume(returning: failure) }
             return failure
@@ -426,16 +419,23 @@ extension RequestLimiter {
         holdsStopped = failure
         let now = DispatchTime.now().uptimeNanoseconds
         var failed: [CheckedContinuation<SourceFailure?, Never>] = []
-        for key in hosts.keys where isHeld(key, now: now) {
-            guard var entry = hosts[key], entry.waitingCount > 0 else { continue }
-            failed += entry.waiting[entry.head...]
-            entry.waiting = []
-            entry.head = 0
-            hosts[key] = entry.inFlight == 0 ? nil : entry
-            turns.removeAll { $0 == key }
+        for key in hosts.keys where isHeld(key, now: now) && (hosts[key]?.waitingCount ?? 0) > 0 {
+            failed += takeLine(key)
         }
         lock.unlock()
         for continuation in failed { continuation.resume(returning: failure) }
+    }
+
+    /// Empties `key`'s line (the host forgotten if nothing of it is in flight) and returns
+    /// the requests that waited in it, to be failed. Called locked.
+    private func takeLine(_ key: String) -> [CheckedContinuation<SourceFailure?, Never>] {
+        guard var entry = hosts.removeValue(forKey: key) else { return [] }
+        let line = Array(entry.waiting[entry.head...])
+        entry.waiting = []
+        entry.head = 0
+        if entry.inFlight > 0 { hosts[key] = entry }
+        turns.removeAll { $0 == key }
+        return line
     }
 
     /// A hold's time came: its host's line takes the free slots again.
