@@ -87,15 +87,16 @@ struct cvipsshim_block_array {
     JDIMENSION columns, rows, maxAccess;
     uint64_t kept;            // positions stored as values
     int keptCount;
+    int scaledSize;           // the component's transform size: which positions are kept
     unsigned char keptIndex[64];
     JCOEF *values;            // rows * columns * keptCount
     uint64_t *others;         // rows * columns: which of the other positions are non-zero
     JBLOCKROW block;          // the window: maxAccess rows of whole blocks
     JBLOCKARRAY windowRows;
     JDIMENSION windowStart, windowCount;
-    // What the window holds: a scan's band (the positions the scan reads and writes;
-    // nothing else in the window is meaningful) or, for the output pass, the kept
-    // positions with every other one 0.
+    // What the window holds: for a scan, every kept position and the scan's band (the
+    // positions it reads and writes; no other position is meaningful), or, for the
+    // output pass, the kept positions with every other one 0.
     int windowForOutput;
     uint64_t windowBand;
     int dirty;
@@ -152,6 +153,7 @@ static jvirt_barray_ptr cvipsshim_request(j_common_ptr info, int pool, boolean p
     array->rows = rows;
     array->maxAccess = maxAccess;
     array->kept = kept;
+    array->scaledSize = decompress->comp_info[component].DCT_scaled_size;
     for (int p = 0; p < 64; p++)
         if (array->kept & ((uint64_t) 1 << p)) array->keptIndex[array->keptCount++] = (unsigned char) p;
     return (jvirt_barray_ptr) array;
@@ -164,7 +166,8 @@ static void cvipsshim_realize(j_common_ptr info) {
         if (array->values) continue;
         size_t blocks = (size_t) array->columns * array->rows;
         // Zeroed: libjpeg's arrays are pre-zeroed for the progressive decoder.
-        array->values = calloc(blocks * array->keptCount, sizeof(JCOEF));
+        // Eight more: a row of stored values is read and written 8 at a time (`copy_kept`).
+        array->values = calloc(blocks * array->keptCount + 8, sizeof(JCOEF));
         array->others = calloc(blocks, sizeof(uint64_t));
         array->block = malloc((size_t) array->maxAccess * array->columns * sizeof(JBLOCK));
         array->windowRows = malloc((size_t) array->maxAccess * sizeof(JBLOCKROW));
@@ -223,57 +226,116 @@ long long cvipsshim_jpeg_compact_rows_packed(void) {
     return cvipsshim_rows_packed;
 }
 
-// The window band's kept positions: where each sits in a block and which stored value it
-// is. Locals, not fields: the stores into blocks cannot change them, so the loops keep
-// them in registers.
-static int cvipsshim_band_kept(const struct cvipsshim_block_array *array, int position[64], int value[64]) {
-    int count = 0;
-    for (int k = 0; k < array->keptCount; k++) {
-        if (array->windowBand & ((uint64_t) 1 << array->keptIndex[k])) {
-            position[count] = array->keptIndex[k];
-            value[count++] = k;
+// Every kept coefficient of a row of blocks copied to its stored values (`pack`) or back.
+// A block's kept positions are the rows x columns that `lines` names (the same for its
+// rows and its columns), stored row after row. With SSE2, a row of a block is moved 8
+// coefficients at a time: for the top-left N x N sets, its first N lanes; for the reduced
+// 4x4 transform's (columns 0-3 and 5-7), lanes 5-7 shifted down one. A stored row is
+// written as 8 values, the lanes past it landing on the next row's values, which that
+// row's store then overwrites; the last block of a block row has the rows whose 8 values
+// would pass its end written exactly, so the next block row's values (which the window
+// may not hold) are never touched.
+static inline __attribute__((always_inline)) void cvipsshim_copy_row(JBLOCKROW row, JCOEF *values, JDIMENSION columns,
+                                                                   int pack, const unsigned char *lines, int n,
+                                                                   int topLeft, int reduced4) {
+#if defined(__SSE2__)
+    if (topLeft || reduced4) {
+        // Lanes of a block row that hold kept values: 0..n-1, or 0-3 and 5-7.
+        const __m128i lanes = reduced4 ? _mm_setr_epi16(-1, -1, -1, -1, 0, -1, -1, -1)
+            : _mm_cmpgt_epi16(_mm_set1_epi16((short) n), _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7));
+        const __m128i low4 = _mm_setr_epi16(-1, -1, -1, -1, 0, 0, 0, 0);
+        for (JDIMENSION c = 0; c < columns; c++, values += n * n) {
+            JCOEF *block = row[c];
+            for (int r = 0; r < n; r++) {
+                JCOEF *line = block + lines[r] * 8, *stored = values + r * n;
+                if (pack) {
+                    __m128i v = _mm_loadu_si128((const __m128i *) line);
+                    if (reduced4) v = _mm_or_si128(_mm_and_si128(v, low4), _mm_andnot_si128(low4, _mm_srli_si128(v, 2)));
+                    if (c == columns - 1 && r * n + 8 > n * n) {
+                        JCOEF last[8];
+                        _mm_storeu_si128((__m128i *) last, v);
+                        memcpy(stored, last, (size_t) n * sizeof(JCOEF));
+                    } else {
+                        _mm_storeu_si128((__m128i *) stored, v);
+                    }
+                } else {
+                    __m128i v = _mm_loadu_si128((const __m128i *) stored);
+                    if (reduced4) v = _mm_or_si128(_mm_and_si128(v, low4), _mm_andnot_si128(low4, _mm_slli_si128(v, 2)));
+                    __m128i old = _mm_loadu_si128((const __m128i *) line);
+                    _mm_storeu_si128((__m128i *) line, _mm_or_si128(_mm_and_si128(v, lanes), _mm_andnot_si128(lanes, old)));
+                }
+            }
         }
+        return;
     }
-    return count;
+#endif
+    for (JDIMENSION c = 0; c < columns; c++, values += n * n) {
+        JCOEF *block = row[c];
+        for (int r = 0; r < n; r++)
+            for (int k = 0; k < n; k++) {
+                if (pack) values[r * n + k] = block[lines[r] * 8 + lines[k]];
+                else block[lines[r] * 8 + lines[k]] = values[r * n + k];
+            }
+    }
 }
 
+static void cvipsshim_copy_kept(const struct cvipsshim_block_array *array, JBLOCKROW row, JCOEF *values, int pack) {
+    // cvipsshim_idct_lines's sets, by transform size.
+    static const unsigned char one[] = { 0 }, reduced2[] = { 0, 1, 3, 5, 7 }, reduced4[] = { 0, 1, 2, 3, 5, 6, 7 },
+        natural[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+    JDIMENSION columns = array->columns;
+    switch (array->scaledSize) {
+    case 1: cvipsshim_copy_row(row, values, columns, pack, one, 1, 0, 0); break;
+    case 2: cvipsshim_copy_row(row, values, columns, pack, reduced2, 5, 0, 0); break;
+    case 3: cvipsshim_copy_row(row, values, columns, pack, natural, 3, 1, 0); break;
+    case 4: cvipsshim_copy_row(row, values, columns, pack, reduced4, 7, 0, 1); break;
+    case 5: cvipsshim_copy_row(row, values, columns, pack, natural, 5, 1, 0); break;
+    case 6: cvipsshim_copy_row(row, values, columns, pack, natural, 6, 1, 0); break;
+    case 7: cvipsshim_copy_row(row, values, columns, pack, natural, 7, 1, 0); break;
+    default: {
+        // Not reached: 8 and more keep every position, and are not compacted.
+        int n = array->keptCount;
+        for (JDIMENSION c = 0; c < columns; c++, values += n)
+            for (int k = 0; k < n; k++) {
+                if (pack) values[k] = row[c][array->keptIndex[k]];
+                else row[c][array->keptIndex[k]] = values[k];
+            }
+    }
+    }
+}
+
+// The window's blocks back into the store: every kept value (the window holds them all,
+// unpacked, and a scan changes only its band's), and which of the band's other positions
+// are non-zero.
 static void cvipsshim_pack_window(struct cvipsshim_block_array *array) {
     int n = array->keptCount;
     cvipsshim_rows_packed += array->windowCount;
     uint64_t otherBand = array->windowBand & ~array->kept;
-    int position[64], value[64];
-    int count = cvipsshim_band_kept(array, position, value);
     for (JDIMENSION r = 0; r < array->windowCount; r++) {
         size_t first = (size_t) (array->windowStart + r) * array->columns;
         JBLOCKROW row = array->windowRows[r];
-        JCOEF *values = array->values + first * n;
-        uint64_t *others = array->others + first;
-        for (JDIMENSION c = 0; c < array->columns; c++, values += n) {
-            const JCOEF *block = row[c];
-            for (int k = 0; k < count; k++) values[value[k]] = block[position[k]];
-            if (otherBand) others[c] = (others[c] & ~otherBand) | (cvipsshim_nonzero(block) & otherBand);
+        cvipsshim_copy_kept(array, row, array->values + first * n, 1);
+        if (otherBand) {
+            uint64_t *others = array->others + first;
+            for (JDIMENSION c = 0; c < array->columns; c++)
+                others[c] = (others[c] & ~otherBand) | (cvipsshim_nonzero(row[c]) & otherBand);
         }
     }
     array->dirty = 0;
 }
 
-// Fills the window for a scan (its band: the kept positions' values, the others' 1 or
+// Fills the window for a scan (every kept position's value, and the band's others 1 or
 // 0) or for the output pass (the kept positions' values; the rest of the window was
 // zeroed when the output pass began and is never written there).
 static void cvipsshim_unpack_window(struct cvipsshim_block_array *array) {
     int n = array->keptCount;
     int expand = !array->windowForOutput && (array->windowBand & ~array->kept);
-    int position[64], value[64];
-    int count = cvipsshim_band_kept(array, position, value);
     for (JDIMENSION r = 0; r < array->windowCount; r++) {
         size_t first = (size_t) (array->windowStart + r) * array->columns;
         JBLOCKROW row = array->windowRows[r];
-        const JCOEF *values = array->values + first * n;
-        for (JDIMENSION c = 0; c < array->columns; c++, values += n) {
-            JCOEF *block = row[c];
-            if (expand) cvipsshim_expand(array->others[first + c], block);
-            for (int k = 0; k < count; k++) block[position[k]] = values[value[k]];
-        }
+        if (expand)
+            for (JDIMENSION c = 0; c < array->columns; c++) cvipsshim_expand(array->others[first + c], row[c]);
+        cvipsshim_copy_kept(array, row, array->values + first * n, 0);
     }
 }
 
