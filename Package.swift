@@ -65,9 +65,11 @@ let package = Package(
             name: "CBuildStamp",
             cSettings: [.define("AVATAR_CACHE_COMMIT", to: "\"\(buildCommit)\"")]
         ),
-        // The bottom layers, one module each: the model, the vocabulary every layer
-        // shares, monograms (initials, colours, the spec); then the lookup (what the apps
-        // link, re-exporting nothing), then the index the writers share.
+        // The bottom layers, one module each: the model (with what an entry shows and its
+        // placeholder), the vocabulary every layer shares, monograms (initials, colours, the
+        // spec); then the lookup, what the apps link: a leaf that no layer builds on (it
+        // re-exports only the model's three types an answer holds); then the index the
+        // writers share.
         .target(name: "AvatarCacheModel"),
         .target(
             name: "AvatarCacheSupport",
@@ -88,11 +90,11 @@ let package = Package(
             name: "AvatarCacheLookup",
             dependencies: ["AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport", "CSQLite"]
         ),
-        // The index the writers share (GRDB), metadata.json, the lock; above the lookup.
+        // The index the writers share (GRDB), metadata.json, the lock.
         .target(
             name: "AvatarCacheIndex",
             dependencies: [
-                "AvatarCacheLookup", "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport",
+                "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport",
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
                 .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
                 .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
@@ -122,12 +124,12 @@ let package = Package(
         ),
         .target(
             name: "AvatarCacheImaging",
-            dependencies: ["AvatarCacheLookup", "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport", "CVips", "CVipsShim"]
+            dependencies: ["AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport", "CVips", "CVipsShim"]
         ),
         .target(
             name: "AvatarCacheStore",
             dependencies: [
-                "AvatarCacheIndex", "AvatarCacheLookup", "AvatarCacheModel", "AvatarCacheSupport",
+                "AvatarCacheIndex", "AvatarCacheModel", "AvatarCacheSupport",
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
                 .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
             ]
@@ -144,7 +146,7 @@ let package = Package(
             name: "AvatarCachePipeline",
             dependencies: [
                 "AvatarCacheConfiguration", "AvatarCacheExports", "AvatarCacheFetching", "AvatarCacheImaging", "AvatarCacheIndex",
-                "AvatarCacheLookup", "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheStore", "AvatarCacheSupport",
+                "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheStore", "AvatarCacheSupport",
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
             ]
         ),
@@ -157,7 +159,7 @@ let package = Package(
             name: "AvatarCache",
             dependencies: [
                 "AvatarCacheConfiguration", "AvatarCacheExports", "AvatarCacheFetching", "AvatarCacheImaging", "AvatarCacheIndex",
-                "AvatarCacheLookup", "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCachePipeline", "AvatarCacheReporting",
+                "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCachePipeline", "AvatarCacheReporting",
                 "AvatarCacheStore", "AvatarCacheSupport",
             ]
         ),

@@ -1,9 +1,10 @@
 // The lookup library timed as an app or a server uses it (scripts/bench-lookup): one
-// CacheLookup shared by THREADS threads, each answering users drawn at random from a
-// file of ids, every lookup timed on its own, for SECONDS seconds; then the percentiles.
-// Built against AvatarCacheLookup alone, as lookup-route is.
+// CacheLookup shared by THREADS threads (the synchronous answer), or by TASKS tasks (the
+// `async` answer, as a server's routes call it), each answering users drawn at random
+// from a file of ids, every lookup timed on its own, for SECONDS seconds; then the
+// percentiles. Built against AvatarCacheLookup alone, as lookup-route is.
 //
-//   lookup-bench --cache DIR --ids FILE [--seconds 10] [--threads 1] [--no-record]
+//   lookup-bench --cache DIR --ids FILE [--seconds 10] [--threads 1 | --tasks N] [--no-record]
 import AvatarCacheLookup
 import Foundation
 
@@ -15,11 +16,12 @@ func option(_ name: String) -> String? {
 
 guard let cache = option("cache"), let idsPath = option("ids"),
       let ids = try? String(contentsOfFile: idsPath, encoding: .utf8).split(separator: "\n").map(String.init), !ids.isEmpty else {
-    FileHandle.standardError.write(Data("usage: lookup-bench --cache DIR --ids FILE [--seconds 10] [--threads 1] [--no-record]\n".utf8))
+    FileHandle.standardError.write(Data("usage: lookup-bench --cache DIR --ids FILE [--seconds 10] [--threads 1 | --tasks N] [--no-record]\n".utf8))
     exit(64)
 }
 let seconds = Double(option("seconds") ?? "10") ?? 10
 let threads = Int(option("threads") ?? "1") ?? 1
+let tasks = option("tasks").flatMap { Int($0) }
 let lookup = try CacheLookup(cache: URL(fileURLWithPath: cache), recordsAccess: !CommandLine.arguments.contains("--no-record"))
 
 final class Samples: @unchecked Sendable {
@@ -30,7 +32,41 @@ final class Samples: @unchecked Sendable {
 let samples = Samples()
 let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
 let group = DispatchGroup()
-for thread in 0..<threads {
+if let tasks {
+    // The async answers, from `tasks` tasks on the concurrency pool.
+    group.enter()
+    Task {
+        await withTaskGroup(of: ([UInt64], Int).self) { running in
+            for _ in 0..<tasks {
+                running.addTask {
+                    var generator = SystemRandomNumberGenerator()
+                    var mine: [UInt64] = []
+                    mine.reserveCapacity(1 << 20)
+                    var failures = 0
+                    while DispatchTime.now().uptimeNanoseconds < deadline {
+                        let id = ids[Int.random(in: 0..<ids.count, using: &generator)]
+                        let start = DispatchTime.now().uptimeNanoseconds
+                        do {
+                            _ = try await lookup.answer(forUser: id, viewSize: 55, scale: 3)
+                        } catch {
+                            failures += 1
+                        }
+                        mine.append(DispatchTime.now().uptimeNanoseconds - start)
+                    }
+                    return (mine, failures)
+                }
+            }
+            for await (mine, failures) in running {
+                samples.lock.lock()
+                samples.nanoseconds += mine
+                samples.failures += failures
+                samples.lock.unlock()
+            }
+        }
+        group.leave()
+    }
+}
+for thread in 0..<(tasks == nil ? threads : 0) {
     group.enter()
     Thread.detachNewThread {
         var generator = SystemRandomNumberGenerator()
@@ -58,7 +94,8 @@ for thread in 0..<threads {
 group.wait()
 let sorted = samples.nanoseconds.sorted()
 func percentile(_ p: Double) -> Double { Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]) / 1000 }
-print(String(format: "%d lookups (%d threads, %.0f s, %d failed): p50 %.1f µs, p90 %.1f µs, p99 %.1f µs, p99.9 %.1f µs, slowest %.1f µs",
-             sorted.count, threads, seconds, samples.failures, percentile(0.5), percentile(0.9), percentile(0.99), percentile(0.999),
+let who = tasks.map { "\($0) tasks" } ?? "\(threads) threads"
+print("\(sorted.count) lookups (\(who), " + String(format: "%.0f s, %d failed): p50 %.1f µs, p90 %.1f µs, p99 %.1f µs, p99.9 %.1f µs, slowest %.1f µs",
+             seconds, samples.failures, percentile(0.5), percentile(0.9), percentile(0.99), percentile(0.999),
              Double(sorted.last ?? 0) / 1000))
 lookup.flush()

@@ -1,4 +1,3 @@
-import AvatarCacheLookup
 import AvatarCacheModel
 import AvatarCacheSupport
 import CVips
@@ -305,7 +304,7 @@ public struct AvatarRenderer: Sendable {
     /// A placeholder from a picture box-averaged to `side` × `side` straight RGBA and the
     /// whole picture's mean colour on white.
     static func placeholder(rgba: [UInt8], side: Int, average: (Double, Double, Double)) -> Placeholder? {
-        guard let hash = ThumbHash.encode(width: side, height: side, rgba: rgba) else { return nil }
+        guard let hash = ThumbHashEncoder.encode(width: side, height: side, rgba: rgba) else { return nil }
         func byte(_ value: Double) -> Int { min(255, max(0, Int(value.rounded()))) }
         // "#RRGGBB", upper-case hex (as String(format: "#%02X%02X%02X") writes it, without
         // Foundation's formatter, a few microseconds a photo).

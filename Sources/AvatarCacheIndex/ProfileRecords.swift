@@ -1,4 +1,3 @@
-import AvatarCacheLookup
 import AvatarCacheModel
 import AvatarCacheMonograms
 import Foundation

@@ -5,26 +5,6 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// What a profile shows: its photo, its monogram, or nothing cached yet.
-public enum AvatarKind: String, Codable, Sendable {
-    case photo, monogram, none
-}
-
-/// What an app draws while an avatar's file loads: a ThumbHash (photos; about 25 bytes,
-/// base64, keeping the picture's aspect and alpha) and the average colour of the picture
-/// as the tier shows it (alpha flattened on white), or a monogram's background colour.
-public struct Placeholder: Codable, Sendable, Hashable {
-    /// Base64 of a ThumbHash (decode it with ``ThumbHash/decode(base64:)``), or nil.
-    public var thumbHash: String?
-    /// "#RRGGBB".
-    public var color: String
-
-    public init(thumbHash: String? = nil, color: String) {
-        self.thumbHash = thumbHash
-        self.color = color
-    }
-}
-
 extension CacheLookup {
     /// What to draw for a user or a photo URL at one view size.
     ///
@@ -76,7 +56,8 @@ extension CacheLookup {
             placeholder = try container.decodeIfPresent(Placeholder.self, forKey: .placeholder)
         }
 
-        init(userID: String? = nil, photoURL: String? = nil, displayName: String? = nil, initials: String? = nil,
+        /// An answer as a lookup gives it: for an app's tests, or a route's own fallback.
+        public init(userID: String? = nil, photoURL: String? = nil, displayName: String? = nil, initials: String? = nil,
              glyph: MonogramGlyph? = nil, color: String? = nil, textColor: String? = nil, kind: AvatarKind,
              file: URL? = nil, tier: Int? = nil, side: Int? = nil, placeholder: Placeholder? = nil) {
             self.userID = userID

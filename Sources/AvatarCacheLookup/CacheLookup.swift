@@ -1,6 +1,7 @@
 import AvatarCacheModel
 import AvatarCacheMonograms
 import AvatarCacheSupport
+import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -27,25 +28,34 @@ import Darwin
 ///
 /// Open one per process and share it: it is `Sendable`, and opening is the slow part.
 /// An answer is a few indexed reads of the cache's SQLite index (tens of microseconds,
-/// `scripts/bench-lookup`), under a lock held only for them; a warm-up writing the same
-/// cache does not wait for it, nor it for the warm-up. A lookup counts as an access for
-/// the prune: recorded off the caller's path, in batches (``flush()``).
+/// `scripts/bench-lookup`) on a reader connection of its own: the lookup keeps a few
+/// (one per caller at once, up to `readers`), so callers on several threads or tasks do
+/// not queue behind one connection; a warm-up writing the same cache does not wait for
+/// them, nor they for the warm-up. In `async` code use the `async` answers: when every
+/// reader is busy they wait without holding a thread of the concurrency pool. A lookup
+/// counts as an access for the prune: recorded off the caller's path, in batches
+/// (``flush()``).
 public final class CacheLookup: Sendable {
     /// The cache directory.
     public let cache: URL
-    private let reader: LockedReader
+    private let readers: ReaderPool
     private let recorder: AccessRecorder?
 
     /// The name of the index in a cache directory.
     public static let indexName = "index.sqlite"
 
     /// Opens the cache in `cache` (a directory a warm-up wrote; a read-only one works).
-    /// - Parameter recordsAccess: whether lookups count as accesses for the prune
-    ///   (default true; a cache this process cannot write records nothing).
+    /// - Parameters:
+    ///   - recordsAccess: whether lookups count as accesses for the prune (default true;
+    ///     a cache this process cannot write records nothing).
+    ///   - readers: the reader connections kept open at most, one per lookup under way
+    ///     at once (default 16: a server's cores and then some; each is opened when the
+    ///     callers at once first need it). A synchronous caller that finds them all busy
+    ///     opens one for itself; an `async` one waits for one.
     /// - Throws: ``LookupError/notACache(directory:)``, ``LookupError/needsUpgrade(directory:reason:)``
     ///   (written before the index, or by a version too old to read as it is),
     ///   ``LookupError/damagedIndex(file:reason:)``.
-    public init(cache: URL, recordsAccess: Bool = true) throws {
+    public init(cache: URL, recordsAccess: Bool = true, readers: Int = 16) throws {
         self.cache = cache
         let file = cache.appendingPathComponent(Self.indexName)
         guard Self.hasIndex(cache) else {
@@ -54,7 +64,10 @@ public final class CacheLookup: Sendable {
             }
             throw LookupError.notACache(directory: cache)
         }
-        reader = LockedReader(try IndexReader(file: file, directory: cache))
+        // The first reader is opened now: a cache that cannot be read fails here.
+        readers = ReaderPool(first: try IndexReader(file: file, directory: cache), limit: max(1, readers)) {
+            try IndexReader(file: file, directory: cache)
+        }
         recorder = recordsAccess ? AccessRecorder(file: file) : nil
     }
 
@@ -94,29 +107,15 @@ public final class CacheLookup: Sendable {
     /// - Throws: ``LookupError/notFound(_:)`` when the cache holds no such user,
     ///   ``LookupError/invalidArgument(_:)``, ``LookupError/damagedIndex(file:reason:)``.
     public func answer(forUser id: String, viewSize: Double, scale: Int) throws -> Answer {
-        try check(viewSize: viewSize, scale: scale)
-        guard !id.isEmpty else { throw LookupError.invalidArgument("the user id is empty") }
-        let (answer, key) = try reader.withReader { reader -> (Answer, String?) in
-            try reader.read {
-                guard let profile = try reader.profile(id: id) else { throw LookupError.notFound("user \"\(id)\"") }
-                var answer = Self.answer(for: profile, asked: nil)
-                var shown: (key: String, entry: IndexReader.Entry)?
-                if let photo = profile.photoSource, let entry = try reader.entry(key: photo) {
-                    shown = (photo, entry)
-                    answer.kind = .photo
-                } else {
-                    let key = Self.monogram(of: profile).key
-                    if let entry = try reader.entry(key: key) {
-                        shown = (key, entry)
-                        answer.kind = .monogram
-                    }
-                }
-                fill(&answer, shown?.entry, viewSize: viewSize, scale: scale)
-                return (answer, shown?.key)
-            }
-        }
-        if let key { recorder?.record(key) }
-        return answer
+        try check(user: id, viewSize: viewSize, scale: scale)
+        return try recorded(try readers.withReader { try userAnswer($0, id, viewSize: viewSize, scale: scale) })
+    }
+
+    /// ``answer(forUser:viewSize:scale:)`` for `async` code (a server's route): when every
+    /// reader is busy it waits for one without holding a thread of the concurrency pool.
+    public func answer(forUser id: String, viewSize: Double, scale: Int) async throws -> Answer {
+        try check(user: id, viewSize: viewSize, scale: scale)
+        return try recorded(try await readers.withReader { try userAnswer($0, id, viewSize: viewSize, scale: scale) })
     }
 
     /// What to draw for the photo at `url` (the key the export gave: an http(s) URL, or
@@ -124,20 +123,88 @@ public final class CacheLookup: Sendable {
     /// - Throws: ``LookupError/notFound(_:)`` when no photo of that URL is cached,
     ///   ``LookupError/invalidArgument(_:)``, ``LookupError/damagedIndex(file:reason:)``.
     public func answer(forPhotoURL url: String, viewSize: Double, scale: Int) throws -> Answer {
-        try check(viewSize: viewSize, scale: scale)
-        guard !url.isEmpty else { throw LookupError.invalidArgument("the photo URL is empty") }
-        let answer = try reader.withReader { reader -> Answer in
+        try check(url: url, viewSize: viewSize, scale: scale)
+        return try recorded(try readers.withReader { try urlAnswer($0, url, viewSize: viewSize, scale: scale) })
+    }
+
+    /// ``answer(forPhotoURL:viewSize:scale:)`` for `async` code.
+    public func answer(forPhotoURL url: String, viewSize: Double, scale: Int) async throws -> Answer {
+        try check(url: url, viewSize: viewSize, scale: scale)
+        return try recorded(try await readers.withReader { try urlAnswer($0, url, viewSize: viewSize, scale: scale) })
+    }
+
+    /// Every tier of what user `id` shows (its photo, else its monogram), smallest first:
+    /// the sides ``tier(forViewPoints:scale:available:)`` chooses from, each with its
+    /// file. Empty when nothing is cached for the user yet. Not counted as an access.
+    /// - Throws: ``LookupError/notFound(_:)`` when the cache holds no such user.
+    public func tiers(forUser id: String) throws -> [Tier] {
+        try check(user: id, viewSize: 1, scale: 1)
+        return try readers.withReader { reader in
             try reader.read {
-                guard let entry = try reader.entry(key: url) else { throw LookupError.notFound("URL \(shownURL(url))") }
-                var answer = try reader.owner(ofSource: url).map { Self.answer(for: $0, asked: url) } ?? Answer(kind: .photo)
-                answer.photoURL = url
-                answer.kind = .photo
-                fill(&answer, entry, viewSize: viewSize, scale: scale)
-                return answer
+                guard let profile = try reader.profile(id: id) else { throw LookupError.notFound("user \"\(id)\"") }
+                guard let entry = try shown(reader, profile)?.entry else { return [] }
+                return entry.files.sorted { $0.key < $1.key }.map {
+                    Tier(tier: $0.key, side: $0.value.side, file: cache.appendingPathComponent($0.value.name))
+                }
             }
         }
-        recorder?.record(url)
-        return answer
+    }
+
+    /// The users in the cache, by id (byte order), `limit` at a time after `id` (nil: from
+    /// the first): `users(after: page.last)` gives the next page, an empty one the end.
+    public func users(after id: String? = nil, limit: Int = 1000) throws -> [String] {
+        guard limit > 0 else { throw LookupError.invalidArgument("the limit must be above 0 (got \(limit))") }
+        return try readers.withReader { reader in try reader.read { try reader.userIDs(after: id, limit: limit) } }
+    }
+
+    /// A tier of an entry: its nominal size in pixels, the file's actual side, the file.
+    public struct Tier: Sendable, Equatable, Hashable {
+        public var tier: Int
+        public var side: Int
+        public var file: URL
+
+        public init(tier: Int, side: Int, file: URL) {
+            self.tier = tier
+            self.side = side
+            self.file = file
+        }
+    }
+
+    private func userAnswer(_ reader: IndexReader, _ id: String, viewSize: Double, scale: Int) throws -> (Answer, String?) {
+        try reader.read {
+            guard let profile = try reader.profile(id: id) else { throw LookupError.notFound("user \"\(id)\"") }
+            var answer = Self.answer(for: profile, asked: nil)
+            let shown = try shown(reader, profile)
+            if let shown { answer.kind = shown.kind }
+            fill(&answer, shown?.entry, viewSize: viewSize, scale: scale)
+            return (answer, shown?.key)
+        }
+    }
+
+    /// The entry a profile shows: its photo's, else its monogram's.
+    private func shown(_ reader: IndexReader, _ profile: IndexReader.Profile) throws
+        -> (key: String, entry: IndexReader.Entry, kind: AvatarKind)? {
+        if let photo = profile.photoSource, let entry = try reader.entry(key: photo) { return (photo, entry, .photo) }
+        let key = Self.monogram(of: profile).key
+        if let entry = try reader.entry(key: key) { return (key, entry, .monogram) }
+        return nil
+    }
+
+    private func urlAnswer(_ reader: IndexReader, _ url: String, viewSize: Double, scale: Int) throws -> (Answer, String?) {
+        try reader.read {
+            guard let entry = try reader.entry(key: url) else { throw LookupError.notFound("URL \(shownURL(url))") }
+            var answer = try reader.owner(ofSource: url).map { Self.answer(for: $0, asked: url) } ?? Answer(kind: .photo)
+            answer.photoURL = url
+            answer.kind = .photo
+            fill(&answer, entry, viewSize: viewSize, scale: scale)
+            return (answer, url)
+        }
+    }
+
+    /// The answer, its entry's access recorded.
+    private func recorded(_ answered: (Answer, String?)) -> Answer {
+        if let key = answered.1 { recorder?.record(key) }
+        return answered.0
     }
 
     /// The apps' decode rule: a view of `points` needs a decode of max(points × 2, 110)
@@ -152,6 +219,16 @@ public final class CacheLookup: Sendable {
     public static let maximumViewSize = 100_000.0
     /// The pixels per point a lookup takes.
     public static let scales = 1...8
+
+    private func check(user id: String, viewSize: Double, scale: Int) throws {
+        try check(viewSize: viewSize, scale: scale)
+        guard !id.isEmpty else { throw LookupError.invalidArgument("the user id is empty") }
+    }
+
+    private func check(url: String, viewSize: Double, scale: Int) throws {
+        try check(viewSize: viewSize, scale: scale)
+        guard !url.isEmpty else { throw LookupError.invalidArgument("the photo URL is empty") }
+    }
 
     private func check(viewSize: Double, scale: Int) throws {
         guard viewSize.isFinite, viewSize > 0, viewSize <= Self.maximumViewSize else {
@@ -188,15 +265,82 @@ public final class CacheLookup: Sendable {
     }
 }
 
-/// The reader under a lock: SQLite's connection and its statements are one caller's at
-/// a time.
-private final class LockedReader: @unchecked Sendable {
-    private let lock = PlainLock()
-    private let reader: IndexReader
+/// The lookup's reader connections: a caller takes a free one, or opens one more while
+/// fewer than `limit` are open; past that a synchronous caller opens one for itself
+/// (closed after its read) and an `async` one waits for one to be handed back.
+private final class ReaderPool: Sendable {
+    private struct State: ~Copyable {
+        var free: [IndexReader]
+        var opened: Int
+        var waiting: [CheckedContinuation<IndexReader, Never>] = []
+    }
+    private let state: Mutex<State>
+    private let limit: Int
+    private let open: @Sendable () throws -> IndexReader
 
-    init(_ reader: IndexReader) { self.reader = reader }
+    init(first: IndexReader, limit: Int, open: @escaping @Sendable () throws -> IndexReader) {
+        state = Mutex(State(free: [first], opened: 1))
+        self.limit = limit
+        self.open = open
+    }
+
+    /// A free reader; or nil and a promise to open one (counted as open); or nil and no
+    /// promise (all `limit` are busy).
+    private func take() -> (reader: IndexReader?, mayOpen: Bool) {
+        state.withLock { state in
+            if let reader = state.free.popLast() { return (reader, false) }
+            guard state.opened < limit else { return (nil, false) }
+            state.opened += 1
+            return (nil, true)
+        }
+    }
+
+    private func opened() throws -> IndexReader {
+        do {
+            return try open()
+        } catch {
+            state.withLock { $0.opened -= 1 }
+            throw error
+        }
+    }
+
+    private func giveBack(_ reader: IndexReader) {
+        let waiter = state.withLock { state -> CheckedContinuation<IndexReader, Never>? in
+            if !state.waiting.isEmpty { return state.waiting.removeFirst() }
+            state.free.append(reader)
+            return nil
+        }
+        waiter?.resume(returning: reader)
+    }
 
     func withReader<T>(_ body: (IndexReader) throws -> T) throws -> T {
-        try lock.withLock { try body(reader) }
+        let (free, mayOpen) = take()
+        guard let reader = try free ?? (mayOpen ? opened() : nil) else {
+            // Every reader is busy: one of this caller's own, for this read.
+            return try body(try open())
+        }
+        defer { giveBack(reader) }
+        return try body(reader)
+    }
+
+    func withReader<T>(_ body: (IndexReader) throws -> T) async throws -> T {
+        let (free, mayOpen) = take()
+        let reader: IndexReader
+        if let free {
+            reader = free
+        } else if mayOpen {
+            reader = try opened()
+        } else {
+            reader = await withCheckedContinuation { (handed: CheckedContinuation<IndexReader, Never>) in
+                let now = state.withLock { state -> IndexReader? in
+                    if let reader = state.free.popLast() { return reader }
+                    state.waiting.append(handed)
+                    return nil
+                }
+                if let now { handed.resume(returning: now) }
+            }
+        }
+        defer { giveBack(reader) }
+        return try body(reader)
     }
 }

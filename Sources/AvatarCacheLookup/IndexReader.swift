@@ -15,14 +15,16 @@ import Foundation
 /// One read-only connection to a cache's `index.sqlite`, through SQLite's C API (no
 /// GRDB: the lookup library builds and links without it), with its few statements
 /// prepared once. The schema is the writers' (`CacheIndex.migrator`, AvatarCacheIndex):
-/// the tables `profile`, `entry` and `entryFile`, read by column name. Not thread-safe:
-/// `CacheLookup` holds it under a lock.
-final class IndexReader {
+/// the tables `profile`, `entry` and `entryFile`, read by column name. One caller at a
+/// time: `CacheLookup`'s pool hands it to one (unchecked Sendable: a C handle, moved
+/// between threads only through the pool's lock).
+final class IndexReader: @unchecked Sendable {
     private let connection: OpaquePointer
     private let profileStatement: OpaquePointer
     private let ownerStatement: OpaquePointer
     private let entryStatement: OpaquePointer
     private let filesStatement: OpaquePointer
+    private let usersStatement: OpaquePointer
     private let begin: OpaquePointer
     private let commit: OpaquePointer
     let file: URL
@@ -81,6 +83,7 @@ final class IndexReader {
             ownerStatement = try Self.prepare(handle, "SELECT id, displayName, initials, glyph, color, photoSource FROM profile WHERE photoSource = ?1 ORDER BY id LIMIT 1", file: file)
             entryStatement = try Self.prepare(handle, "SELECT kind, \(placeholder) FROM entry WHERE key = ?1", file: file)
             filesStatement = try Self.prepare(handle, "SELECT tier, filename, width FROM entryFile WHERE entryKey = ?1", file: file)
+            usersStatement = try Self.prepare(handle, "SELECT id FROM profile WHERE id > ?1 ORDER BY id LIMIT ?2", file: file)
             begin = try Self.prepare(handle, "BEGIN", file: file)
             commit = try Self.prepare(handle, "COMMIT", file: file)
         } catch {
@@ -90,7 +93,7 @@ final class IndexReader {
     }
 
     deinit {
-        for statement in [profileStatement, ownerStatement, entryStatement, filesStatement, begin, commit] {
+        for statement in [profileStatement, ownerStatement, entryStatement, filesStatement, usersStatement, begin, commit] {
             sqlite3_finalize(statement)
         }
         sqlite3_close_v2(connection)
@@ -111,6 +114,19 @@ final class IndexReader {
     /// The first user (by id) whose photo is `source`.
     func owner(ofSource source: String) throws -> Profile? {
         try profile(ownerStatement, source)
+    }
+
+    /// Up to `limit` user ids after `id` (nil: from the first), in the index's order.
+    func userIDs(after id: String?, limit: Int) throws -> [String] {
+        defer { sqlite3_reset(usersStatement); sqlite3_clear_bindings(usersStatement) }
+        // Every id sorts after the empty string but the empty one, which no profile has.
+        _ = Self.bindText(usersStatement, 1, id ?? "")
+        sqlite3_bind_int64(usersStatement, 2, Int64(limit))
+        var ids: [String] = []
+        while try row(usersStatement) {
+            if let id = text(usersStatement, 0) { ids.append(id) }
+        }
+        return ids
     }
 
     func entry(key: String) throws -> Entry? {

@@ -160,6 +160,13 @@ public struct Lookup: AsyncParsableCommand {
         return exitCode(for: error)
     }
 
+    /// Whether `error` says the user or URL asked for is not in the cache (exit 66): the
+    /// engine asks this of the errors it prints, and links the lookup library only here.
+    public static func isNotInCache(_ error: Error) -> Bool {
+        if case LookupError.notFound = error { return true }
+        return false
+    }
+
     public static func exitCode(for error: Error) -> ExitCode {
         switch error {
         case LookupError.notFound: return notInCache

@@ -2,7 +2,7 @@ import AvatarCacheConfiguration
 import AvatarCacheFetching
 import AvatarCacheImaging
 import AvatarCacheIndex
-import AvatarCacheLookup
+import AvatarCacheModel
 import AvatarCacheStore
 import AvatarCacheSupport
 import Foundation

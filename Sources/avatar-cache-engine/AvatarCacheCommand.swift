@@ -89,7 +89,7 @@ enum ExitCodes {
         case is ConfigurationError, is ImagingError, is PipelineFile.Error, is PipelineFile.Errors: return usage
         case is ExportError: return unreadableExport
         case is CacheLockedError: return locked
-        case LookupError.notFound: return notInCache
+        case _ where Lookup.isNotInCache(error): return notInCache
         default: return cacheUnusable
         }
     }

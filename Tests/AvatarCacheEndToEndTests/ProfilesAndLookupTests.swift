@@ -163,6 +163,69 @@ import AvatarCacheTestSupport
         }
     }
 
+    /// What an app builds on beyond one answer: its users a page at a time, an entry's
+    /// tiers with their files, the async answers (tasks sharing one lookup, more of them
+    /// than its readers), and an answer of its own making.
+    @Test func theLibraryListsUsersAndTiersAndAnswersFromTasks() async throws {
+        let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("retina.jpg"))])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("lookup-api")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = directory.appendingPathComponent("cache")
+        let users = (0..<25).map { (id: String(format: "u%02d", $0), name: "Pat Doe \($0)", url: $0 % 5 == 0 ? server.url("/a.jpg") : nil) }
+        let export = try Fixtures.writeUsersExport(users, in: directory)
+        _ = try await warm(Fixtures.configuration(exports: [export], cache: cache))
+        let lookup = try CacheLookup(cache: cache, recordsAccess: false, readers: 1)
+
+        // Pages of 7 give every user once, in order, and end with an empty page.
+        var listed: [String] = [], page = try lookup.users(limit: 7)
+        while !page.isEmpty {
+            #expect(page.count <= 7)
+            listed += page
+            page = try lookup.users(after: page.last, limit: 7)
+        }
+        #expect(listed == users.map(\.id))
+        #expect(throws: LookupError.self) { try lookup.users(limit: 0) }
+
+        // The tiers of a photo and of a monogram: the answer's file is among them.
+        for (id, kind) in [("u00", AvatarKind.photo), ("u01", .monogram)] {
+            let tiers = try lookup.tiers(forUser: id)
+            #expect(tiers.map(\.tier) == [330, 900], "\(id)")
+            #expect(tiers.allSatisfy { FileManager.default.fileExists(atPath: $0.file.path) }, "\(id)")
+            let answer = try lookup.answer(forUser: id, viewSize: 55, scale: 3)
+            #expect(answer.kind == kind && tiers.contains { $0.file == answer.file && $0.tier == answer.tier }, "\(id)")
+            let chosen = CacheLookup.tier(forViewPoints: 150, scale: 3, available: tiers.map(\.tier))
+            #expect(chosen == 900)
+        }
+        #expect(throws: LookupError.self) { try lookup.tiers(forUser: "nobody") }
+
+        // 8 tasks on 1 reader (on 2 cores, 2 at once: one waits): every async answer is the
+        // synchronous one.
+        let expected = try Dictionary(uniqueKeysWithValues: users.map { ($0.id, try lookup.answer(forUser: $0.id, viewSize: 55, scale: 3)) })
+        let mismatches = try await withThrowingTaskGroup(of: Int.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var wrong = 0
+                    for round in 0..<50 {
+                        let id = users[(task * 7 + round) % users.count].id
+                        if try await lookup.answer(forUser: id, viewSize: 55, scale: 3) != expected[id] { wrong += 1 }
+                    }
+                    return wrong
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
+        await #expect(throws: LookupError.self) { try await lookup.answer(forUser: "nobody", viewSize: 55, scale: 3) }
+        let byURL = try await lookup.answer(forPhotoURL: server.url("/a.jpg"), viewSize: 55, scale: 3)
+        #expect(byURL.kind == .photo && byURL.userID == "u00")
+
+        // An app's own answer, from the types the library names.
+        let made = CacheLookup.Answer(userID: "x", initials: "", glyph: MonogramGlyph.person, kind: .none,
+                                      placeholder: Placeholder(color: "#336699"))
+        #expect(made.kind == .none && made.placeholder?.color == "#336699" && made.file == nil)
+    }
+
     @Test func everySampleExportWarmsIntoACompleteCache() async throws {
         // The three systems' samples, photos served on loopback as the demo does.
         let samples = try SampleExports(label: "samples", monicaOnLocalhost: false)

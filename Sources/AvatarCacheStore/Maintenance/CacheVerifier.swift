@@ -1,5 +1,5 @@
 import AvatarCacheIndex
-import AvatarCacheLookup
+import AvatarCacheModel
 import AvatarCacheSupport
 import Foundation
 import GRDB
