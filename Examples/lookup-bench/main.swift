@@ -57,10 +57,10 @@ if let tasks {
                 }
             }
             for await (mine, failures) in running {
-                samples.lock.lock()
-                samples.nanoseconds += mine
-                samples.failures += failures
-                samples.lock.unlock()
+                samples.lock.withLock {
+                    samples.nanoseconds += mine
+                    samples.failures += failures
+                }
             }
         }
         group.leave()

@@ -65,7 +65,7 @@ public final class CacheLookup: Sendable {
             throw LookupError.notACache(directory: cache)
         }
         // The first reader is opened now: a cache that cannot be read fails here.
-        readers = ReaderPool(first: try IndexReader(file: file, directory: cache), limit: max(1, readers)) {
+        self.readers = ReaderPool(first: try IndexReader(file: file, directory: cache), limit: max(1, readers)) {
             try IndexReader(file: file, directory: cache)
         }
         recorder = recordsAccess ? AccessRecorder(file: file) : nil

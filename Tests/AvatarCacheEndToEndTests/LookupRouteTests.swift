@@ -64,8 +64,8 @@ import Testing
         let cache = directory.appendingPathComponent("cache")
         _ = try await WarmPipeline(configuration: Fixtures.configuration(exports: [export], cache: cache), logger: .test).run()
         let expected = try CacheLookup(cache: cache, recordsAccess: false)
-        let photo = try expected.answer(forUser: "p", viewSize: 55, scale: 3)
-        let monogram = try expected.answer(forUser: "m", viewSize: 55, scale: 3)
+        let photo = try await expected.answer(forUser: "p", viewSize: 55, scale: 3)
+        let monogram = try await expected.answer(forUser: "m", viewSize: 55, scale: 3)
         let photoFile = try #require(photo.file)
         let monogramFile = try #require(monogram.file)
 
@@ -93,7 +93,7 @@ import Testing
             let withNUL = try await get(client, route.base + "/avatars/p%00x")
             #expect(withNUL.status == 404, "an id with a NUL byte is another id, not \"p\"")
             let larger = try await get(client, route.base + "/avatars/p?size=200&scale=3", headers: [("If-None-Match", etag)])
-            let largerFile = try #require(try expected.answer(forUser: "p", viewSize: 200, scale: 3).file)
+            let largerFile = try await #require(try expected.answer(forUser: "p", viewSize: 200, scale: 3).file)
             #expect(largerFile != photoFile, "the 900 px tier has a file of its own")
             #expect(larger.status == 200 && larger.headers["ETag"].first != etag, "another tier, another validator")
 

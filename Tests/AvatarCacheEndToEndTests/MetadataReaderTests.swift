@@ -77,7 +77,7 @@ import AvatarCacheTestSupport
         // A URL, as `lookup --url`.
         let photoUser = try #require(answers.values.first { $0.kind == .photo && $0.photoURL != nil })
         let byURL = try Self.python([cache.path, "--url", photoUser.photoURL!])
-        let viaLibrary = try CacheLookup(cache: cache, recordsAccess: false)
+        let viaLibrary = try await CacheLookup(cache: cache, recordsAccess: false)
             .answer(forPhotoURL: photoUser.photoURL!, viewSize: 55, scale: 3)
         #expect(try JSONDecoder().decode(CacheLookup.Answer.self, from: Data(byURL.stdout.utf8)) == viaLibrary)
         #expect(try Self.python([cache.path, "--user", "nobody-at-all"]).status == 66)

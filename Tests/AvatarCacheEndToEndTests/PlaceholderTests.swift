@@ -171,9 +171,9 @@ import AvatarCacheTestSupport
                 #expect(entry.placeholder?.thumbHash == nil && entry.placeholder?.color.hasPrefix("#") == true)
             }
             let lookup = try CacheLookup(cache: cache)
-            let monogram = try lookup.answer(forUser: "nobody", viewSize: 55, scale: 3)
+            let monogram = try await lookup.answer(forUser: "nobody", viewSize: 55, scale: 3)
             #expect(monogram.kind == .monogram && monogram.placeholder == Placeholder(color: monogram.color!))
-            let photo = try lookup.answer(forUser: "u0", viewSize: 55, scale: 3)
+            let photo = try await lookup.answer(forUser: "u0", viewSize: 55, scale: 3)
             #expect(photo.kind == .photo && photo.placeholder == document.entries[server.url("/chelsea.jpg")]?.placeholder)
         }
     }
@@ -227,7 +227,7 @@ import AvatarCacheTestSupport
         #expect(upgraded.schemaVersion == MetadataDocument.schemaVersion)
         #expect(upgraded.entries[server.url("/a.jpg")]?.placeholder == nil)
         let lookup = try CacheLookup(cache: cache)
-        #expect(try lookup.answer(forUser: "a", viewSize: 55, scale: 3).placeholder == nil)
+        await #expect(try lookup.answer(forUser: "a", viewSize: 55, scale: 3).placeholder == nil)
 
         // The photo changes: decoded again, it has its placeholder.
         // The photo's freshness runs out and it has changed: decoded again, it has its
@@ -295,11 +295,11 @@ import AvatarCacheTestSupport
         let cache = directory.appendingPathComponent("cache")
         _ = try await WarmPipeline(configuration: Fixtures.configuration(exports: [export], cache: cache), logger: .test).run()
         let lookup = try CacheLookup(cache: cache)
-        _ = try lookup.answer(forUser: "p", viewSize: 55, scale: 3)
+        _ = try await lookup.answer(forUser: "p", viewSize: 55, scale: 3)
         await lookup.flush()
         #expect(try Self.writesAtOnce(cache.appendingPathComponent(CacheIndex.fileName).path))
         let notRecording = try CacheLookup(cache: cache, recordsAccess: false)
-        _ = try notRecording.answer(forUser: "p", viewSize: 55, scale: 3)
+        _ = try await notRecording.answer(forUser: "p", viewSize: 55, scale: 3)
         #expect(try Self.writesAtOnce(cache.appendingPathComponent(CacheIndex.fileName).path))
         withExtendedLifetime((lookup, notRecording)) {}
     }

@@ -140,16 +140,16 @@ import AvatarCacheTestSupport
         let before = try Fixtures.loadMetadata(cache)
         let lookup = try CacheLookup(cache: cache)
 
-        let photo = try lookup.answer(forUser: "with-photo", viewSize: 150, scale: 3)
+        let photo = try await lookup.answer(forUser: "with-photo", viewSize: 150, scale: 3)
         #expect(photo.kind == .photo && photo.tier == 900 && photo.side == 900 && photo.initials == "PD")
         #expect(FileManager.default.fileExists(atPath: try #require(photo.file).path))
-        let small = try lookup.answer(forUser: "with-photo", viewSize: 15, scale: 3)
+        let small = try await lookup.answer(forUser: "with-photo", viewSize: 15, scale: 3)
         #expect(small.tier == 330 && small.side == 330)
         for id in ["no-photo", "broken"] {
-            let monogram = try lookup.answer(forUser: id, viewSize: 55, scale: 3)
+            let monogram = try await lookup.answer(forUser: id, viewSize: 55, scale: 3)
             #expect(monogram.kind == .monogram && monogram.file?.lastPathComponent.hasSuffix("-330.png") == true, "\(id)")
         }
-        let byURL = try lookup.answer(forPhotoURL: server.url("/a.jpg"), viewSize: 55, scale: 3)
+        let byURL = try await lookup.answer(forPhotoURL: server.url("/a.jpg"), viewSize: 55, scale: 3)
         #expect(byURL.userID == "with-photo" && byURL.tier == 330)
         #expect(throws: LookupError.self) { try lookup.answer(forUser: "nobody", viewSize: 55, scale: 3) }
 
@@ -192,7 +192,7 @@ import AvatarCacheTestSupport
             let tiers = try lookup.tiers(forUser: id)
             #expect(tiers.map(\.tier) == [330, 900], "\(id)")
             #expect(tiers.allSatisfy { FileManager.default.fileExists(atPath: $0.file.path) }, "\(id)")
-            let answer = try lookup.answer(forUser: id, viewSize: 55, scale: 3)
+            let answer = try await lookup.answer(forUser: id, viewSize: 55, scale: 3)
             #expect(answer.kind == kind && tiers.contains { $0.file == answer.file && $0.tier == answer.tier }, "\(id)")
             let chosen = CacheLookup.tier(forViewPoints: 150, scale: 3, available: tiers.map(\.tier))
             #expect(chosen == 900)
@@ -239,7 +239,7 @@ import AvatarCacheTestSupport
         let lookup = try CacheLookup(cache: cache)
         for (id, profile) in metadata.profiles {
             #expect(Set(profile.cachedImagePath.keys) == ["330", "900"], "\(id) has both sizes")
-            let answer = try lookup.answer(forUser: id, viewSize: 55, scale: 3)
+            let answer = try await lookup.answer(forUser: id, viewSize: 55, scale: 3)
             #expect(answer.file.map { FileManager.default.fileExists(atPath: $0.path) } == true, "lookup answers for \(id)")
         }
     }
