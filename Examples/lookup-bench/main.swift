@@ -33,9 +33,10 @@ let samples = Samples()
 let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
 let group = DispatchGroup()
 if let tasks {
-    // The async answers, from `tasks` tasks on the concurrency pool.
+    // The async answers, from `tasks` tasks on the concurrency pool (detached: the main
+    // thread waits below, and top-level code is the main actor's).
     group.enter()
-    Task {
+    Task.detached {
         await withTaskGroup(of: ([UInt64], Int).self) { running in
             for _ in 0..<tasks {
                 running.addTask {
