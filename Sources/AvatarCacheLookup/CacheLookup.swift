@@ -138,7 +138,7 @@ public final class CacheLookup: Sendable {
     /// file. Empty when nothing is cached for the user yet. Not counted as an access.
     /// - Throws: ``LookupError/notFound(_:)`` when the cache holds no such user.
     public func tiers(forUser id: String) throws -> [Tier] {
-        try check(user: id, viewSize: 1, scale: 1)
+        guard !id.isEmpty else { throw LookupError.invalidArgument("the user id is empty") }
         return try readers.withReader { reader in
             try reader.read {
                 guard let profile = try reader.profile(id: id) else { throw LookupError.notFound("user \"\(id)\"") }
