@@ -90,16 +90,6 @@ let package = Package(
             name: "AvatarCacheLookup",
             dependencies: ["AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport", "CSQLite"]
         ),
-        // The index the writers share (GRDB), metadata.json, the lock.
-        .target(
-            name: "AvatarCacheIndex",
-            dependencies: [
-                "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport",
-                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
-                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
-                .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
-            ]
-        ),
         // The layers above the index, one module each, bottom first; each depends only on
         // the layers below it (docs/architecture.md, "Code layout"), so the compiler
         // refuses an upward reference. The stages (Exports, Fetching, Imaging, Store)
@@ -126,12 +116,17 @@ let package = Package(
             name: "AvatarCacheImaging",
             dependencies: ["AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport", "CVips", "CVipsShim"]
         ),
+        // The store: the one module that writes a cache (the index through GRDB, the files,
+        // metadata.json, the lock), behind intents for every command (CacheStore); no GRDB
+        // type crosses its line.
         .target(
             name: "AvatarCacheStore",
             dependencies: [
-                "AvatarCacheIndex", "AvatarCacheModel", "AvatarCacheSupport",
-                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
+                "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport",
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
                 .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
+                .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
             ]
         ),
         .target(
@@ -145,20 +140,20 @@ let package = Package(
         .target(
             name: "AvatarCachePipeline",
             dependencies: [
-                "AvatarCacheConfiguration", "AvatarCacheExports", "AvatarCacheFetching", "AvatarCacheImaging", "AvatarCacheIndex",
+                "AvatarCacheConfiguration", "AvatarCacheExports", "AvatarCacheFetching", "AvatarCacheImaging",
                 "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheStore", "AvatarCacheSupport",
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
             ]
         ),
         .target(
             name: "AvatarCacheReporting",
-            dependencies: ["AvatarCacheFetching", "AvatarCacheIndex", "AvatarCacheModel", "AvatarCachePipeline", "AvatarCacheSupport"]
+            dependencies: ["AvatarCacheFetching", "AvatarCacheModel", "AvatarCachePipeline", "AvatarCacheStore", "AvatarCacheSupport"]
         ),
         // The library: every layer above, re-exported (Exported.swift).
         .target(
             name: "AvatarCache",
             dependencies: [
-                "AvatarCacheConfiguration", "AvatarCacheExports", "AvatarCacheFetching", "AvatarCacheImaging", "AvatarCacheIndex",
+                "AvatarCacheConfiguration", "AvatarCacheExports", "AvatarCacheFetching", "AvatarCacheImaging",
                 "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCachePipeline", "AvatarCacheReporting",
                 "AvatarCacheStore", "AvatarCacheSupport",
             ]
@@ -235,7 +230,7 @@ let package = Package(
             dependencies: [
                 "AvatarCacheConfiguration",
                 "AvatarCacheFetching",
-                "AvatarCacheIndex",
+                "AvatarCacheStore",
                 "AvatarCacheSupport",
                 "AvatarCacheTestKit",
             ],
@@ -302,7 +297,6 @@ let package = Package(
         .testTarget(
             name: "AvatarCacheStoreTests",
             dependencies: [
-                "AvatarCacheIndex",
                 "AvatarCacheLookup",
                 "AvatarCacheStore",
                 "AvatarCacheSupport",
@@ -319,7 +313,6 @@ let package = Package(
                 "AvatarCacheFetching",
                 "AvatarCacheImaging",
                 "AvatarCacheImagingTestSupport",
-                "AvatarCacheIndex",
                 "AvatarCacheLookup",
                 "AvatarCacheLookupCommand",
                 "AvatarCacheModel",

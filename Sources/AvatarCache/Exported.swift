@@ -7,7 +7,6 @@
 @_exported import AvatarCacheExports
 @_exported import AvatarCacheFetching
 @_exported import AvatarCacheImaging
-@_exported import AvatarCacheIndex
 @_exported import AvatarCacheModel
 @_exported import AvatarCacheMonograms
 @_exported import AvatarCachePipeline

@@ -1,5 +1,4 @@
 import AvatarCacheFetching
-import AvatarCacheIndex
 import AvatarCacheStore
 import AvatarCacheSupport
 import Foundation

@@ -1,4 +1,4 @@
-import AvatarCacheIndex
+import AvatarCacheStore
 import AvatarCacheModel
 import AvatarCacheSupport
 import Foundation

@@ -1,5 +1,5 @@
 import AvatarCacheImaging
-import AvatarCacheIndex
+import AvatarCacheStore
 import AvatarCacheMonograms
 import AvatarCacheSupport
 import Foundation

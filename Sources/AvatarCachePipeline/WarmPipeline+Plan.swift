@@ -1,5 +1,4 @@
 import AvatarCacheImaging
-import AvatarCacheIndex
 import AvatarCacheMonograms
 import AvatarCacheStore
 import AvatarCacheSupport

@@ -1,7 +1,6 @@
 import AvatarCacheConfiguration
 import AvatarCacheFetching
 import AvatarCacheImaging
-import AvatarCacheIndex
 import AvatarCacheModel
 import AvatarCacheStore
 import AvatarCacheSupport

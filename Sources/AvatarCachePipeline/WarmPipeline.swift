@@ -1,7 +1,6 @@
 import AvatarCacheConfiguration
 import AvatarCacheExports
 import AvatarCacheImaging
-import AvatarCacheIndex
 import AvatarCacheModel
 import AvatarCacheMonograms
 import AvatarCacheStore
@@ -136,7 +135,7 @@ public final class WarmPipeline: Sendable {
                                cacheDirectory: directory.root.path, budgetBytes: configuration.pruner.budgetBytes)
         report.shard = configuration.shard?.description
         var stages = StageTimer(logger: logger)
-        let session = try CacheSession.open(directory, wait: configuration.lockWait, create: true, markRun: true, logger: logger)
+        let session = try CacheStore.openRun(directory, wait: configuration.lockWait, logger: logger)
         defer { session.close() }
         let (state, orphans, swept) = try begin(session, in: directory, at: started)
         report.sweptFiles = swept
@@ -198,7 +197,7 @@ public final class WarmPipeline: Sendable {
     /// them) and are swept at the end.
     private func begin(_ session: CacheSession, in directory: CacheDirectory, at started: Date)
         throws -> (RunState, orphans: Set<String>, swept: Int) {
-        let store = RunStore(index: session.index)
+        let store = session.store
         // A first warm's metadata.json exists from here on; a killed run's is written again.
         let metadata = MetadataRefresh(directory: directory, store: store, started: started)
         try metadata.begin(previousRunInterrupted: session.previousRunInterrupted)

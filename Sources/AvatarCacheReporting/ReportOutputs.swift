@@ -1,5 +1,5 @@
 import AvatarCacheFetching
-import AvatarCacheIndex
+import AvatarCacheStore
 import AvatarCacheModel
 import AvatarCachePipeline
 import AvatarCacheSupport

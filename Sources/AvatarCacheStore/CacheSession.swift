@@ -1,4 +1,4 @@
-import AvatarCacheIndex
+import AvatarCacheStore
 import Foundation
 import Logging
 
@@ -10,16 +10,18 @@ import Logging
 ///
 /// Files are deleted last: a kill at any instant leaves an index and a metadata.json that
 /// name only files on disk (at worst a few orphans, which the next run sweeps).
-public final class CacheSession {
-    public let directory: CacheDirectory
-    public let index: CacheIndex
+package final class CacheSession {
+    package let directory: CacheDirectory
+    let index: CacheIndex
     let logger: Logger
     private let lock: CacheLock
     /// The last run that wrote this cache was killed before it finished.
-    public let previousRunInterrupted: Bool
+    package let previousRunInterrupted: Bool
     /// Files made unreferenced by the caller's work (a source's photo replaced), deleted
     /// by `finish` once metadata.json no longer names them.
     package var pendingDeletes = Set<String>()
+    /// What a warm asks of the index.
+    package var store: RunStore { RunStore(index: index) }
 
     private init(directory: CacheDirectory, index: CacheIndex, lock: CacheLock, logger: Logger, previousRunInterrupted: Bool) {
         self.directory = directory
@@ -33,7 +35,7 @@ public final class CacheSession {
     /// new cache is made when there is none. With `markRun`, `.run-in-progress` is
     /// written before anything else (so a kill at any later instant is recognised as an
     /// interrupted run); the caller removes it when done.
-    public static func open(_ directory: CacheDirectory, wait: TimeInterval, create: Bool, markRun: Bool = false,
+    static func open(_ directory: CacheDirectory, wait: TimeInterval, create: Bool, markRun: Bool = false,
                             logger: Logger) throws -> CacheSession {
         if create { try directory.create() } else {
             guard FileManager.default.fileExists(atPath: directory.root.path) else {
@@ -55,20 +57,12 @@ public final class CacheSession {
         }
     }
 
-    public struct Outcome: Sendable {
-        public var plan: Pruner.Plan
-        /// Bytes of the cache's files after the prune.
-        public var cacheBytes: Int64
-        /// Files deleted from disk.
-        public var deletedFiles: Int
-        /// metadata.json was written.
-        public var documentWritten = false
-    }
+    package typealias Outcome = PruneOutcome
 
     /// Prunes to budget, rewrites metadata.json when entries changed (`entriesChanged`, an
     /// eviction, or no document yet), then deletes what nothing references: evicted and
     /// replaced files, and `orphans` (cache files found unreferenced) still unreferenced.
-    public func finish(pruner: Pruner, entriesChanged: Bool, orphans: Set<String> = []) throws -> Outcome {
+    package func finish(pruner: Pruner, entriesChanged: Bool, orphans: Set<String> = []) throws -> Outcome {
         let plan = try index.write { try pruner.prune($0) }
         let documentWritten = entriesChanged || !plan.evicted.isEmpty || directory.fileSize(CacheDirectory.metadataName) == nil
         if documentWritten {
@@ -89,9 +83,20 @@ public final class CacheSession {
     }
 
     /// Releases the lock (the index stays readable by others).
-    public func close() {
+    package func close() {
         index.checkpoint()
         index.close()
         lock.release()
     }
+}
+
+/// What a prune did: the plan carried out, the bytes left, the files deleted.
+public struct PruneOutcome: Sendable {
+    public var plan: Pruner.Plan
+    /// Bytes of the cache's files after the prune.
+    public var cacheBytes: Int64
+    /// Files deleted from disk.
+    public var deletedFiles: Int
+    /// metadata.json was written.
+    public var documentWritten = false
 }

@@ -1,4 +1,4 @@
-import AvatarCacheIndex
+import AvatarCacheStore
 import Foundation
 import Synchronization
 

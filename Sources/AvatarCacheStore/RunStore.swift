@@ -1,4 +1,4 @@
-import AvatarCacheIndex
+import AvatarCacheStore
 import AvatarCacheModel
 import AvatarCacheSupport
 import Foundation
@@ -10,9 +10,9 @@ import GRDB
 /// the index's writer connection (`RunTables`), so every method that reads them goes
 /// through the writer.
 package struct RunStore: Sendable {
-    package let index: CacheIndex
+    let index: CacheIndex
 
-    package init(index: CacheIndex) {
+    init(index: CacheIndex) {
         self.index = index
     }
 

@@ -1,4 +1,3 @@
-import AvatarCacheIndex
 import AvatarCacheModel
 import Foundation
 import GRDB

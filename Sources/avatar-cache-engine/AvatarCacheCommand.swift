@@ -38,7 +38,7 @@ struct AvatarCacheCommand: AsyncParsableCommand {
         // A cache written before the index: imported (under the lock) before the lookup
         // library reads it.
         Lookup.prepareCache = { root in
-            if Lookup.needsImport(root) { try CacheIndex.openExisting(CacheDirectory(root: root)).close() }
+            if Lookup.needsImport(root) { try CacheStore.importOlderCache(CacheDirectory(root: root)) }
         }
         do {
             var command = try parseAsRoot()

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AvatarCacheIndex
+@testable import AvatarCacheStore
 import AvatarCacheTestKit
 import AvatarCacheTestSupport
 

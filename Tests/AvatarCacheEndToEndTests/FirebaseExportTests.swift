@@ -3,7 +3,7 @@ import GRDB
 import Testing
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheExports
-@testable import AvatarCacheIndex
+@testable import AvatarCacheStore
 import AvatarCacheTestKit
 
 /// Firestore and Firebase Auth exports as Firebase writes them (the real exports in

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import AvatarCacheConfiguration
-@testable import AvatarCacheIndex
+@testable import AvatarCacheStore
 @testable import AvatarCachePipeline
 import AvatarCacheTestKit
 import AvatarCacheTestSupport

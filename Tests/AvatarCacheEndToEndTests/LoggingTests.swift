@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import AvatarCacheIndex
+import AvatarCacheStore
 import AvatarCacheTestKit
 
 /// What the log says: each source's decision and each hop at debug and trace level without

@@ -2,7 +2,6 @@ import Foundation
 import Testing
 @testable import AvatarCacheExports
 @testable import AvatarCacheFetching
-@testable import AvatarCacheIndex
 @testable import AvatarCacheModel
 @testable import AvatarCachePipeline
 @testable import AvatarCacheStore

@@ -3,7 +3,7 @@ import GRDB
 import Testing
 @testable import AvatarCacheImaging
 import AvatarCacheImagingTestSupport
-@testable import AvatarCacheIndex
+@testable import AvatarCacheStore
 @testable import AvatarCacheLookup
 import AvatarCacheLookupCommand
 @testable import AvatarCachePipeline

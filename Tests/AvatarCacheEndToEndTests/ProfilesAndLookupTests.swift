@@ -3,7 +3,7 @@ import GRDB
 import Testing
 @testable import AvatarCacheConfiguration
 @testable import AvatarCacheFetching
-@testable import AvatarCacheIndex
+@testable import AvatarCacheStore
 @testable import AvatarCacheLookup
 @testable import AvatarCacheMonograms
 @testable import AvatarCachePipeline

@@ -2,7 +2,6 @@ import Crypto
 import Foundation
 import Testing
 @testable import AvatarCacheConfiguration
-@testable import AvatarCacheIndex
 @testable import AvatarCacheLookup
 @testable import AvatarCacheModel
 @testable import AvatarCachePipeline

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-@testable import AvatarCacheIndex
 @testable import AvatarCachePipeline
 @testable import AvatarCacheStore
 import AvatarCacheTestKit

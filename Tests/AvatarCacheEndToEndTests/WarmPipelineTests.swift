@@ -3,7 +3,7 @@ import NIOConcurrencyHelpers
 import Testing
 @testable import AvatarCacheConfiguration
 import AvatarCacheImagingTestSupport
-@testable import AvatarCacheIndex
+@testable import AvatarCacheStore
 @testable import AvatarCachePipeline
 import AvatarCacheTestKit
 import AvatarCacheTestSupport

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import AvatarCacheIndex
+@testable import AvatarCacheStore
 import AvatarCacheTestKit
 
 /// `metadata.json` walked as a stream (what `verify` reads): it finds what the whole

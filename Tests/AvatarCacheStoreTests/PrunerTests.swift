@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 import Testing
-@testable import AvatarCacheIndex
 @testable import AvatarCacheStore
 import AvatarCacheTestKit
 

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import Testing
-@testable import AvatarCacheIndex
+@testable import AvatarCacheStore
 @testable import AvatarCacheLookup
 @testable import AvatarCacheSupport
 import AvatarCacheTestKit

@@ -1,6 +1,6 @@
 import Foundation
 import AvatarCacheConfiguration
-import AvatarCacheIndex
+import AvatarCacheStore
 import AvatarCacheTestKit
 
 /// What the end-to-end tests share beyond the test kit: a run's configuration and what a
@@ -17,9 +17,7 @@ extension Fixtures {
 
     /// The whole index of a cache, each profile pointed at what it shows.
     package static func loadMetadata(_ cache: URL) throws -> CacheMetadata {
-        let index = try CacheIndex.openExisting(CacheDirectory(root: cache))
-        defer { index.close() }
-        return try index.snapshot()
+        try CacheStore.snapshot(CacheDirectory(root: cache))
     }
 
     /// The cache's metadata.json, the apps' document.

@@ -1,7 +1,7 @@
 import Foundation
 import AvatarCacheConfiguration
 import AvatarCacheFetching
-import AvatarCacheIndex
+import AvatarCacheStore
 import AvatarCacheSupport
 import AvatarCacheTestKit
 

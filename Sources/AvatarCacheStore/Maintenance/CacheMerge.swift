@@ -1,4 +1,4 @@
-import AvatarCacheIndex
+import AvatarCacheStore
 import AvatarCacheModel
 import AvatarCacheSupport
 import Foundation
@@ -47,7 +47,7 @@ public enum CacheMerge {
         public var sources: [SourceOutcome]
         /// Origins of another split that a complete split replaced.
         public var supersededOrigins: [String]
-        public var finish: CacheSession.Outcome
+        public var finish: PruneOutcome
         public var entries: Int
         public var profiles: Int
     }
@@ -62,7 +62,7 @@ public enum CacheMerge {
         var shard: Shard?
     }
 
-    public static func merge(_ sources: [CacheDirectory], into target: CacheDirectory, budgetBytes: Int64, trimRatio: Double,
+    static func merge(_ sources: [CacheDirectory], into target: CacheDirectory, budgetBytes: Int64, trimRatio: Double,
                              wait: TimeInterval, logger: Logger) throws -> Outcome {
         guard !sources.isEmpty else { throw ConfigurationError(message: "merge: give at least one cache to merge") }
         let targetPath = canonicalPath(target.root)

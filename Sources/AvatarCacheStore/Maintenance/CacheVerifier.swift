@@ -1,4 +1,4 @@
-import AvatarCacheIndex
+import AvatarCacheStore
 import AvatarCacheModel
 import AvatarCacheSupport
 import Foundation
@@ -63,7 +63,7 @@ public struct CacheVerifier: Sendable {
     /// Checks everything; with `repair`, drops broken entries (a profile then falls
     /// back to its monogram), rewrites metadata.json from the index and removes orphans
     /// and leftovers, leaving good entries as they are. Call inside a `CacheSession`.
-    public func verify(_ session: CacheSession, budgetBytes: Int64, repair: Bool) throws -> Result {
+    func verify(_ session: CacheSession, budgetBytes: Int64, repair: Bool) throws -> Result {
         let listing = try directory.listFiles()
         var findings = Findings(listing: listing, interrupted: directory.hasInterruptedRun)
         try checkEntries(session.index, &findings)
@@ -277,7 +277,7 @@ public struct CacheStatistics: Codable, Sendable {
     public var newestAccess: Date?
     public var failingSources: Int
 
-    public static func of(_ directory: CacheDirectory, budgetBytes: Int64) throws -> CacheStatistics {
+    static func of(_ directory: CacheDirectory, budgetBytes: Int64) throws -> CacheStatistics {
         let index = try CacheIndex.openExisting(directory)
         defer { index.close() }
         return try index.read { db in

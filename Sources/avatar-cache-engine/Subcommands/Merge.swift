@@ -43,9 +43,9 @@ struct Merge: AsyncParsableCommand {
         do {
             guard !caches.isEmpty else { throw ConfigurationError(message: "merge: give at least one cache to merge") }
             pruner = try prune.pruner()
-            outcome = try CacheMerge.merge(caches.map { CacheDirectory(root: URL(fileURLWithPath: $0)) },
+            outcome = try CacheStore.merge(caches.map { CacheDirectory(root: URL(fileURLWithPath: $0)) },
                                            into: CacheDirectory(root: URL(fileURLWithPath: into)),
-                                           budgetBytes: pruner.budgetBytes, trimRatio: pruner.trimRatio, wait: try Settings.wait.value(of: wait), logger: logger)
+                                           pruner: pruner, wait: try Settings.wait.value(of: wait), logger: logger)
         } catch {
             throw ExitCodes.fail(error)
         }

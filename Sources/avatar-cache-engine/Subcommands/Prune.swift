@@ -22,9 +22,7 @@ struct Prune: AsyncParsableCommand {
         let directory = CacheDirectory(root: cacheOptions.cacheURL)
         do {
             let pruner = try prune.pruner()
-            let session = try CacheSession.open(directory, wait: try Settings.wait.value(of: wait), create: false, logger: logger)
-            defer { session.close() }
-            let outcome = try session.finish(pruner: pruner, entriesChanged: false)
+            let outcome = try CacheStore.prune(directory, pruner: pruner, wait: try Settings.wait.value(of: wait), logger: logger)
             let plan = outcome.plan
             print("evicted \(plan.evicted.count) entries (\(ByteSize.format(plan.freedBytes))); cache \(ByteSize.format(outcome.cacheBytes)) of \(ByteSize.format(pruner.budgetBytes))")
         } catch {

@@ -33,14 +33,15 @@ struct Verify: AsyncParsableCommand {
         let directory = CacheDirectory(root: URL(fileURLWithPath: cache))
         let result: CacheVerifier.Result
         do {
-            if let note = CacheVerifier.interruptedFirstRun(directory) {
+            switch try CacheStore.verify(directory, budgetBytes: try Settings.budget.value(of: budget), repair: repair,
+                                         wait: try Settings.wait.value(of: wait), logger: Logging.make(format: .text, level: .warning, progress: nil)) {
+            case .interruptedFirstRun(let note):
                 print("note: \(note)")
                 print("0 entries: ok")
                 return
+            case .checked(let checked):
+                result = checked
             }
-            let session = try CacheSession.open(directory, wait: try Settings.wait.value(of: wait), create: false, logger: Logging.make(format: .text, level: .warning, progress: nil))
-            defer { session.close() }
-            result = try CacheVerifier(directory: directory).verify(session, budgetBytes: try Settings.budget.value(of: budget), repair: repair)
         } catch {
             throw ExitCodes.fail(error)
         }
@@ -77,7 +78,7 @@ struct Stats: AsyncParsableCommand {
     func run() async throws {
         let stats: CacheStatistics
         do {
-            stats = try CacheStatistics.of(CacheDirectory(root: URL(fileURLWithPath: cache)), budgetBytes: try Settings.budget.value(of: budget))
+            stats = try CacheStore.statistics(CacheDirectory(root: URL(fileURLWithPath: cache)), budgetBytes: try Settings.budget.value(of: budget))
         } catch {
             throw ExitCodes.fail(error)
         }

@@ -9,20 +9,20 @@ import Foundation
 /// `schemaVersion` (2 to 4, the versions a cache may still have) and `entries`; an entry is
 /// an object whose `files` map tiers to objects with a `filename`; a user is an object with
 /// a `kind`, and its `entry`, when present, a string. Anything else is skipped unread.
-package enum MetadataScan {
+enum MetadataScan {
     /// What the walk found besides what it handed over.
-    package struct Summary: Sendable, Equatable {
-        package var schemaVersion: Int
-        package var entries: Int
+    struct Summary: Sendable, Equatable {
+        var schemaVersion: Int
+        var entries: Int
         /// Nil when the document has no `users` (before schema 4).
-        package var users: Int?
+        var users: Int?
     }
 
     /// Walks the document at `directory`'s `metadata.json`: `entry` gets each entry's key
     /// and its distinct file names, `user` each user's id and entry key (nil with kind
     /// `none`), in the document's order (ours writes `entries` before `users`). Throws
     /// `StoreError.unreadableMetadata` saying where the document stops being what it should.
-    package static func walk(_ directory: CacheDirectory,
+    static func walk(_ directory: CacheDirectory,
                              entry: (_ key: String, _ filenames: Set<String>) throws -> Void,
                              user: (_ id: String, _ entry: String?) throws -> Void) throws -> Summary {
         let path = directory.metadataURL.path

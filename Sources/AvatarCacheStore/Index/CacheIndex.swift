@@ -10,19 +10,19 @@ import GRDB
 /// `migrator`, one named migration per version: a cache written by an older version is
 /// upgraded by running the missing ones. A cache written before the index existed (its
 /// `metadata.json` at schema 1 held everything) is imported once, under the lock.
-public final class CacheIndex: Sendable {
-    public static let fileName = "index.sqlite"
+final class CacheIndex: Sendable {
+    static let fileName = "index.sqlite"
     /// SQLite's companions of the index in WAL mode.
     static let companionSuffixes = ["-wal", "-shm", "-journal"]
 
     /// A `DatabasePool` (WAL: readers beside a writer), or, for a cache this process
     /// cannot write, a read-only `DatabaseQueue`.
     let database: any DatabaseWriter
-    public let directory: CacheDirectory
+    let directory: CacheDirectory
     /// Opened read-only: the cache's directory or index cannot be written here (a
     /// read-only mount, a cache built elsewhere and shipped, another user's directory).
     /// Reads answer as usual; writes fail with `StoreError.readOnly`.
-    public let isReadOnly: Bool
+    let isReadOnly: Bool
 
     private init(database: any DatabaseWriter, directory: CacheDirectory, readOnly: Bool = false) {
         self.database = database
@@ -37,14 +37,14 @@ public final class CacheIndex: Sendable {
 
     /// Whether the cache has an index (an empty file, which SQLite would take for a new
     /// database, does not count: the cache is then taken over from metadata.json).
-    public static func exists(in directory: CacheDirectory) -> Bool {
+    static func exists(in directory: CacheDirectory) -> Bool {
         (directory.fileSize(fileName) ?? 0) > 0
     }
 
     /// How a process uses the index: a run or a prune (each commit durable before files
     /// are deleted; a large page cache), or lookups (an access time need not survive a
     /// power cut; a lookup touches a few pages).
-    public enum Role: Sendable {
+    enum Role: Sendable {
         case maintenance, lookup
     }
 
@@ -54,7 +54,7 @@ public final class CacheIndex: Sendable {
     /// when `create`, else `StoreError.notACache`. Creating or importing needs the cache
     /// lock; the index is built under a temporary name and renamed, so a kill leaves
     /// either no index or a complete one.
-    public static func open(_ directory: CacheDirectory, create: Bool, role: Role = .maintenance) throws -> CacheIndex {
+    static func open(_ directory: CacheDirectory, create: Bool, role: Role = .maintenance) throws -> CacheIndex {
         if !exists(in: directory) {
             let legacy = try LegacyMetadataImport.read(directory)
             guard create || legacy != nil else {
@@ -78,7 +78,7 @@ public final class CacheIndex: Sendable {
     /// Opens the index of an existing cache for reading (lookup, stats) without the lock;
     /// a cache written before the index is imported first, under the lock (waiting up to
     /// `lockWait` seconds for a running warm-up).
-    public static func openExisting(_ directory: CacheDirectory, lockWait: TimeInterval = 30, role: Role = .lookup) throws -> CacheIndex {
+    static func openExisting(_ directory: CacheDirectory, lockWait: TimeInterval = 30, role: Role = .lookup) throws -> CacheIndex {
         if exists(in: directory) { return try open(directory, create: false, role: role) }
         guard FileManager.default.fileExists(atPath: directory.metadataURL.path) else {
             throw StoreError.notACache(path: directory.root.path)
@@ -292,14 +292,14 @@ public final class CacheIndex: Sendable {
     /// `entry_by_eviction` holds: monograms first (`kind = 'photo'` is 0; a run draws one
     /// again from the index without the network), then photos, each least recently
     /// accessed first.
-    package static let evictionOrder = ["kind = 'photo'", "lastAccess", "key"]
+    static let evictionOrder = ["kind = 'photo'", "lastAccess", "key"]
 
-    package func read<T>(_ body: (Database) throws -> T) throws -> T {
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
         do { return try database.read(body) } catch let error as DatabaseError { throw wrap(error) }
     }
 
     /// A write transaction, for the store's targets alone (see `read`).
-    package func write<T>(_ body: (Database) throws -> T) throws -> T {
+    func write<T>(_ body: (Database) throws -> T) throws -> T {
         try refuseIfReadOnly()
         do { return try database.write(body) } catch let error as DatabaseError { throw wrap(error) }
     }
@@ -310,7 +310,7 @@ public final class CacheIndex: Sendable {
 
     /// Runs `body` in one write transaction with another cache's index attached as
     /// `alias` (which the body only reads).
-    package func writeAttaching<T>(_ other: CacheDirectory, as alias: String, _ body: (Database) throws -> T) throws -> T {
+    func writeAttaching<T>(_ other: CacheDirectory, as alias: String, _ body: (Database) throws -> T) throws -> T {
         try refuseIfReadOnly()
         do {
             return try database.writeWithoutTransaction { db in
@@ -332,7 +332,7 @@ public final class CacheIndex: Sendable {
 
     /// Writes in the background, in order with every other write; `completion` hears of
     /// the outcome (on the writer's queue).
-    package func writeLater(_ body: @escaping @Sendable (Database) throws -> Void, completion: @escaping @Sendable (Error?) -> Void) {
+    func writeLater(_ body: @escaping @Sendable (Database) throws -> Void, completion: @escaping @Sendable (Error?) -> Void) {
         if isReadOnly { return completion(StoreError.readOnly(path: directory.root.path, action: "change it")) }
         database.asyncWrite(body) { [self] _, result in
             if case .failure(let error) = result {
@@ -345,26 +345,26 @@ public final class CacheIndex: Sendable {
 
     /// Folds the WAL back into the database file and empties it (at the end of a run:
     /// GRDB closes the writer before its read-only readers, so SQLite itself does not).
-    public func checkpoint() {
+    func checkpoint() {
         guard !isReadOnly else { return }
         _ = try? database.writeWithoutTransaction { try $0.checkpoint(.truncate) }
     }
 
-    public func close() {
+    func close() {
         try? database.close()
     }
 }
 
 extension Date {
     /// How the index stores a date.
-    package var indexValue: Double { timeIntervalSince1970 }
-    package init(indexValue: Double) { self.init(timeIntervalSince1970: indexValue) }
+    var indexValue: Double { timeIntervalSince1970 }
+    init(indexValue: Double) { self.init(timeIntervalSince1970: indexValue) }
 }
 
 extension CacheIndex {
     /// The whole index in memory, each profile pointed at what it shows. For tests and
     /// small caches: the pipeline reads by query.
-    public func snapshot() throws -> CacheMetadata {
+    func snapshot() throws -> CacheMetadata {
         try read { db in
             var metadata = CacheMetadata()
             try EntryRecords.forEach(db) { key, entry in metadata.entries[key] = entry }

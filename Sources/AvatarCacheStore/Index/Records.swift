@@ -10,10 +10,10 @@ import GRDB
 // schema (`CacheIndex.migrator`) says.
 
 /// A row of `entry`: one source's (or monogram's) cached image, without its files.
-package struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
-    package static let databaseTableName = "entry"
+struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
+    static let databaseTableName = "entry"
 
-    package enum Columns: String, ColumnExpression, CaseIterable {
+    enum Columns: String, ColumnExpression, CaseIterable {
         case key
         case kind
         case contentSHA256
@@ -60,7 +60,7 @@ package struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
         placeholder = entry.placeholder
     }
 
-    package init(row: Row) {
+    init(row: Row) {
         self.init(row: row, at: Positions(columnNames: row.columnNames))
     }
 
@@ -107,7 +107,7 @@ package struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
         placeholder = row.string(p.placeholderColor).map { Placeholder(thumbHash: row.string(p.placeholderHash), color: $0) }
     }
 
-    package func encode(to container: inout PersistenceContainer) {
+    func encode(to container: inout PersistenceContainer) {
         container[Columns.key] = key
         container[Columns.kind] = kind.rawValue
         container[Columns.contentSHA256] = contentSHA256
@@ -144,10 +144,10 @@ package struct EntryRecord: FetchableRecord, PersistableRecord, Sendable {
 }
 
 /// A row of `entryFile`: one tier's file of an entry (tiers may share a file).
-package struct EntryFileRecord: FetchableRecord, PersistableRecord, Sendable {
-    package static let databaseTableName = "entryFile"
+struct EntryFileRecord: FetchableRecord, PersistableRecord, Sendable {
+    static let databaseTableName = "entryFile"
 
-    package enum Columns: String, ColumnExpression, CaseIterable {
+    enum Columns: String, ColumnExpression, CaseIterable {
         case entryKey
         case tier
         case filename
@@ -175,7 +175,7 @@ package struct EntryFileRecord: FetchableRecord, PersistableRecord, Sendable {
         sha256 = file.sha256
     }
 
-    package init(row: Row) {
+    init(row: Row) {
         self.init(row: row, at: Positions(columnNames: row.columnNames))
     }
 
@@ -206,7 +206,7 @@ package struct EntryFileRecord: FetchableRecord, PersistableRecord, Sendable {
         sha256 = row.string(p.sha256)
     }
 
-    package func encode(to container: inout PersistenceContainer) {
+    func encode(to container: inout PersistenceContainer) {
         container[Columns.entryKey] = entryKey
         container[Columns.tier] = tier
         container[Columns.filename] = filename
@@ -223,10 +223,10 @@ package struct EntryFileRecord: FetchableRecord, PersistableRecord, Sendable {
 
 /// A row of `failure`: a source that failed lately, not asked for again before
 /// `retryAfter`.
-package struct FailureRow: FetchableRecord, PersistableRecord, Sendable {
-    package static let databaseTableName = "failure"
+struct FailureRow: FetchableRecord, PersistableRecord, Sendable {
+    static let databaseTableName = "failure"
 
-    package enum Columns: String, ColumnExpression, CaseIterable {
+    enum Columns: String, ColumnExpression, CaseIterable {
         case key
         case failureClass = "class"
         case reason
@@ -242,14 +242,14 @@ package struct FailureRow: FetchableRecord, PersistableRecord, Sendable {
         self.failure = failure
     }
 
-    package init(row: Row) {
+    init(row: Row) {
         key = row[Columns.key]
         failure = FailureRecord(failureClass: FailureClass(rawValue: row[Columns.failureClass]) ?? .network,
                                 reason: row[Columns.reason], failedAt: Date(indexValue: row[Columns.failedAt]),
                                 retryAfter: Date(indexValue: row[Columns.retryAfter]))
     }
 
-    package func encode(to container: inout PersistenceContainer) {
+    func encode(to container: inout PersistenceContainer) {
         container[Columns.key] = key
         container[Columns.failureClass] = failure.failureClass.rawValue
         container[Columns.reason] = failure.reason
@@ -262,10 +262,10 @@ package struct FailureRow: FetchableRecord, PersistableRecord, Sendable {
 /// files, else its monogram's, else nothing) is not stored: it is read from the entries
 /// when asked, so an eviction never leaves a profile pointing at a deleted file. The text
 /// colour and the monogram's key follow from the stored fields.
-package struct ProfileRecord: FetchableRecord, PersistableRecord, Sendable, Equatable {
-    package static let databaseTableName = "profile"
+struct ProfileRecord: FetchableRecord, PersistableRecord, Sendable, Equatable {
+    static let databaseTableName = "profile"
 
-    package enum Columns: String, ColumnExpression, CaseIterable {
+    enum Columns: String, ColumnExpression, CaseIterable {
         case id
         case displayName
         case initials
@@ -296,7 +296,7 @@ package struct ProfileRecord: FetchableRecord, PersistableRecord, Sendable, Equa
         self.updatedAt = updatedAt
     }
 
-    package init(row: Row) {
+    init(row: Row) {
         id = row[Columns.id]
         displayName = row[Columns.displayName]
         initials = row[Columns.initials]
@@ -307,7 +307,7 @@ package struct ProfileRecord: FetchableRecord, PersistableRecord, Sendable, Equa
     }
 
     /// `readOrder` is written only by a run (`ProfileRecords.saveSQL`) and kept by merge.
-    package func encode(to container: inout PersistenceContainer) {
+    func encode(to container: inout PersistenceContainer) {
         container[Columns.id] = id
         container[Columns.displayName] = displayName
         container[Columns.initials] = initials
@@ -319,14 +319,14 @@ package struct ProfileRecord: FetchableRecord, PersistableRecord, Sendable, Equa
 
     var textColor: String { AvatarColor.textColor(on: color) }
 
-    package var monogram: MonogramSpec {
+    var monogram: MonogramSpec {
         MonogramSpec(initials: initials, glyph: glyph, background: color, foreground: textColor)
     }
 }
 
 extension CaseIterable where Self: ColumnExpression & RawRepresentable, RawValue == String {
     /// The columns as SQL lists them: `key, kind, …`.
-    package static var list: String { allCases.map(\.rawValue).joined(separator: ", ") }
+    static var list: String { allCases.map(\.rawValue).joined(separator: ", ") }
 }
 
 /// The position of each column name in a statement's rows, the first of a name, as

@@ -8,12 +8,12 @@ import GRDBSQLite
 /// re-run (docs/performance-notes.md, "RawStatement"). Nowhere else: every other query of
 /// the store is GRDB's (records, cached statements).
 /// Use only inside a GRDB read or write, on its `Database`; nothing else is bypassed.
-package struct RawStatement {
+struct RawStatement {
     private let statement: Statement
     private var handle: OpaquePointer { statement.sqliteStatement }
     private let db: Database
 
-    package init(_ db: Database, sql: String) throws {
+    init(_ db: Database, sql: String) throws {
         self.db = db
         statement = try db.makeStatement(sql: sql)
     }
@@ -21,7 +21,7 @@ package struct RawStatement {
     /// SQLite copies the bytes (SQLITE_TRANSIENT).
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-    package func bind(_ index: Int32, _ text: String?) {
+    func bind(_ index: Int32, _ text: String?) {
         guard var text else {
             sqlite3_bind_null(handle, index)
             return
@@ -35,11 +35,11 @@ package struct RawStatement {
         }
     }
 
-    package func bind(_ index: Int32, _ value: Int) { sqlite3_bind_int64(handle, index, sqlite3_int64(value)) }
+    func bind(_ index: Int32, _ value: Int) { sqlite3_bind_int64(handle, index, sqlite3_int64(value)) }
 
     func bind(_ index: Int32, _ value: Double) { sqlite3_bind_double(handle, index, value) }
 
-    package func bind(_ index: Int32, _ bytes: [UInt8]?) {
+    func bind(_ index: Int32, _ bytes: [UInt8]?) {
         guard let bytes else {
             sqlite3_bind_null(handle, index)
             return
@@ -58,7 +58,7 @@ package struct RawStatement {
 
     /// Runs the statement once; returns the rows it changed.
     @discardableResult
-    package func execute() throws -> Int {
+    func execute() throws -> Int {
         defer {
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
@@ -68,15 +68,15 @@ package struct RawStatement {
     }
 
     /// The current row of a stepped statement.
-    package struct Columns {
+    struct Columns {
         let handle: OpaquePointer
 
-        package func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
+        func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
 
         func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 
         /// The column's text as bytes, valid until the next step.
-        package func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8> {
+        func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8> {
             guard let text = sqlite3_column_text(handle, column) else { return UnsafeBufferPointer(start: nil, count: 0) }
             return UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column)))
         }
@@ -89,10 +89,10 @@ package struct RawStatement {
     }
 
     /// Whether a walk through the rows goes on after one.
-    package enum Walk { case next, stop }
+    enum Walk { case next, stop }
 
     /// Steps through the rows until `body` says `.stop` or none is left.
-    package func forEachRow(_ body: (Columns) throws -> Walk) throws {
+    func forEachRow(_ body: (Columns) throws -> Walk) throws {
         defer { sqlite3_reset(handle) }
         while try step() == SQLITE_ROW {
             if try body(Columns(handle: handle)) == .stop { return }
@@ -100,7 +100,7 @@ package struct RawStatement {
     }
 
     /// The first column of the first row, as an integer (0 when there is none).
-    package func singleInt() throws -> Int {
+    func singleInt() throws -> Int {
         defer {
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)

@@ -5,9 +5,9 @@ import GRDB
 /// cached images. The queries are named for the question they answer; each takes the
 /// database of a read or a write. The per-source ones (a run asks them once per source)
 /// run through cached statements, decoded by the records.
-package enum EntryRecords {
+enum EntryRecords {
     /// One entry with its files, or nil.
-    package static func entry(_ db: Database, key: String) throws -> CacheEntry? {
+    static func entry(_ db: Database, key: String) throws -> CacheEntry? {
         guard let record = try EntryRecord.fetchOne(db.cachedStatement(sql: "SELECT * FROM entry WHERE key = ?"), arguments: [key]) else {
             return nil
         }
@@ -20,7 +20,7 @@ package enum EntryRecords {
 
     /// Every entry in key order, with its files, one at a time (memory flat): the file
     /// rows in entry order, each with its entry.
-    package static func forEach(_ db: Database, _ body: (String, CacheEntry) throws -> Void) throws {
+    static func forEach(_ db: Database, _ body: (String, CacheEntry) throws -> Void) throws {
         let statement = try db.makeStatement(sql: """
             SELECT f.*, e.* FROM entryFile f JOIN entry e ON e.key = f.entryKey ORDER BY f.entryKey, f.tier
             """)
@@ -29,7 +29,7 @@ package enum EntryRecords {
 
     /// The entries whose keys `keysSQL` (a query of one column) selects, with their files,
     /// by key: a page of sources' entries in two queries instead of two a source.
-    package static func entries(_ db: Database, keysSQL: String, arguments: StatementArguments) throws -> [String: CacheEntry] {
+    static func entries(_ db: Database, keysSQL: String, arguments: StatementArguments) throws -> [String: CacheEntry] {
         let statement = try db.cachedStatement(sql: """
             SELECT f.*, e.* FROM entryFile f JOIN entry e ON e.key = f.entryKey
             WHERE f.entryKey IN (\(keysSQL)) ORDER BY f.entryKey, f.tier
@@ -66,7 +66,7 @@ package enum EntryRecords {
     /// version used that no entry uses any more (delete them once the cache's documents
     /// no longer name them).
     @discardableResult
-    package static func save(_ db: Database, key: String, entry: CacheEntry) throws -> [CacheFile] {
+    static func save(_ db: Database, key: String, entry: CacheEntry) throws -> [CacheFile] {
         let previous = try files(db, key: key)
         // Deleting the entry deletes its files' rows (ON DELETE CASCADE). A cached
         // statement: the query interface's deleteOne prepares its SQL anew each call.
@@ -107,7 +107,7 @@ package enum EntryRecords {
 
     /// Removes an entry; returns its files no other entry uses.
     @discardableResult
-    package static func delete(_ db: Database, key: String) throws -> [CacheFile] {
+    static func delete(_ db: Database, key: String) throws -> [CacheFile] {
         let previous = try files(db, key: key)
         try EntryRecord.deleteOne(db, key: key)
         return try unreferenced(db, previous.map(\.file))
@@ -123,11 +123,11 @@ package enum EntryRecords {
         return result.sorted { $0.filename < $1.filename }
     }
 
-    package static func isReferenced(_ db: Database, filename: String) throws -> Bool {
+    static func isReferenced(_ db: Database, filename: String) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM entryFile WHERE filename = ? LIMIT 1"), arguments: [filename]) != nil
     }
 
-    package static func isCached(_ db: Database, key: String) throws -> Bool {
+    static func isCached(_ db: Database, key: String) throws -> Bool {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM entry WHERE key = ?"), arguments: [key]) != nil
     }
 
@@ -135,69 +135,69 @@ package enum EntryRecords {
     /// A cached statement, not the query interface's `updateAll`, which builds its SQL
     /// anew each call: a re-run of 1,000,000 monogram profiles touches each distinct
     /// monogram, and its monogram plan took 0.63 s that way (one run), 0.51–0.57 s this way.
-    package static func touch(_ db: Database, key: String, at date: Date) throws {
+    static func touch(_ db: Database, key: String, at date: Date) throws {
         try db.cachedStatement(sql: "UPDATE entry SET lastAccess = ?1 WHERE key = ?2 AND lastAccess < ?1")
             .execute(arguments: [date.indexValue, key])
     }
 
     /// A few entries whose content is `contentSHA256` (any source), to reuse their files.
-    package static func entries(_ db: Database, contentSHA256: String) throws -> [CacheEntry] {
+    static func entries(_ db: Database, contentSHA256: String) throws -> [CacheEntry] {
         let records = try EntryRecord.fetchAll(db.cachedStatement(sql: "SELECT * FROM entry WHERE contentSHA256 = ? LIMIT 4"),
                                                arguments: [contentSHA256])
         return try records.map { $0.entry(files: try files(db, key: $0.key)) }
     }
 
     /// Bytes of the files the index references, each file once: what the budget counts.
-    package static func cacheBytes(_ db: Database) throws -> Int64 {
+    static func cacheBytes(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(db, sql: "SELECT bytes FROM cacheTotal WHERE id = 1") ?? 0
     }
 
     /// Sets the running total from the file rows (`verify --repair`).
-    package static func recountCacheBytes(_ db: Database) throws {
+    static func recountCacheBytes(_ db: Database) throws {
         try db.execute(sql: "UPDATE cacheTotal SET bytes = ? WHERE id = 1", arguments: [try cacheBytesCounted(db)])
     }
 
     /// The same, counted from the file rows (`verify` checks the running total against it).
-    package static func cacheBytesCounted(_ db: Database) throws -> Int64 {
+    static func cacheBytesCounted(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(size), 0) FROM (SELECT MAX(fileSize) AS size FROM entryFile GROUP BY filename)") ?? 0
     }
 
-    package static func count(_ db: Database) throws -> Int {
+    static func count(_ db: Database) throws -> Int {
         try EntryRecord.fetchCount(db)
     }
 
     /// Every file name the index references (bounded by the budget: the cache's files).
-    package static func allFileNames(_ db: Database) throws -> Set<String> {
+    static func allFileNames(_ db: Database) throws -> Set<String> {
         try EntryFileRecord.select(EntryFileRecord.Columns.filename, as: String.self).distinct().fetchSet(db)
     }
 }
 
 /// The `failure` table (`FailureRow`): sources that failed lately, not asked for again
 /// before `retryAfter`.
-package enum FailureRecords {
+enum FailureRecords {
     /// The failures of the keys `keysSQL` (a query of one column) selects, by key.
-    package static func failures(_ db: Database, keysSQL: String, arguments: StatementArguments) throws -> [String: FailureRecord] {
+    static func failures(_ db: Database, keysSQL: String, arguments: StatementArguments) throws -> [String: FailureRecord] {
         let statement = try db.cachedStatement(sql: "SELECT * FROM failure WHERE key IN (\(keysSQL))")
         var failures: [String: FailureRecord] = [:]
         for row in try FailureRow.fetchAll(statement, arguments: arguments) { failures[row.key] = row.failure }
         return failures
     }
 
-    package static func save(_ db: Database, key: String, failure: FailureRecord) throws {
+    static func save(_ db: Database, key: String, failure: FailureRecord) throws {
         try FailureRow(key: key, failure: failure).insert(db, onConflict: .replace)
     }
 
-    package static func clear(_ db: Database, key: String) throws {
+    static func clear(_ db: Database, key: String) throws {
         // A cached statement: `deleteOne` builds its SQL anew each call (every saved entry clears).
         try db.cachedStatement(sql: "DELETE FROM failure WHERE key = ?").execute(arguments: [key])
     }
 
     /// Forgets failures whose retry time has come.
-    package static func expire(_ db: Database, before date: Date) throws {
+    static func expire(_ db: Database, before date: Date) throws {
         try FailureRow.filter(FailureRow.Columns.retryAfter <= date.indexValue).deleteAll(db)
     }
 
-    package static func count(_ db: Database) throws -> Int {
+    static func count(_ db: Database) throws -> Int {
         try FailureRow.fetchCount(db)
     }
 

@@ -5,7 +5,7 @@ import GRDB
 
 /// The `profile` table (`ProfileRecord`): per user id, what to draw (the sender of a
 /// notification banner).
-package enum ProfileRecords {
+enum ProfileRecords {
     static func profile(_ db: Database, id: String) throws -> ProfileRecord? {
         try ProfileRecord.fetchOne(db.cachedStatement(sql: "SELECT * FROM profile WHERE id = ?"), arguments: [id])
     }
@@ -20,7 +20,7 @@ package enum ProfileRecords {
     /// A row whose fields did not change is not written. An upsert with conditions no
     /// record method has, run once per export record through `RawStatement`
     /// (`RunTables.RecordWriter`), its columns those of `ProfileRecord.Columns`.
-    package static let saveSQL = """
+    static let saveSQL = """
         INSERT INTO profile (id, displayName, initials, glyph, color, photoSource, updatedAt, readOrder) VALUES (?1, ?2, ?3, ?4, COALESCE(?5, ?6), ?7, ?8, ?9)
         ON CONFLICT(id) DO UPDATE SET
             displayName = excluded.displayName, initials = excluded.initials, glyph = excluded.glyph,
@@ -32,7 +32,7 @@ package enum ProfileRecords {
         """
 
     /// Binds `saveSQL`'s arguments for `profile`, read at position `readOrder` of the run.
-    package static func bindSave(_ statement: RawStatement, _ profile: Profile, at date: Date, readOrder: Int) {
+    static func bindSave(_ statement: RawStatement, _ profile: Profile, at date: Date, readOrder: Int) {
         statement.bind(1, profile.id)
         statement.bind(2, profile.displayName)
         statement.bind(3, profile.glyph == nil ? profile.initials : "")
@@ -49,7 +49,7 @@ package enum ProfileRecords {
         try profile.insert(db, onConflict: .replace)
     }
 
-    package static func count(_ db: Database) throws -> Int {
+    static func count(_ db: Database) throws -> Int {
         try ProfileRecord.fetchCount(db)
     }
 

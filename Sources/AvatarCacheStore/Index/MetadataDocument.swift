@@ -111,7 +111,7 @@ public struct MetadataDocument: Codable, Sendable, Equatable {
     /// the order JSONEncoder's sorted keys give), one by one and in 1 MB pieces: memory
     /// stays flat however many there are. Not `durable`: renamed into place without an
     /// fsync of its own (a document written during a run, `MetadataRefresh`).
-    package static func write(from db: Database, to directory: CacheDirectory, at date: Date = Date(), durable: Bool = true) throws {
+    static func write(from db: Database, to directory: CacheDirectory, at date: Date = Date(), durable: Bool = true) throws {
         var failure: Error?
         try directory.writeAtomically(to: CacheDirectory.metadataName, durable: durable) { write in withoutActuallyEscaping(write) { write in
             var writer = JSONBytesWriter(sink: write)
