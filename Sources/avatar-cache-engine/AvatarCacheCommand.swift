@@ -95,32 +95,18 @@ enum ExitCodes {
     }
 }
 
-/// `--cache` and `--log-level`, for the subcommands that only maintain a cache.
+/// `--cache` and `--log-level`, for prune.
 struct CacheOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The cache directory.", valueName: "dir"))
-    var cache: String
+    @OptionGroup var cache: CacheDirectoryOption
 
     @Option(name: .long, help: Settings.logLevel.argumentHelp, completion: Settings.logLevel.completion)
     var logLevel: String?
 
-    var cacheURL: URL { URL(fileURLWithPath: cache) }
+    var directory: CacheDirectory { cache.directory }
 
     func validate() throws { _ = try Settings.logLevel.value(of: logLevel) }
 
     func makeLogger() -> Logger {
         Logging.make(format: .text, level: (try? Settings.logLevel.value(of: logLevel)) ?? .info, progress: nil)
-    }
-}
-
-/// `--budget` and `--trim-ratio`, for the commands that prune (prune, merge); each says
-/// in its own words what its `--wait` waits for.
-struct PruneOptions: ParsableArguments {
-    @Option(help: Settings.budget.argumentHelp) var budget: String?
-    @Option(help: Settings.trimRatio.argumentHelp) var trimRatio: String?
-
-    func validate() throws { _ = try pruner() }
-
-    func pruner() throws -> Pruner {
-        Pruner(budgetBytes: try Settings.budget.value(of: budget), trimRatio: try Settings.trimRatio.value(of: trimRatio))
     }
 }

@@ -74,11 +74,12 @@ import AvatarCacheTestKit
         #expect(missing.status == 65, "the same code as a missing file")
     }
 
+    /// `--wait` is one declaration (WaitOption); merge says what it waits for there.
     @Test func pruneAndMergeEachExplainTheirOwnWait() throws {
         let prune = try Binary.run(["prune", "--help"]).stdout
         let merge = try Binary.run(["merge", "--help"]).stdout
         let pruneWait = prune.components(separatedBy: "--wait").dropFirst().joined()
         #expect(!pruneWait.isEmpty && !pruneWait.contains("merge") && !pruneWait.contains("each"), "\(prune)")
-        #expect(merge.contains("each merged cache"), "\(merge)")
+        #expect(merge.split(whereSeparator: \.isWhitespace).joined(separator: " ").contains("each merged cache's lock"), "\(merge)")
     }
 }

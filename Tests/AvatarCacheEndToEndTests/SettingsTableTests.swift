@@ -83,7 +83,7 @@ import AvatarCacheTestKit
     }
 
     @Test func theCommandDeclaresExactlyTheTablesFlags() throws {
-        let declared = Mirror(reflecting: PipelineOptions()).children.compactMap { $0.label.map(PipelineOptions.flagName) }
+        let declared = PipelineOptions.flagLabels().map(PipelineOptions.flagName)
         #expect(Set(declared) == Set(flagged.map(\.flag)), "declared \(declared.sorted())")
         #expect(declared.count == Set(declared).count)
         // And swift-argument-parser names them so (its help shows each setting's help).
@@ -91,6 +91,35 @@ import AvatarCacheTestKit
         for setting in flagged {
             #expect(help.contains("--\(setting.flag)"), "--\(setting.flag) in the help")
             #expect(help.contains(setting.help), "--\(setting.flag)'s help from the table")
+        }
+    }
+
+    /// `--budget` is one declaration (BudgetOption) for the five commands that size a
+    /// cache (warm and run, merge, prune, verify, stats): the same help, the same value,
+    /// the same refusal in the same words; `--trim-ratio` and `--wait` likewise.
+    @Test func theSharedFlagsAreOneDeclarationForEveryCommand() throws {
+        let sizing: [(any ParsableCommand.Type, [String])] = [
+            (Warm.self, ["e.json", "--cache", "c"]), (Run.self, ["p.yml"]), (Merge.self, ["a", "--into", "b"]),
+            (Prune.self, ["--cache", "c"]), (Verify.self, ["--cache", "c"]), (Stats.self, ["--cache", "c"]),
+        ]
+        for (command, arguments) in sizing {
+            let help = command.helpMessage(columns: 10_000)
+            #expect(help.contains("--budget <\(Settings.budget.valueName)>") && help.contains(Settings.budget.help), "\(command)")
+            var refusal: String?
+            do { _ = try command.parse(arguments + ["--budget", "12 parsecs"]) } catch { refusal = command.message(for: error) }
+            let warmRefusal = flagError(Settings.budget, "12 parsecs")
+            #expect(warmRefusal?.contains("--budget") == true)
+            #expect(refusal == warmRefusal, "\(command): \(refusal ?? "accepted")")
+        }
+        // The value each reaches: 2 GB, in every command's own terms.
+        #expect(try Prune.parse(["--cache", "c", "--budget", "2GB"]).prune.pruner().budgetBytes == 2_000_000_000)
+        #expect(try Merge.parse(["a", "--into", "b", "--budget", "2GB"]).prune.pruner().budgetBytes == 2_000_000_000)
+        #expect(try Verify.parse(["--cache", "c", "--budget", "2GB"]).budget.bytes() == 2_000_000_000)
+        #expect(try Stats.parse(["--cache", "c", "--budget", "2GB"]).budget.bytes() == 2_000_000_000)
+        #expect(try Warm.parse(["e.json", "--cache", "c", "--budget", "2GB"]).options.settings()[Settings.budget] == 2_000_000_000)
+        #expect(try Prune.parse(["--cache", "c"]).prune.pruner().budgetBytes == Settings.budget.defaultValue)
+        for (command, arguments) in sizing where command != Stats.self {
+            #expect(command.helpMessage(columns: 10_000).contains(Settings.wait.help), "\(command)'s --wait")
         }
     }
 

@@ -26,8 +26,7 @@ struct PipelineOptions: ParsableArguments {
     @Option(help: Settings.quality.argumentHelp) var quality: Written<Int>?
 
     // Cache policy
-    @Option(help: Settings.budget.argumentHelp) var budget: Written<Int64>?
-    @Option(help: Settings.trimRatio.argumentHelp) var trimRatio: Written<Double>?
+    @OptionGroup var prune: PruneOptions
     @Option(help: Settings.ttlHours.argumentHelp) var ttlHours: Written<Double>?
     @Option(help: Settings.maxTTLHours.argumentHelp) var maxTtlHours: Written<Double>?
     @Option(help: Settings.failureTTLHours.argumentHelp) var failureTtlHours: Written<Double>?
@@ -62,7 +61,7 @@ struct PipelineOptions: ParsableArguments {
     @Option(help: Settings.monicaTokenEnv.argumentHelp) var monicaTokenEnv: Written<String>?
 
     // Operation
-    @Option(help: Settings.wait.argumentHelp) var wait: Written<Double>?
+    @OptionGroup var wait: WaitOption
     @Option(help: Settings.report.argumentHelp) var report: Written<String>?
     @Option(help: Settings.metricsFile.argumentHelp) var metricsFile: Written<String>?
     @Option(help: Settings.logFormat.argumentHelp, completion: Settings.logFormat.completion) var logFormat: Written<LogFormat>?
@@ -80,9 +79,20 @@ struct PipelineOptions: ParsableArguments {
     /// value does not reach its setting, fails SettingsTableTests.
     func settings() throws -> PipelineSettings {
         var settings = PipelineSettings()
-        for child in Mirror(reflecting: self).children {
-            guard let label = child.label, let setting = Settings.byFlag[Self.flagName(of: label)] else { continue }
-            let texts = Self.written(by: child.value)
+        try Self.take(self, into: &settings)
+        return settings
+    }
+
+    /// Each flag of `options` (and of its option groups, the flags commands share) read by
+    /// the setting of its name.
+    private static func take(_ options: Any, into settings: inout PipelineSettings) throws {
+        for child in Mirror(reflecting: options).children {
+            if let group = child.value as? any FlagGroup {
+                try take(group.parsedGroup, into: &settings)
+                continue
+            }
+            guard let label = child.label, let setting = Settings.byFlag[flagName(of: label)] else { continue }
+            let texts = written(by: child.value)
             guard !texts.isEmpty else { continue }
             do {
                 try setting.take(texts, into: &settings)
@@ -90,7 +100,14 @@ struct PipelineOptions: ParsableArguments {
                 throw ConfigurationError(message: setting.flagMessage(error))
             }
         }
-        return settings
+    }
+
+    /// The flags these options declare, their groups' included, as property labels.
+    static func flagLabels(of options: ParsableArguments.Type = PipelineOptions.self) -> [String] {
+        Mirror(reflecting: options.init()).children.flatMap { child -> [String] in
+            if let group = type(of: child.value) as? any FlagGroup.Type { return flagLabels(of: group.groupType) }
+            return child.label.map { [$0] } ?? []
+        }
     }
 
     /// `_maxTtlHours` → `max-ttl-hours`, as swift-argument-parser names a long flag.

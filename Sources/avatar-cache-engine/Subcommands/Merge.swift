@@ -12,7 +12,8 @@ struct Merge: AsyncParsableCommand {
             warm --shard) or its id: merging a re-run shard again replaces what it brought before, \
             and a merge that brings every shard of a split (0/n … n-1/n) replaces what the shards \
             of an earlier, different split brought. The merged caches are only read (under their \
-            locks). Sizes take KB, MB, GB as powers of 1,000 and KiB, MiB, GiB as powers of 1,024.
+            locks); --wait is how long each merged cache's lock, and the target's, is waited for \
+            when another run holds it. Sizes take KB, MB, GB as powers of 1,000 and KiB, MiB, GiB as powers of 1,024.
             """
     )
 
@@ -24,15 +25,13 @@ struct Merge: AsyncParsableCommand {
 
     @OptionGroup var prune: PruneOptions
 
-    @Option(help: Settings.wait.argumentHelp(summary: "Wait up to this long for each merged cache's lock, and the target's, held by another run."))
-    var wait: String?
+    @OptionGroup var wait: WaitOption
 
     @Option(help: Settings.logLevel.argumentHelp(summary: "How much is logged on stderr.", default: "warning"),
             completion: Settings.logLevel.completion)
     var logLevel: String?
 
     func validate() throws {
-        _ = try Settings.wait.value(of: wait)
         _ = try Settings.logLevel.value(of: logLevel)
     }
 
@@ -45,7 +44,7 @@ struct Merge: AsyncParsableCommand {
             pruner = try prune.pruner()
             outcome = try CacheStore.merge(caches.map { CacheDirectory(root: URL(fileURLWithPath: $0)) },
                                            into: CacheDirectory(root: URL(fileURLWithPath: into)),
-                                           pruner: pruner, wait: try Settings.wait.value(of: wait), logger: logger)
+                                           pruner: pruner, wait: try wait.seconds(), logger: logger)
         } catch {
             throw ExitCodes.fail(error)
         }

@@ -12,17 +12,14 @@ struct Prune: AsyncParsableCommand {
 
     @OptionGroup var prune: PruneOptions
 
-    @Option(help: Settings.wait.argumentHelp(summary: "Wait up to this long for a run that holds the cache's lock."))
-    var wait: String?
-
-    func validate() throws { _ = try Settings.wait.value(of: wait) }
+    @OptionGroup var wait: WaitOption
 
     func run() async throws {
         let logger = cacheOptions.makeLogger()
-        let directory = CacheDirectory(root: cacheOptions.cacheURL)
+        let directory = cacheOptions.directory
         do {
             let pruner = try prune.pruner()
-            let outcome = try CacheStore.prune(directory, pruner: pruner, wait: try Settings.wait.value(of: wait), logger: logger)
+            let outcome = try CacheStore.prune(directory, pruner: pruner, wait: try wait.seconds(), logger: logger)
             let plan = outcome.plan
             print("evicted \(plan.evicted.count) entries (\(ByteSize.format(plan.freedBytes))); cache \(ByteSize.format(outcome.cacheBytes)) of \(ByteSize.format(pruner.budgetBytes))")
         } catch {

@@ -9,11 +9,9 @@ struct Verify: AsyncParsableCommand {
         discussion: "Exit 0 when clean, 4 when problems were found (listed on stdout). With --repair, broken entries are dropped and orphans and leftovers removed (good entries are not touched), and the exit code says whether any problem is left. A first run killed before it made its index is a note, not a problem."
     )
 
-    @Option(help: ArgumentHelp("The cache directory.", valueName: "dir"))
-    var cache: String
+    @OptionGroup var cache: CacheDirectoryOption
 
-    @Option(help: Settings.budget.argumentHelp(summary: "The budget to check against."))
-    var budget: String?
+    @OptionGroup var budget: BudgetOption
 
     @Flag(help: "Fix what can be fixed, then report what was found.")
     var repair = false
@@ -21,20 +19,14 @@ struct Verify: AsyncParsableCommand {
     @Flag(help: "Print the result as JSON.")
     var json = false
 
-    @Option(help: Settings.wait.argumentHelp(summary: "Wait up to this long for another run's lock."))
-    var wait: String?
-
-    func validate() throws {
-        _ = try Settings.budget.value(of: budget)
-        _ = try Settings.wait.value(of: wait)
-    }
+    @OptionGroup var wait: WaitOption
 
     func run() async throws {
-        let directory = CacheDirectory(root: URL(fileURLWithPath: cache))
+        let directory = cache.directory
         let result: CacheVerifier.Result
         do {
-            switch try CacheStore.verify(directory, budgetBytes: try Settings.budget.value(of: budget), repair: repair,
-                                         wait: try Settings.wait.value(of: wait), logger: Logging.make(format: .text, level: .warning, progress: nil)) {
+            switch try CacheStore.verify(directory, budgetBytes: try budget.bytes(), repair: repair,
+                                         wait: try wait.seconds(), logger: Logging.make(format: .text, level: .warning, progress: nil)) {
             case .interruptedFirstRun(let note):
                 print("note: \(note)")
                 print("0 entries: ok")
@@ -64,13 +56,9 @@ struct Stats: AsyncParsableCommand {
         abstract: "Print a cache's entries, bytes by size tier, oldest access and budget use."
     )
 
-    @Option(help: ArgumentHelp("The cache directory.", valueName: "dir"))
-    var cache: String
+    @OptionGroup var cache: CacheDirectoryOption
 
-    @Option(help: Settings.budget.argumentHelp(summary: "The budget to compare with."))
-    var budget: String?
-
-    func validate() throws { _ = try Settings.budget.value(of: budget) }
+    @OptionGroup var budget: BudgetOption
 
     @Flag(help: "Print JSON.")
     var json = false
@@ -78,7 +66,7 @@ struct Stats: AsyncParsableCommand {
     func run() async throws {
         let stats: CacheStatistics
         do {
-            stats = try CacheStore.statistics(CacheDirectory(root: URL(fileURLWithPath: cache)), budgetBytes: try Settings.budget.value(of: budget))
+            stats = try CacheStore.statistics(cache.directory, budgetBytes: try budget.bytes())
         } catch {
             throw ExitCodes.fail(error)
         }
