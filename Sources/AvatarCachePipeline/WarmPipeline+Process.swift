@@ -50,19 +50,27 @@ extension WarmPipeline {
         }
     }
 
-    /// Runs the jobs `next` hands out in two stages with limits of their own, and commits
-    /// their results to the index `mergeBatch` at a time, or every `commitInterval` seconds.
-    /// `settled` counts the sources the plan settled without a job (for the progress).
+    /// Runs the jobs `next` hands out through the job stages, and commits their results to
+    /// the index `mergeBatch` at a time, or every `commitInterval` seconds. `settled`
+    /// counts the sources the plan settled without a job (for the progress).
     ///
-    /// read (lazily) -> download: `requestsInFlight` requests at once over all hosts, a
-    /// host its own share of them (`RequestLimiter`), no new one while the bodies held reach
-    /// `maxDownloadMemory` (`Backlog`) -> render: `concurrency` sources at once, their
-    /// decodes on the decode threads -> commit. Inline photos and monograms go straight to
-    /// the render stage. Sources are read only while the download stage has fewer than
-    /// `requestsInFlight` + `lookahead` of them (the rest wait for their host's turn) and
-    /// fewer than `concurrency` plus the requests window wait for the render stage (the
-    /// downloaded bodies among them held by the backlog): memory is bounded at any size of
-    /// export, and a slow host's sources waiting do not keep the others from being read.
+    /// The flow, written once here:
+    ///
+    ///     read (lazily) -> DownloadStage -> RenderStage -> CommitStage
+    ///
+    /// - download: `requestsInFlight` requests at once over all hosts, a host its own share
+    ///   of them (`RequestLimiter`), no new one while the bodies held reach
+    ///   `maxDownloadMemory` (`Backlog`); inline photos and monograms skip it;
+    /// - render: `concurrency` sources at once (`RenderPlaces`), their decodes on the
+    ///   decode threads; a download that finds a place free, with none queued, renders in
+    ///   its own task; the others queue (`RenderQueue`);
+    /// - commit: a batch in one transaction (`CommitStage`).
+    ///
+    /// Sources are read only while the download stage has fewer than `requestsInFlight` +
+    /// `lookahead` of them (the rest wait for their host's turn) and fewer than
+    /// `concurrency` plus the requests window wait for the render stage (the downloaded
+    /// bodies among them held by the backlog): memory is bounded at any size of export,
+    /// and a slow host's sources waiting do not keep the others from being read.
     func process(
         stage: String, total: Int, next: () throws -> Job?, settled: () -> Int,
         state: RunState, workers: inout Workers?
@@ -70,10 +78,9 @@ extension WarmPipeline {
         guard !control.isStopping, let first = try next() else { return JobTally() }
         let shared = workers ?? Workers(configuration, logger: logger)
         workers = shared
-        let fetcher = shared.fetcher, writer = shared.writer, limiter = shared.limiter
+        let limiter = shared.limiter
         // A stop does not wait out a host's hold: its photos waiting fail, asked again first next run.
         control.onStop { limiter.stopHolds(SourceFailure(.rateLimited, "the run stopped (\($0)) while its host held it")) }
-        let coordinator = RenderCoordinator(known: { [self] in knownFiles(forContent: $0, state: state) })
         // Downloaded bodies waiting for a decode thread: beyond a couple per thread they
         // only hold memory, so no new download starts while that many wait; small ones
         // (under 256 KB) are counted apart, eight times as many; and they and the bodies
@@ -83,10 +90,22 @@ extension WarmPipeline {
                               window: { limiter.currentWindow })
         shared.pool.tellStarving { starving, sequence in Task { await backlog.starving(starving, sequence: sequence) } }
         defer { shared.pool.tellStarving(nil) }
-        let downloadWindow = configuration.requestsInFlight + Self.lookahead
-        var finished: [(Job, Result<Outcome, SourceFailure>)] = []
-        let committer = CommitStage(state: state, writer: writer, coordinator: coordinator, logger: logger,
+        let coordinator = RenderCoordinator(known: { [self] in knownFiles(forContent: $0, state: state) })
+        let freshUntil: @Sendable (Date, TimeInterval?) -> Date = { [self] in self.freshUntil($0, serverLifetime: $1) }
+        // The stages.
+        let download = DownloadStage(fetcher: shared.fetcher, limiter: limiter, backlog: backlog, decoders: shared.pool,
+                                     control: control, credential: configuration.monica, freshUntil: freshUntil,
+                                     started: state.started)
+        let render = RenderStage(coordinator: coordinator, writer: shared.writer, backlog: backlog,
+                                 largestTier: configuration.tiers.first.map(String.init) ?? "", freshUntil: freshUntil,
+                                 started: state.started)
+        let committer = CommitStage(state: state, writer: shared.writer, coordinator: coordinator, logger: logger,
                                     retryWait: { [configuration] in configuration.retryWait(after: $0) })
+
+        let downloadWindow = configuration.requestsInFlight + Self.lookahead
+        let renderPlaces = RenderPlaces(configuration.concurrency)
+        var toRender = RenderQueue()
+        var finished: [CommitStage.Finished] = []
         var tally = JobTally()
         /// The results finished so far, committed in one transaction.
         func commit() async throws {
@@ -97,45 +116,37 @@ extension WarmPipeline {
         }
         // A download's end, a job's end, or the commit clock: results wait at most
         // `commitInterval` for their commit, even while the jobs still running take minutes.
-        enum Event { case downloaded(Downloaded), finished(Job, Result<Outcome, SourceFailure>), commitDue }
-        // The render stage's places (`concurrency`): a download that finds one free, with
-        // nothing queued for the stage, renders in its own task (one task a photo, no
-        // hand-back to this loop between its stages); the others queue here.
-        let renderPlaces = RenderPlaces(configuration.concurrency)
+        enum Event { case downloaded(DownloadStage.Output), finished(Job, Result<Outcome, SourceFailure>), commitDue }
         try await withThrowingTaskGroup(of: Event.self) { group in
             var pendingFirst: Job? = first
             var done = 0, downloading = 0, rendering = 0
             var exhausted = false
-            /// Past their download (or needing none), waiting for the render stage; a taken
-            /// one's place is emptied at once (its body must not outlive its render).
-            var toRender: [Downloaded?] = [], toRenderHead = 0
             var clockRunning = false
+            /// Reads jobs while the stages have room: a download starts at once, the rest
+            /// queue for the render stage.
             func readMore() throws {
-                // Once stopping, nothing new starts; what runs finishes.
-                // Bodies downloaded and waiting for the render stage are bounded by the
-                // backlog (their count and bytes); beside them, `concurrency` waiting without
-                // a download (inline photos, monograms). Held to `concurrency` alone, a round
-                // trip's answers arriving together stopped the reading, and so the next
-                // requests, until all but a few were rendered.
+                // Once stopping, nothing new starts; what runs finishes. Bodies downloaded
+                // and waiting for the render stage are bounded by the backlog (their count
+                // and bytes); beside them, `concurrency` waiting without a download (inline
+                // photos, monograms). Held to `concurrency` alone, a round trip's answers
+                // arriving together stopped the reading, and so the next requests, until
+                // all but a few were rendered.
                 while !exhausted, !control.isStopping, downloading < downloadWindow,
-                      toRender.count - toRenderHead < configuration.concurrency + limiter.currentWindow {
+                      toRender.count < configuration.concurrency + limiter.currentWindow {
                     guard let job = try pendingFirst.take() ?? next() else {
                         exhausted = true
                         return
                     }
                     guard case let .download(url, sendMonicaToken) = job.work else {
-                        toRender.append(Downloaded(job: job))
+                        toRender.append(DownloadStage.Output(job: job))
                         continue
                     }
                     downloading += 1
                     group.addTask {
-                        var item = await self.download(job, url: url, sendMonicaToken: sendMonicaToken, fetcher: fetcher,
-                                                       limiter: limiter, backlog: backlog, pool: shared.pool,
-                                                       started: state.started)
+                        var item = await download.run(job, url: url, sendMonicaToken: sendMonicaToken)
                         if item.result == nil, !item.notStarted, renderPlaces.takeIfNoneQueued() {
                             defer { renderPlaces.release() }
-                            item.result = try await self.render(item, coordinator: coordinator, writer: writer,
-                                                                backlog: backlog, started: state.started)
+                            item.result = try await render.run(item)
                             item.photo = nil
                             item.ticket = nil
                         }
@@ -143,24 +154,15 @@ extension WarmPipeline {
                     }
                 }
             }
+            /// Starts the queued renders the render stage has places for.
             func startRenders() {
-                defer { renderPlaces.queued(toRender.count - toRenderHead) }
-                while toRenderHead < toRender.count, toRender[toRenderHead] != nil, renderPlaces.take() {
-                    let item = toRender[toRenderHead]!
-                    toRender[toRenderHead] = nil
-                    toRenderHead += 1
-                    if toRenderHead == toRender.count {
-                        toRender.removeAll(keepingCapacity: true)
-                        toRenderHead = 0
-                    } else if toRenderHead >= 64 && toRenderHead * 2 >= toRender.count {
-                        toRender.removeFirst(toRenderHead)
-                        toRenderHead = 0
-                    }
+                defer { renderPlaces.queued(toRender.count) }
+                while !toRender.isEmpty, renderPlaces.take() {
+                    let item = toRender.removeFirst()
                     rendering += 1
                     group.addTask {
                         defer { renderPlaces.release() }
-                        return .finished(item.job, try await self.render(item, coordinator: coordinator, writer: writer,
-                                                                         backlog: backlog, started: state.started))
+                        return .finished(item.job, try await render.run(item))
                     }
                 }
             }
@@ -192,7 +194,7 @@ extension WarmPipeline {
                         progressed()
                     } else {
                         toRender.append(item)
-                        renderPlaces.queued(toRender.count - toRenderHead)
+                        renderPlaces.queued(toRender.count)
                     }
                 case let .finished(job, result):
                     rendering -= 1
@@ -210,11 +212,38 @@ extension WarmPipeline {
             }
         }
         try await commit()
-        tally.requestsResent = fetcher.requestsResent
+        tally.requestsResent = shared.fetcher.requestsResent
         tally.peakRequestsInFlight = limiter.peakRequestsInFlight
         tally.hosts = limiter.hostReports()
         tally.peakBytesWaitingForDecode = await backlog.peakWaitingBytes
         return tally
+    }
+
+    /// The sources past their download (or needing none) waiting for the render stage, in
+    /// the order they came: a taken one's place is emptied at once (its body must not
+    /// outlive its render), and the taken are dropped from the front now and then.
+    struct RenderQueue {
+        private var items: [DownloadStage.Output?] = []
+        private var head = 0
+
+        var count: Int { items.count - head }
+        var isEmpty: Bool { head == items.count }
+
+        mutating func append(_ item: DownloadStage.Output) { items.append(item) }
+
+        mutating func removeFirst() -> DownloadStage.Output {
+            let item = items[head]!
+            items[head] = nil
+            head += 1
+            if head == items.count {
+                items.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 64 && head * 2 >= items.count {
+                items.removeFirst(head)
+                head = 0
+            }
+            return item
+        }
     }
 
     /// The render stage's places, taken by the loop for the sources queued for it and by a
@@ -238,136 +267,4 @@ extension WarmPipeline {
     /// Sources read beyond the requests in flight, waiting for their host's turn: enough
     /// that a slow host's sources read in a row leave room for the others' behind them.
     static let lookahead = 1_024
-
-    /// A job past its download stage: the body to render (its place in the backlog with
-    /// it), or already its result (a failure, a 304); inline photos and monograms need none.
-    struct Downloaded: Sendable {
-        var job: Job
-        var ticket: Backlog.Ticket?
-        var photo: FetchedPhoto?
-        var result: Result<Outcome, SourceFailure>?
-        var fetchSeconds: Double = 0
-        /// Its turn came once the run was stopping: no request was sent, nothing is recorded.
-        var notStarted = false
-    }
-
-    /// The download stage of one job: a slot of the requests in flight for its host, a
-    /// place in the backlog, then the bytes.
-    private func download(
-        _ job: Job, url: String, sendMonicaToken: Bool, fetcher: HTTPFetcher,
-        limiter: RequestLimiter, backlog: Backlog, pool: DecodeWorkerPool, started: Date
-    ) async -> Downloaded {
-        let slot = RequestSlot(limiter, for: url)
-        // Its host's limits past --max-host-wait: failed without a request.
-        if let outOfBudget = await slot.acquire() {
-            return control.isStopping ? Downloaded(job: job, notStarted: true) : Downloaded(job: job, result: .failure(outOfBudget))
-        }
-        let ticket = await backlog.admit()
-        // Once stopping, nothing new starts (the sources read ahead wait above); what runs finishes.
-        guard !control.isStopping else {
-            slot.release()
-            await backlog.release(ticket)
-            return Downloaded(job: job, notStarted: true)
-        }
-        let jobStarted = DispatchTime.now().uptimeNanoseconds
-        let validators = job.previous.map { Validators(etag: $0.etag, lastModified: $0.lastModified) }
-        let fetchedResult: FetchResult
-        do {
-            fetchedResult = try await fetcher.fetch(
-                url, credential: sendMonicaToken ? configuration.monica : nil,
-                validators: validators?.etag == nil && validators?.lastModified == nil ? nil : validators,
-                slot: slot, sized: { await backlog.sized(ticket, bytes: $0) })
-        } catch {
-            slot.release()
-            await backlog.release(ticket)
-            return Downloaded(job: job, result: .failure(HTTPFetcher.classify(error)))
-        }
-        slot.release()
-        let fetchSeconds = Self.seconds(since: jobStarted)
-        switch fetchedResult {
-        case .notModified(let lifetime, let etag, let lastModified):
-            await backlog.release(ticket)
-            // 304: the cached files stay; only the timestamps move.
-            guard var entry = job.previous else {
-                return Downloaded(job: job, result: .failure(SourceFailure(.httpStatus, "HTTP 304 without a cached copy")))
-            }
-            let now = Date()
-            entry.fetchedAt = now
-            entry.freshUntil = freshUntil(now, serverLifetime: lifetime)
-            entry.lastAccess = max(entry.lastAccess, AccessTime.of(rank: job.rank, runStartedAt: started))
-            entry.etag = etag ?? entry.etag
-            entry.lastModified = lastModified ?? entry.lastModified
-            return Downloaded(job: job, result: .success(Outcome(entry: entry, bytesDownloaded: 0, rendered: RenderedFiles(entry),
-                                                                 notModified: true, fetchSeconds: fetchSeconds)))
-        case .fetched(let fetched):
-            await backlog.downloaded(ticket, bytes: fetched.bytes.count)
-            // As many requests in flight as keep the decode threads fed (RequestLimiter.resize).
-            if let decodeSeconds = pool.meanJobSeconds {
-                limiter.resize(afterRequestOf: fetchSeconds, decodeSeconds: decodeSeconds, threads: pool.threadCount)
-            }
-            return Downloaded(job: job, ticket: ticket, photo: fetched, fetchSeconds: fetchSeconds)
-        }
-    }
-
-    private static func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
-
-    /// The render stage of one job: render (or reuse) the files. Failures of the source
-    /// are returned; failures of the cache itself are thrown and end the run.
-    private func render(
-        _ item: Downloaded, coordinator: RenderCoordinator, writer: RenderWriter, backlog: Backlog, started: Date
-    ) async throws -> Result<Outcome, SourceFailure> {
-        let job = item.job, photo = item.photo
-        let contentSHA256: String
-        let render: @Sendable () async throws -> RenderedFiles
-        switch job.work {
-        case .download:
-            guard let fetched = photo else { return .failure(SourceFailure(.network, "no body")) }
-            contentSHA256 = fetched.sha256
-            render = { try await writer.renderPhoto(fetched.bytes, contentSHA256: fetched.sha256) }
-        case .inline(let inline):
-            contentSHA256 = inline.sha256
-            render = { try await writer.renderPhoto(inline.bytes, contentSHA256: inline.sha256, inline: true) }
-        case .monogram(let spec):
-            contentSHA256 = SHA256Hex.of(Array(spec.key.utf8))
-            render = { try await writer.renderMonogram(spec, contentSHA256: contentSHA256) }
-        }
-        let renderStarted = DispatchTime.now().uptimeNanoseconds
-        // Rendered, or not: either way the body has left the backlog.
-        let outcome: Result<RenderedFiles, Error>
-        do {
-            outcome = .success(try await coordinator.files(for: contentSHA256, render: render))
-        } catch {
-            outcome = .failure(error)
-        }
-        if let ticket = item.ticket { await backlog.release(ticket) }
-        let rendered: RenderedFiles
-        do {
-            rendered = try outcome.get()
-        } catch let failure as SourceFailure {
-            return .failure(failure)
-        }
-        let largest = configuration.tiers.first.map(String.init) ?? ""
-        // A monogram's placeholder is its colour, whoever drew its files.
-        var placeholder = rendered.placeholder
-        if case .monogram(let spec) = job.work { placeholder = Placeholder(color: spec.background) }
-        var entry = CacheEntry(
-            kind: job.work.isMonogram ? .monogram : .photo,
-            filename: rendered.files[largest]?.filename ?? "",
-            lastAccess: AccessTime.of(rank: job.rank, runStartedAt: started),
-            fileSize: rendered.distinctFiles.reduce(0) { $0 + $1.fileSize },
-            contentSHA256: contentSHA256,
-            sourceBytes: nil, sourceFormat: rendered.format,
-            sourceWidth: rendered.sourceWidth, sourceHeight: rendered.sourceHeight,
-            fetchedAt: Date(), etag: photo?.etag, lastModified: photo?.lastModified,
-            files: rendered.files, placeholder: placeholder
-        )
-        entry.freshUntil = freshUntil(entry.fetchedAt, serverLifetime: photo?.freshnessLifetime)
-        switch job.work {
-        case .download: entry.sourceBytes = photo?.bytes.count
-        case .inline(let inline): entry.sourceBytes = inline.bytes.count
-        case .monogram: break
-        }
-        return .success(Outcome(entry: entry, bytesDownloaded: photo?.bytes.count ?? 0, rendered: rendered,
-                                fetchSeconds: item.fetchSeconds, renderSeconds: Self.seconds(since: renderStarted)))
-    }
 }
