@@ -215,6 +215,7 @@ let package = Package(
             dependencies: [
                 "AvatarCacheExports",
                 "AvatarCacheModel",
+                "CSQLite",
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Engine"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Engine"])),
@@ -246,14 +247,32 @@ let package = Package(
             ],
             path: "Tests/AvatarCacheImagingTestSupport"
         ),
-        // A test target per layer, importing that layer and those below it; then the
-        // end-to-end tests, which run the binaries (built first: they depend on them).
+        // A test target per library module, `<Module>Tests`, importing that module and
+        // those below it (and the test kits); scripts/check-targets fails when a module has
+        // none. Then the end-to-end tests, which run the binaries (built first: they depend
+        // on them) or test a layer through a whole warm.
         .testTarget(
-            name: "AvatarCacheLookupTests",
+            name: "AvatarCacheModelTests",
+            dependencies: [
+                "AvatarCacheModel",
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
+            ],
+            path: "Tests/AvatarCacheModelTests"
+        ),
+        .testTarget(
+            name: "AvatarCacheMonogramsTests",
             dependencies: [
                 "AvatarCacheModel",
                 "AvatarCacheMonograms",
-                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
+            ],
+            path: "Tests/AvatarCacheMonogramsTests"
+        ),
+        .testTarget(
+            name: "AvatarCacheLookupTests",
+            dependencies: [
+                "AvatarCacheLookup",
+                "AvatarCacheMonograms",
+                "AvatarCacheTestKit",
             ],
             path: "Tests/AvatarCacheLookupTests"
         ),

@@ -1,0 +1,358 @@
+import Foundation
+import Testing
+@testable import AvatarCacheLookup
+import AvatarCacheMonograms
+import AvatarCacheTestKit
+
+/// The apps' library over a real index (SQLite, files on disk), written row by row
+/// (`LookupIndex`): the answers for users and photo URLs, the tier a view needs, the users
+/// a page at a time, an entry's tiers, the async answers, accesses recorded for the
+/// prune, and every way a directory is not a cache it can read.
+@Suite struct CacheLookupTests {
+    /// A scratch cache and its index (`remove()` when done).
+    final class Cache {
+        let directory: URL
+        let index: LookupIndex
+
+        init(_ label: String, placeholders: Bool = true) throws {
+            directory = try Fixtures.temporaryDirectory(label).appendingPathComponent("cache")
+            index = try LookupIndex(in: directory, placeholders: placeholders)
+        }
+
+        func remove() {
+            index.close()
+            try? FileManager.default.removeItem(at: directory.deletingLastPathComponent())
+        }
+    }
+
+    static let photoURL = "https://photos.example.com/pat.jpg"
+
+    /// Pat with a photo (three tiers), Lee with a monogram, Kim with a photo not cached yet
+    /// and no monogram either, Gus shown as a glyph.
+    static func people(_ label: String) throws -> (Cache, [Int: URL], [Int: URL]) {
+        let cache = try Cache(label)
+        try cache.index.addProfile(id: "pat", displayName: "Pat Doe", initials: "PD", color: "#007AFF", photoSource: photoURL)
+        let photo = try cache.index.addEntry(key: photoURL, kind: "photo", tiers: [110: 110, 330: 330, 900: 640],
+                                             placeholderHash: "1QcSHQRnh493V4dIh4eXh1h4kJUI", placeholderColor: "#7A6B5C")
+        try cache.index.addProfile(id: "lee", displayName: "Lee", initials: "LE", color: "#FF9500")
+        let monogram = MonogramSpec(initials: "LE", glyph: nil, background: "#FF9500", foreground: AvatarColor.textColor(on: "#FF9500"))
+        let drawn = try cache.index.addEntry(key: monogram.key, kind: "monogram", tiers: [330: 330, 900: 900])
+        try cache.index.addProfile(id: "kim", displayName: "Kim Ray", initials: "KR", color: "#34C759",
+                                   photoSource: "https://photos.example.com/missing.jpg")
+        try cache.index.addProfile(id: "gus", displayName: "", initials: "", glyph: "person", color: "#5856D6")
+        let glyph = MonogramSpec(initials: "", glyph: .person, background: "#5856D6", foreground: AvatarColor.textColor(on: "#5856D6"))
+        try cache.index.addEntry(key: glyph.key, kind: "monogram", tiers: [330: 330])
+        return (cache, photo, drawn)
+    }
+
+    @Test func aPhotoIsAnsweredAtTheSmallestTierTheViewNeeds() throws {
+        let (cache, photo, _) = try Self.people("lookup-photo")
+        defer { cache.remove() }
+        let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
+
+        // 150 pt at 3×: 900 px needed; 15 pt: at least 110 pt × 3 = 330; 15 pt at 1×: 110.
+        let large = try lookup.answer(forUser: "pat", viewSize: 150, scale: 3)
+        #expect(large.kind == .photo && large.tier == 900 && large.side == 640 && large.file == photo[900])
+        #expect(large.userID == "pat" && large.photoURL == Self.photoURL && large.displayName == "Pat Doe" && large.initials == "PD")
+        #expect(large.color == "#007AFF" && large.textColor == AvatarColor.textColor(on: "#007AFF") && large.glyph == nil)
+        #expect(large.placeholder == Placeholder(thumbHash: "1QcSHQRnh493V4dIh4eXh1h4kJUI", color: "#7A6B5C"))
+        #expect(try lookup.answer(forUser: "pat", viewSize: 15, scale: 3).tier == 330)
+        #expect(try lookup.answer(forUser: "pat", viewSize: 15, scale: 1).tier == 110)
+        // Larger than the largest tier: the largest.
+        #expect(try lookup.answer(forUser: "pat", viewSize: 2000, scale: 8).tier == 900)
+        #expect(FileManager.default.fileExists(atPath: try #require(large.file).path))
+    }
+
+    @Test func withoutAPhotoTheMonogramAndWithoutEitherNothing() throws {
+        let (cache, _, drawn) = try Self.people("lookup-monogram")
+        defer { cache.remove() }
+        let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
+
+        let lee = try lookup.answer(forUser: "lee", viewSize: 55, scale: 3)
+        #expect(lee.kind == .monogram && lee.tier == 330 && lee.file == drawn[330] && lee.photoURL == nil)
+        #expect(lee.placeholder == Placeholder(color: "#FF9500"), "a monogram's placeholder is its colour")
+        // The photo is not cached and no monogram was drawn: nothing to draw but the
+        // initials, the URL still told.
+        let kim = try lookup.answer(forUser: "kim", viewSize: 55, scale: 3)
+        #expect(kim.kind == .none && kim.file == nil && kim.tier == nil && kim.initials == "KR")
+        #expect(kim.photoURL == "https://photos.example.com/missing.jpg" && kim.placeholder == Placeholder(color: "#34C759"))
+        let gus = try lookup.answer(forUser: "gus", viewSize: 55, scale: 3)
+        #expect(gus.kind == .monogram && gus.glyph == .person && gus.initials == "" && gus.file != nil)
+    }
+
+    @Test func aPhotoURLIsAnsweredForTheFirstUserByIdWhoseItIs() throws {
+        let cache = try Cache("lookup-url")
+        defer { cache.remove() }
+        let shared = "https://photos.example.com/team.jpg"
+        try cache.index.addProfile(id: "zed", displayName: "Zed", initials: "ZE", color: "#FF2D55", photoSource: shared)
+        try cache.index.addProfile(id: "amy", displayName: "Amy", initials: "AM", color: "#30B0C7", photoSource: shared)
+        try cache.index.addEntry(key: shared, kind: "photo", tiers: [330: 330], placeholderColor: "#102030")
+        let inline = "sha256:" + String(repeating: "ab", count: 32)
+        try cache.index.addEntry(key: inline, kind: "photo", tiers: [330: 300])
+        let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
+
+        let team = try lookup.answer(forPhotoURL: shared, viewSize: 55, scale: 3)
+        #expect(team.userID == "amy" && team.color == "#30B0C7" && team.kind == .photo && team.photoURL == shared)
+        #expect(team.placeholder == Placeholder(color: "#102030"))
+        // An entry no profile shows: the photo alone.
+        let orphan = try lookup.answer(forPhotoURL: inline, viewSize: 55, scale: 3)
+        #expect(orphan.userID == nil && orphan.kind == .photo && orphan.side == 300 && orphan.photoURL == inline)
+        #expect(throws: LookupError.notFound("URL https://photos.example.com/other.jpg")) {
+            try lookup.answer(forPhotoURL: "https://photos.example.com/other.jpg", viewSize: 55, scale: 3)
+        }
+        #expect(throws: LookupError.notFound("user \"nobody\"")) { try lookup.answer(forUser: "nobody", viewSize: 55, scale: 3) }
+    }
+
+    @Test func argumentsOutOfRangeAreRefused() throws {
+        let (cache, _, _) = try Self.people("lookup-arguments")
+        defer { cache.remove() }
+        let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
+        func refused(_ body: () throws -> Any) -> Bool {
+            do { _ = try body(); return false } catch LookupError.invalidArgument { return true } catch { return false }
+        }
+        for size in [0, -1, .nan, .infinity, CacheLookup.maximumViewSize + 1] {
+            #expect(refused { try lookup.answer(forUser: "pat", viewSize: size, scale: 3) }, "view size \(size)")
+        }
+        for scale in [0, 9, -3] {
+            #expect(refused { try lookup.answer(forPhotoURL: Self.photoURL, viewSize: 55, scale: scale) }, "scale \(scale)")
+        }
+        #expect(refused { try lookup.answer(forUser: "", viewSize: 55, scale: 3) })
+        #expect(refused { try lookup.answer(forPhotoURL: "", viewSize: 55, scale: 3) })
+        #expect(refused { try lookup.tiers(forUser: "") })
+        #expect(refused { try lookup.users(limit: 0) })
+        #expect(!refused { try lookup.answer(forUser: "pat", viewSize: CacheLookup.maximumViewSize, scale: 8) })
+    }
+
+    @Test func theTierRule() {
+        // max(points × 2, 110) × scale, the smallest tier at least that, else the largest.
+        #expect(CacheLookup.tier(forViewPoints: 10, scale: 1, available: [900, 110, 330]) == 110)
+        #expect(CacheLookup.tier(forViewPoints: 56, scale: 1, available: [110, 330]) == 330)
+        #expect(CacheLookup.tier(forViewPoints: 165, scale: 1, available: [110, 330]) == 330)
+        #expect(CacheLookup.tier(forViewPoints: 165.5, scale: 1, available: [110, 330]) == 330, "the largest")
+        #expect(CacheLookup.tier(forViewPoints: 55, scale: 2, available: [110, 220, 330]) == 220)
+        #expect(CacheLookup.tier(forViewPoints: 55, scale: 3, available: []) == nil)
+    }
+
+    @Test func usersComeAPageAtATimeInByteOrder() throws {
+        let cache = try Cache("lookup-users")
+        defer { cache.remove() }
+        let ids = ["b", "B", "a", "é", "a b", "10", "9", "zz", "ä"]
+        for id in ids { try cache.index.addProfile(id: id, displayName: id, initials: "", color: "#007AFF") }
+        let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
+
+        var listed: [String] = []
+        var page = try lookup.users(limit: 2)
+        var pages = 0
+        while !page.isEmpty {
+            #expect(page.count <= 2)
+            listed += page
+            pages += 1
+            page = try lookup.users(after: page.last, limit: 2)
+        }
+        #expect(listed == ids.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+        #expect(pages == 5)
+        #expect(try lookup.users() == listed, "the default page holds them all")
+        #expect(listed.suffix(3) == ["zz", "ä", "é"], "UTF-8's order, not a locale's")
+        #expect(try lookup.users(after: "é").isEmpty && lookup.users(after: "a", limit: 1) == ["a b"])
+        let none = try Cache("lookup-no-users")
+        defer { none.remove() }
+        #expect(try CacheLookup(cache: none.directory, recordsAccess: false).users().isEmpty)
+    }
+
+    @Test func anEntrysTiersSmallestFirstWithTheirFiles() throws {
+        let (cache, photo, drawn) = try Self.people("lookup-tiers")
+        defer { cache.remove() }
+        let lookup = try CacheLookup(cache: cache.directory)
+
+        #expect(try lookup.tiers(forUser: "pat") == [
+            CacheLookup.Tier(tier: 110, side: 110, file: try #require(photo[110])),
+            CacheLookup.Tier(tier: 330, side: 330, file: try #require(photo[330])),
+            CacheLookup.Tier(tier: 900, side: 640, file: try #require(photo[900])),
+        ])
+        #expect(try lookup.tiers(forUser: "lee").map(\.file) == [drawn[330], drawn[900]])
+        #expect(try lookup.tiers(forUser: "kim").isEmpty, "nothing cached yet")
+        #expect(throws: LookupError.notFound("user \"nobody\"")) { try lookup.tiers(forUser: "nobody") }
+        // Listing is not an access: the prune's order stays.
+        lookup.flush()
+        #expect(try cache.index.lastAccess(of: Self.photoURL) == 1_000)
+    }
+
+    @Test func anAnswerIsAnAccessWrittenInTheBackgroundAndNotWhenAsked() async throws {
+        let (cache, _, _) = try Self.people("lookup-access")
+        defer { cache.remove() }
+        let monogram = MonogramSpec(initials: "LE", glyph: nil, background: "#FF9500", foreground: AvatarColor.textColor(on: "#FF9500")).key
+        let started = Date().timeIntervalSince1970
+
+        let quiet = try CacheLookup(cache: cache.directory, recordsAccess: false)
+        _ = try await quiet.answer(forUser: "pat", viewSize: 55, scale: 3)
+        await quiet.flush()
+        #expect(try cache.index.lastAccess(of: Self.photoURL) == 1_000, "recordsAccess: false records nothing")
+
+        let lookup = try CacheLookup(cache: cache.directory)
+        _ = try await lookup.answer(forUser: "pat", viewSize: 55, scale: 3)
+        _ = try await lookup.answer(forUser: "lee", viewSize: 55, scale: 3)
+        _ = try await lookup.answer(forUser: "kim", viewSize: 55, scale: 3)   // nothing shown: nothing to record
+        await lookup.flush()
+        #expect(try #require(try cache.index.lastAccess(of: Self.photoURL)) >= started.rounded(.down))
+        #expect(try #require(try cache.index.lastAccess(of: monogram)) >= started.rounded(.down))
+        // By URL too, and a later access never moves it back.
+        let before = try #require(try cache.index.lastAccess(of: Self.photoURL))
+        _ = try await lookup.answer(forPhotoURL: Self.photoURL, viewSize: 55, scale: 3)
+        await lookup.flush()
+        #expect(try #require(try cache.index.lastAccess(of: Self.photoURL)) >= before)
+    }
+
+    /// Tasks sharing one lookup, more of them than its readers: every async answer is the
+    /// synchronous one, and an unknown user fails in the same words.
+    @Test(arguments: [1, 2, 16])
+    func asyncAnswersFromManyTasksAreTheSynchronousOnes(readers: Int) async throws {
+        let (cache, _, _) = try Self.people("lookup-tasks")
+        defer { cache.remove() }
+        for index in 0..<40 {
+            let url = "https://photos.example.com/\(index).jpg"
+            try cache.index.addProfile(id: "user-\(index)", displayName: "User \(index)", initials: "U\(index % 10)", color: "#AF52DE",
+                                       photoSource: index % 3 == 0 ? nil : url)
+            if index % 3 != 0 { try cache.index.addEntry(key: url, kind: "photo", tiers: [330: 330, 900: 900]) }
+        }
+        let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false, readers: readers)
+        let ids = try lookup.users()
+        #expect(ids.count == 44)
+        let expected = try Dictionary(uniqueKeysWithValues: ids.map { id in (id, try lookup.answer(forUser: id, viewSize: 55, scale: 3)) })
+        let mismatches = try await withThrowingTaskGroup(of: Int.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var wrong = 0
+                    for round in 0..<60 {
+                        let id = ids[(task * 11 + round) % ids.count]
+                        if try await lookup.answer(forUser: id, viewSize: 55, scale: 3) != expected[id] { wrong += 1 }
+                    }
+                    return wrong
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
+        await #expect(throws: LookupError.notFound("user \"nobody\"")) { try await lookup.answer(forUser: "nobody", viewSize: 55, scale: 3) }
+        let byURL = try await lookup.answer(forPhotoURL: "https://photos.example.com/1.jpg", viewSize: 55, scale: 3)
+        #expect(byURL.userID == "user-1" && byURL.kind == .photo)
+    }
+
+    /// A writer's open transaction holds no reader back: a lookup answers from the last
+    /// commit, then sees the next one.
+    @Test func aWriteUnderWayHoldsNoAnswerBack() throws {
+        let (cache, _, _) = try Self.people("lookup-writer")
+        defer { cache.remove() }
+        let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
+        try cache.index.execute("BEGIN IMMEDIATE; UPDATE profile SET displayName = 'Pat Renamed' WHERE id = 'pat'")
+        let started = Date()
+        #expect(try lookup.answer(forUser: "pat", viewSize: 55, scale: 3).displayName == "Pat Doe")
+        #expect(Date().timeIntervalSince(started) < 5, "not the busy timeout")
+        try cache.index.execute("COMMIT")
+        #expect(try lookup.answer(forUser: "pat", viewSize: 55, scale: 3).displayName == "Pat Renamed")
+    }
+
+    @Test func whatIsNotACacheItCanReadIsSaidSo() throws {
+        let scratch = try Fixtures.temporaryDirectory("lookup-not-a-cache")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        func directory(_ name: String) throws -> URL {
+            let url = scratch.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            return url
+        }
+        func opened(_ url: URL) -> LookupError? {
+            do { _ = try CacheLookup(cache: url); return nil } catch let error as LookupError { return error } catch { return nil }
+        }
+
+        let empty = try directory("empty")
+        #expect(opened(empty) == .notACache(directory: empty))
+        #expect(opened(scratch.appendingPathComponent("absent")) == .notACache(directory: scratch.appendingPathComponent("absent")))
+        // An empty index file is no index (SQLite would take it for a new database).
+        let zero = try directory("zero")
+        try Data().write(to: zero.appendingPathComponent(CacheLookup.indexName))
+        #expect(opened(zero) == .notACache(directory: zero))
+        // A cache written before the index: metadata.json alone.
+        let older = try directory("older")
+        try Data("{}".utf8).write(to: older.appendingPathComponent("metadata.json"))
+        guard case .needsUpgrade(older, let reason)? = opened(older) else {
+            Issue.record("an older cache: \(String(describing: opened(older)))")
+            return
+        }
+        #expect(reason.contains("before the index"))
+        #expect(LookupError.needsUpgrade(directory: older, reason: reason).description.contains("avatar-cache verify --cache \(older.path)"))
+        // Not SQLite at all.
+        let garbage = try directory("garbage")
+        try Data(repeating: 0x41, count: 4096).write(to: garbage.appendingPathComponent(CacheLookup.indexName))
+        guard case .damagedIndex(let file, _)? = opened(garbage) else {
+            Issue.record("a damaged index: \(String(describing: opened(garbage)))")
+            return
+        }
+        #expect(file == garbage.appendingPathComponent(CacheLookup.indexName))
+        // SQLite, but not the tables of an index.
+        let other = try directory("other")
+        let stranger = try LookupIndex(in: other)
+        try stranger.execute("DROP TABLE entryFile; CREATE TABLE entryFile (entryKey TEXT, tier INTEGER)")
+        stranger.close()
+        guard case .needsUpgrade(other, let tables)? = opened(other) else {
+            Issue.record("an index without the tables: \(String(describing: opened(other)))")
+            return
+        }
+        #expect(tables.contains("without the tables"))
+    }
+
+    /// An index written before placeholders (its entries without the two columns) still
+    /// answers: a photo without a placeholder, a monogram with its colour.
+    @Test func anIndexWrittenBeforePlaceholdersAnswers() throws {
+        let cache = try Cache("lookup-no-placeholders", placeholders: false)
+        defer { cache.remove() }
+        try cache.index.addProfile(id: "pat", displayName: "Pat Doe", initials: "PD", color: "#007AFF", photoSource: Self.photoURL)
+        try cache.index.addEntry(key: Self.photoURL, kind: "photo", tiers: [330: 330])
+        try cache.index.addProfile(id: "lee", displayName: "Lee", initials: "LE", color: "#FF9500")
+        let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
+
+        let pat = try lookup.answer(forUser: "pat", viewSize: 55, scale: 3)
+        #expect(pat.kind == .photo && pat.tier == 330 && pat.placeholder == nil)
+        let lee = try lookup.answer(forUser: "lee", viewSize: 55, scale: 3)
+        #expect(lee.kind == .none && lee.placeholder == Placeholder(color: "#FF9500"))
+    }
+
+    /// The JSON `avatar-cache lookup --json` prints and a route serves: its keys, the file
+    /// as a path, and read back whole.
+    @Test func anAnswerIsItsJSONAndBack() throws {
+        let (cache, _, _) = try Self.people("lookup-json")
+        defer { cache.remove() }
+        let answer = try CacheLookup(cache: cache.directory, recordsAccess: false).answer(forUser: "pat", viewSize: 55, scale: 3)
+        let data = try JSONEncoder().encode(answer)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["userId"] as? String == "pat" && object["url"] as? String == Self.photoURL && object["kind"] as? String == "photo")
+        #expect(object["file"] as? String == answer.file?.path && object["tier"] as? Int == 330)
+        #expect(object["glyph"] == nil, "absent, not null")
+        #expect(try JSONDecoder().decode(CacheLookup.Answer.self, from: data) == answer)
+        // An app's own answer, from the names the library gives it.
+        let made = CacheLookup.Answer(userID: "x", initials: "", glyph: MonogramGlyph.group, kind: .none, placeholder: Placeholder(color: "#336699"))
+        #expect(try JSONDecoder().decode(CacheLookup.Answer.self, from: JSONEncoder().encode(made)) == made)
+    }
+
+    /// The placeholder's decoder, as an app calls it: the reference implementation's
+    /// pixels from its hashes (Tests/Fixtures/thumbhash), and a hash that is not base64
+    /// refused.
+    @Test func aThumbHashDecodesFromBase64ToTheReferencesPixels() throws {
+        struct Reference: Decodable {
+            struct Picture: Decodable {
+                struct Decoded: Decodable { var width: Int; var height: Int; var rgba: String }
+                var name: String
+                var hash: String
+                var decoded: Decoded
+            }
+            var pictures: [Picture]
+        }
+        let reference = try JSONDecoder().decode(Reference.self, from: Data(contentsOf: Fixtures.file("thumbhash/reference.json")))
+        #expect(reference.pictures.count == 7)
+        for picture in reference.pictures {
+            let image = try ThumbHash.decode(base64: picture.hash)
+            #expect(image.width == picture.decoded.width && image.height == picture.decoded.height, "\(picture.name)")
+            #expect(Data(image.rgba).base64EncodedString() == picture.decoded.rgba, "\(picture.name)")
+        }
+        #expect(throws: LookupError.self) { try ThumbHash.decode(base64: "not base64!") }
+        #expect(throws: LookupError.self) { try ThumbHash.decode(base64: "AAAA") }
+    }
+}
