@@ -7,6 +7,7 @@
 //   lookup-bench --cache DIR --ids FILE [--seconds 10] [--threads 1 | --tasks N] [--no-record]
 import AvatarCacheLookup
 import Foundation
+import Synchronization
 
 func option(_ name: String) -> String? {
     let arguments = CommandLine.arguments
@@ -24,12 +25,11 @@ let threads = Int(option("threads") ?? "1") ?? 1
 let tasks = option("tasks").flatMap { Int($0) }
 let lookup = try CacheLookup(cache: URL(fileURLWithPath: cache), recordsAccess: !CommandLine.arguments.contains("--no-record"))
 
-final class Samples: @unchecked Sendable {
-    let lock = NSLock()
+struct Samples {
     var nanoseconds: [UInt64] = []
     var failures = 0
 }
-let samples = Samples()
+let samples = Mutex(Samples())
 let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
 let group = DispatchGroup()
 if let tasks {
@@ -58,7 +58,7 @@ if let tasks {
                 }
             }
             for await (mine, failures) in running {
-                samples.lock.withLock {
+                samples.withLock { samples in
                     samples.nanoseconds += mine
                     samples.failures += failures
                 }
@@ -85,18 +85,18 @@ for thread in 0..<(tasks == nil ? threads : 0) {
             }
             mine.append(DispatchTime.now().uptimeNanoseconds - start)
         }
-        samples.lock.lock()
-        samples.nanoseconds += mine
-        samples.failures += failures
-        samples.lock.unlock()
+        samples.withLock { samples in
+            samples.nanoseconds += mine
+            samples.failures += failures
+        }
         group.leave()
     }
 }
 group.wait()
-let sorted = samples.nanoseconds.sorted()
+let (sorted, failures) = samples.withLock { ($0.nanoseconds.sorted(), $0.failures) }
 func percentile(_ p: Double) -> Double { Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]) / 1000 }
 let who = tasks.map { "\($0) tasks" } ?? "\(threads) threads"
 print("\(sorted.count) lookups (\(who), " + String(format: "%.0f s, %d failed): p50 %.1f µs, p90 %.1f µs, p99 %.1f µs, p99.9 %.1f µs, slowest %.1f µs",
-             seconds, samples.failures, percentile(0.5), percentile(0.9), percentile(0.99), percentile(0.999),
+             seconds, failures, percentile(0.5), percentile(0.9), percentile(0.99), percentile(0.999),
              Double(sorted.last ?? 0) / 1000))
 lookup.flush()

@@ -468,7 +468,7 @@ enum FieldChooser {
         if let id = given(.id) {
             plan.id = id
         } else if idFromRecord {
-            plan.id = [try! FieldPath(parsing: "id")]
+            plan.id = [FieldPath(key: "id")]
         } else if let field = field(Array(idFields.dropLast()), in: samples) {
             // A user id kept in the document (its id being a random one): the id other
             // documents and Firebase Auth know the person by, when most documents have it.

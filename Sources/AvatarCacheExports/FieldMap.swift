@@ -99,6 +99,12 @@ public struct FieldPath: Sendable, Equatable, Hashable, CustomStringConvertible 
     public let components: [Component]
     public let text: String
 
+    /// The path of one key at the top of a document (`id`).
+    public init(key: String) {
+        components = [.key(key)]
+        text = key
+    }
+
     public init(parsing text: String) throws {
         guard !text.isEmpty else { throw Error(description: "an empty path") }
         var components: [Component] = []

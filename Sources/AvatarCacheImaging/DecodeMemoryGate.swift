@@ -1,3 +1,4 @@
+import AvatarCacheSupport
 import Foundation
 
 /// Bounds the memory that decodes in progress may hold together. A 12 MP HEIC holds
@@ -10,13 +11,15 @@ import Foundation
 /// deferred (`Deferred`), its thread takes the next job (a small photo decodes beside a
 /// large one instead of queueing behind it), and the pool runs it again once its bytes
 /// fit (`withReservationOrDeferral`). Elsewhere it waits.
-public final class DecodeMemoryGate: @unchecked Sendable {
+public final class DecodeMemoryGate: Sendable {
     public let budgetBytes: Int64
-    private let condition = NSCondition()
-    private var inUse: Int64 = 0
-    /// Called after every release, outside the lock (the pool looks again for a deferred
-    /// job that now fits).
-    private var released: [@Sendable () -> Void] = []
+    private struct State {
+        var inUse: Int64 = 0
+        /// Called after every release, outside the lock (the pool looks again for a
+        /// deferred job that now fits).
+        var released: [@Sendable () -> Void] = []
+    }
+    private let state = ThreadCondition(State())
 
     public init(budgetBytes: Int64) {
         self.budgetBytes = max(1, budgetBytes)
@@ -29,16 +32,12 @@ public final class DecodeMemoryGate: @unchecked Sendable {
 
     /// Whether `bytes` fit now (or nothing else is decoding).
     public func fits(_ bytes: Int64) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return inUse == 0 || inUse + bytes <= budgetBytes
+        state.withLock { held in held.state.inUse == 0 || held.state.inUse + bytes <= budgetBytes }
     }
 
     /// Calls `body` after every release.
     func onRelease(_ body: @escaping @Sendable () -> Void) {
-        condition.lock()
-        released.append(body)
-        condition.unlock()
+        state.withLock { held in held.state.released.append(body) }
     }
 
     /// Runs `work` once `bytes` fit in the budget (or nothing else is decoding), waiting
@@ -58,33 +57,31 @@ public final class DecodeMemoryGate: @unchecked Sendable {
     }
 
     private func waitToReserve(_ bytes: Int64) {
-        condition.lock()
-        while inUse > 0 && inUse + bytes > budgetBytes { condition.wait() }
-        inUse += bytes
-        condition.unlock()
+        state.withLock { held in
+            while held.state.inUse > 0 && held.state.inUse + bytes > budgetBytes { held.wait() }
+            held.state.inUse += bytes
+        }
     }
 
     private func reserve(_ bytes: Int64, deferring: Bool) throws(Deferred) {
         guard deferring else { return waitToReserve(bytes) }
-        condition.lock()
-        defer { condition.unlock() }
-        guard inUse == 0 || inUse + bytes <= budgetBytes else { throw Deferred(bytes: bytes) }
-        inUse += bytes
+        try state.withLock { (held) throws(Deferred) in
+            guard held.state.inUse == 0 || held.state.inUse + bytes <= budgetBytes else { throw Deferred(bytes: bytes) }
+            held.state.inUse += bytes
+        }
     }
 
     private func release(_ bytes: Int64) {
-        condition.lock()
-        inUse -= bytes
-        condition.broadcast()
-        let observers = released
-        condition.unlock()
+        let observers = state.withLock { held in
+            held.state.inUse -= bytes
+            held.broadcast()
+            return held.state.released
+        }
         for observer in observers { observer() }
     }
 
     /// Bytes reserved now (for tests).
     public var reserved: Int64 {
-        condition.lock()
-        defer { condition.unlock() }
-        return inUse
+        state.withLock { held in held.state.inUse }
     }
 }

@@ -1,3 +1,4 @@
+import AvatarCacheSupport
 import CVips
 import Foundation
 
@@ -14,30 +15,43 @@ import Foundation
 /// takes the next job; a marked job is taken only when its bytes fit. No thread waits for
 /// memory while there is work that fits; when one does, the pool says so (`tellStarving`),
 /// so that the downloads can bring work that fits.
-public final class DecodeWorkerPool: @unchecked Sendable {
+public final class DecodeWorkerPool: Sendable {
     private struct Job {
         /// Bytes the job's decode needs, once known (it was deferred); nil: any time.
         var needs: Int64?
         var work: () -> Void
     }
 
-    private let condition = NSCondition()
-    private var queue: [Job] = []
-    private var stopping = false
-    private var running = 0
-    /// Waits that have ended, and each thread's wait in progress (when it began, and
-    /// whether jobs were queued: a job queued ends one thread's wait, a deferred one or a
-    /// release of the gate's memory every thread's).
-    private var idleNanoseconds = (noWork: UInt64(0), noMemory: UInt64(0))
-    private var waits: [(since: UInt64, queued: Bool)?]
-    /// Time the threads spent running jobs, and the jobs run: their mean, `meanJobSeconds`.
-    private var busy = (nanoseconds: UInt64(0), jobs: 0)
+    /// What the threads share, under the condition they sleep on.
+    private struct State {
+        var queue: [Job] = []
+        var stopping = false
+        var running = 0
+        /// Waits that have ended, and each thread's wait in progress (when it began, and
+        /// whether jobs were queued: a job queued ends one thread's wait, a deferred one or
+        /// a release of the gate's memory every thread's).
+        var idleNanoseconds = (noWork: UInt64(0), noMemory: UInt64(0))
+        var waits: [(since: UInt64, queued: Bool)?]
+        /// Time the threads spent running jobs, and the jobs run: their mean, `meanJobSeconds`.
+        var busy = (nanoseconds: UInt64(0), jobs: 0)
+        /// What was last told: a thread waits while every queued job waits for memory.
+        var starving = false
+        var starvingSequence = 0
+        var onStarving: (@Sendable (_ starving: Bool, _ sequence: Int) -> Void)?
+
+        /// Tells whether a thread now waits with jobs queued (its wait in `waits`), if that changed.
+        mutating func tellIfStarvingChanged() {
+            let now = waits.contains { $0?.queued == true }
+            guard now != starving else { return }
+            starving = now
+            starvingSequence += 1
+            onStarving?(now, starvingSequence)
+        }
+    }
+
+    private let state: ThreadCondition<State>
     public let threadCount: Int
     private let gate: DecodeMemoryGate?
-    /// What was last told: a thread waits while every queued job waits for memory.
-    private var starving = false
-    private var starvingSequence = 0
-    private var onStarving: (@Sendable (_ starving: Bool, _ sequence: Int) -> Void)?
 
     /// Whether this thread is one of a pool's (a gate defers rather than waits there).
     static var onPoolThread: Bool { Thread.current.threadDictionary[poolThreadKey] != nil }
@@ -47,23 +61,20 @@ public final class DecodeWorkerPool: @unchecked Sendable {
     public init(threads: Int = ProcessInfo.processInfo.activeProcessorCount, gate: DecodeMemoryGate? = nil, name: String = "decode") {
         threadCount = max(1, threads)
         self.gate = gate
-        waits = Array(repeating: nil, count: threadCount)
+        state = ThreadCondition(State(waits: Array(repeating: nil, count: threadCount)))
         // Its threads end with `vips_thread_shutdown()`, which needs libvips set up even
         // when no job ever ran (a pool used alone crashed there); a set-up failure shows
         // in the first job that uses libvips.
         _ = try? Vips.initialise()
+        state.withLock { held in held.state.running = threadCount }
         for index in 0..<threadCount {
             let thread = Thread { self.workLoop(index) }
             thread.name = "avatar-cache.\(name).\(index)"
             thread.stackSize = 8 << 20
-            running += 1
             thread.start()
         }
         gate?.onRelease { [weak self] in
-            guard let self else { return }
-            condition.lock()
-            condition.broadcast()
-            condition.unlock()
+            self?.state.withLock { held in held.broadcast() }
         }
     }
 
@@ -82,19 +93,19 @@ public final class DecodeWorkerPool: @unchecked Sendable {
 
     private func enqueue<T: Sendable>(needs: Int64?, _ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            condition.lock()
             let job = Job(needs: needs) { continuation.resume(with: Result { try work() }) }
-            // A deferred job is older than what was queued since: it goes first.
-            // A new job wakes one thread (each wakes for the one it takes, not every
-            // thread for each job); a deferred one, which only some may run, all of them,
-            // and so does any job once `shutdown` waits on the same condition.
-            if needs != nil {
-                queue.insert(job, at: 0)
-            } else {
-                queue.append(job)
+            state.withLock { held in
+                // A deferred job is older than what was queued since: it goes first.
+                // A new job wakes one thread (each wakes for the one it takes, not every
+                // thread for each job); a deferred one, which only some may run, all of
+                // them, and so does any job once `shutdown` waits on the same condition.
+                if needs != nil {
+                    held.state.queue.insert(job, at: 0)
+                } else {
+                    held.state.queue.append(job)
+                }
+                if needs != nil || held.state.stopping { held.broadcast() } else { held.signal() }
             }
-            if needs != nil || stopping { condition.broadcast() } else { condition.signal() }
-            condition.unlock()
         }
     }
 
@@ -102,98 +113,90 @@ public final class DecodeWorkerPool: @unchecked Sendable {
     /// memory, `tell(false, n)` when no thread does any more; `n` grows with each call, so
     /// that calls handed on out of order can be told apart. Nil: nobody is told.
     public func tellStarving(_ tell: (@Sendable (_ starving: Bool, _ sequence: Int) -> Void)?) {
-        condition.lock()
-        onStarving = tell
-        condition.unlock()
-    }
-
-    /// Tells whether a thread now waits with jobs queued (its wait in `waits`), if that changed.
-    private func tellIfStarvingChanged() {
-        let now = waits.contains { $0?.queued == true }
-        guard now != starving else { return }
-        starving = now
-        starvingSequence += 1
-        onStarving?(now, starvingSequence)
+        state.withLock { held in held.state.onStarving = tell }
     }
 
     /// The seconds the pool's threads have waited so far, added up over the threads:
     /// with nothing queued (`noWork`: the downloads did not keep up), and with jobs
     /// queued that all wait for decode memory (`noMemory`).
     public var idleSeconds: (noWork: Double, noMemory: Double) {
-        condition.lock()
-        defer { condition.unlock() }
-        var total = idleNanoseconds
-        let now = DispatchTime.now().uptimeNanoseconds
-        for case let wait? in waits {
-            if wait.queued { total.noMemory += now - wait.since } else { total.noWork += now - wait.since }
+        state.withLock { held in
+            var total = held.state.idleNanoseconds
+            let now = DispatchTime.now().uptimeNanoseconds
+            for case let wait? in held.state.waits {
+                if wait.queued { total.noMemory += now - wait.since } else { total.noWork += now - wait.since }
+            }
+            return (Double(total.noWork) / 1e9, Double(total.noMemory) / 1e9)
         }
-        return (Double(total.noWork) / 1e9, Double(total.noMemory) / 1e9)
     }
 
     /// The mean time a job has taken on a thread so far (nil before the first).
     public var meanJobSeconds: Double? {
-        condition.lock()
-        defer { condition.unlock() }
-        return busy.jobs == 0 ? nil : Double(busy.nanoseconds) / Double(busy.jobs) / 1e9
+        state.withLock { held in
+            held.state.busy.jobs == 0 ? nil : Double(held.state.busy.nanoseconds) / Double(held.state.busy.jobs) / 1e9
+        }
     }
 
     /// A job of the pool's kind done on the caller's thread (an account photo,
     /// `AvatarRenderer.renderAccountPhoto`), counted in `meanJobSeconds`.
     public func count(jobOf nanoseconds: UInt64) {
-        condition.lock()
-        busy.nanoseconds += nanoseconds
-        busy.jobs += 1
-        condition.unlock()
+        state.withLock { held in
+            held.state.busy.nanoseconds += nanoseconds
+            held.state.busy.jobs += 1
+        }
     }
 
     /// Lets the queued work finish, then ends the threads. Blocks until they have ended.
     public func shutdown() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        while running > 0 { condition.wait() }
-        condition.unlock()
+        state.withLock { held in
+            held.state.stopping = true
+            held.broadcast()
+            while held.state.running > 0 { held.wait() }
+        }
     }
 
     /// The first queued job that may run now: any not deferred, or a deferred one whose
     /// bytes fit.
-    private func nextRunnable() -> Int? {
+    private static func nextRunnable(_ queue: [Job], gate: DecodeMemoryGate?) -> Int? {
         queue.firstIndex { job in job.needs.map { gate?.fits($0) ?? true } ?? true }
     }
 
     private func workLoop(_ thread: Int) {
         Thread.current.threadDictionary[Self.poolThreadKey] = true
+        let gate = gate
         while true {
-            condition.lock()
-            var index = nextRunnable()
-            while index == nil && !(queue.isEmpty && stopping) {
-                // Woken by a new job or a release of the gate's memory.
-                let wait = (since: DispatchTime.now().uptimeNanoseconds, queued: !queue.isEmpty)
-                waits[thread] = wait
-                tellIfStarvingChanged()
-                condition.wait()
-                waits[thread] = nil
-                tellIfStarvingChanged()
-                let waited = DispatchTime.now().uptimeNanoseconds - wait.since
-                if wait.queued { idleNanoseconds.noMemory += waited } else { idleNanoseconds.noWork += waited }
-                index = nextRunnable()
+            let job: Job? = state.withLock { held in
+                var index = Self.nextRunnable(held.state.queue, gate: gate)
+                while index == nil && !(held.state.queue.isEmpty && held.state.stopping) {
+                    // Woken by a new job or a release of the gate's memory.
+                    let wait = (since: DispatchTime.now().uptimeNanoseconds, queued: !held.state.queue.isEmpty)
+                    held.state.waits[thread] = wait
+                    held.state.tellIfStarvingChanged()
+                    held.wait()
+                    held.state.waits[thread] = nil
+                    held.state.tellIfStarvingChanged()
+                    let waited = DispatchTime.now().uptimeNanoseconds - wait.since
+                    if wait.queued { held.state.idleNanoseconds.noMemory += waited } else { held.state.idleNanoseconds.noWork += waited }
+                    index = Self.nextRunnable(held.state.queue, gate: gate)
+                }
+                guard let index else {
+                    held.state.running -= 1
+                    held.broadcast()
+                    return nil
+                }
+                return held.state.queue.remove(at: index)
             }
-            guard let index else {
-                running -= 1
-                condition.broadcast()
-                condition.unlock()
+            guard let job else {
                 vips_thread_shutdown()
                 return
             }
-            let job = queue.remove(at: index)
-            condition.unlock()
             let started = DispatchTime.now().uptimeNanoseconds
             job.work()
             let took = DispatchTime.now().uptimeNanoseconds - started
-            condition.lock()
-            busy.nanoseconds += took
-            busy.jobs += 1
-            condition.unlock()
+            state.withLock { held in
+                held.state.busy.nanoseconds += took
+                held.state.busy.jobs += 1
+            }
         }
     }
 }

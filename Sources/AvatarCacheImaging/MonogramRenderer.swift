@@ -3,20 +3,23 @@ import AvatarCacheSupport
 import CVips
 import CVipsShim
 import Foundation
+import Synchronization
 
 /// The antialiased disc (alpha) for one size: the same for every colour and initials,
 /// so it is drawn once per size and process: at twice the size, then each 2 x 2 block
 /// averaged, so its edge has exactly 5 levels of alpha (0, 64, 128, 192, 255), which the
 /// indexed PNG keeps as they are. (Halved with lanczos, as before, the edge rang: a faint
 /// ring of alpha 17 outside the disc and an uneven one inside.)
-final class DiscMask: @unchecked Sendable {
+final class DiscMask: Sendable {
     static let shared = DiscMask()
-    private let lock = NSLock()
-    private var masks: [String: VipsImageRef] = [:]
+    // Why @unchecked: a mask is a libvips image (a C handle), made once, then only read by
+    // every decode thread.
+    private struct Made: @unchecked Sendable { let mask: VipsImageRef }
+    private let masks = Mutex<[String: Made]>([:])
 
     func mask(side: Int, filled: Bool) throws -> VipsImageRef {
         let key = "\(side)-\(filled)"
-        if let mask = lock.withLock({ masks[key] }) { return mask }
+        if let made = masks.withLock({ $0[key] }) { return made.mask }
         var canvas = try VipsImageRef.make("black") { cvipsshim_black($0, Int32(side * 2), Int32(side * 2), 1) }
         canvas = try canvas.copiedToMemory()
         let ink: [Double] = [255]
@@ -25,7 +28,7 @@ final class DiscMask: @unchecked Sendable {
         guard status == CVIPSSHIM_OK else { throw ImagingError.library("draw_circle: \(Vips.takeErrorMessage())") }
         let halved = try canvas.apply("shrink") { cvipsshim_shrink($0, $1, 2) }
         let mask = try halved.apply("cast") { cvipsshim_cast_uchar($0, $1) }.copiedToMemory()
-        lock.withLock { masks[key] = mask }
+        masks.withLock { $0[key] = Made(mask: mask) }
         return mask
     }
 }

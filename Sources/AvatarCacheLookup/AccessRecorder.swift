@@ -1,5 +1,6 @@
 import CSQLite
 import Dispatch
+import Synchronization
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -18,6 +19,7 @@ import Darwin
 /// delays the queue, never an answer. At most `pendingLimit` keys wait; beyond that an
 /// access is not recorded (the prune then sees an older access time for it, nothing
 /// worse). A cache this process cannot write records nothing.
+// Why @unchecked: the writing connection is SQLite's (a C handle), used on `queue` only.
 final class AccessRecorder: @unchecked Sendable {
     static let interval = 1.0
     static let batchLimit = 4_096
@@ -25,13 +27,15 @@ final class AccessRecorder: @unchecked Sendable {
 
     private let file: URL
     private let queue = DispatchQueue(label: "avatar-cache lookup accesses")
-    private let lock = PlainLock()
-    /// Guarded by `lock`.
-    private var pending: [String: Double] = [:]
-    private var scheduled = false
-    /// A write is queued to run at once (one at a time: not another per lookup while a
-    /// warm-up holds the index).
-    private var writeQueued = false
+    /// The accesses waiting for their write.
+    private struct Pending {
+        var keys: [String: Double] = [:]
+        var scheduled = false
+        /// A write is queued to run at once (one at a time: not another per lookup while
+        /// a warm-up holds the index).
+        var writeQueued = false
+    }
+    private let state = Mutex(Pending())
     /// Used on `queue` only.
     private var connection: OpaquePointer?
     private var unwritable = false
@@ -49,15 +53,15 @@ final class AccessRecorder: @unchecked Sendable {
         let now = Date().timeIntervalSince1970
         var writeNow = false
         var schedule = false
-        lock.withLock {
-            if pending.count < Self.pendingLimit || pending[key] != nil { pending[key] = now }
-            if pending.count >= Self.batchLimit {
-                if !writeQueued {
-                    writeQueued = true
+        state.withLock { state in
+            if state.keys.count < Self.pendingLimit || state.keys[key] != nil { state.keys[key] = now }
+            if state.keys.count >= Self.batchLimit {
+                if !state.writeQueued {
+                    state.writeQueued = true
                     writeNow = true
                 }
-            } else if !scheduled {
-                scheduled = true
+            } else if !state.scheduled {
+                state.scheduled = true
                 schedule = true
             }
         }
@@ -84,11 +88,11 @@ final class AccessRecorder: @unchecked Sendable {
 
     /// On `queue`: one transaction of every pending access.
     private func write() {
-        let batch: [String: Double] = lock.withLock {
-            let taken = pending
-            pending = [:]
-            scheduled = false
-            writeQueued = false
+        let batch: [String: Double] = state.withLock { state in
+            let taken = state.keys
+            state.keys = [:]
+            state.scheduled = false
+            state.writeQueued = false
             return taken
         }
         guard !batch.isEmpty, let connection = open() else { return }
@@ -119,15 +123,15 @@ final class AccessRecorder: @unchecked Sendable {
 
     /// Accesses not written go back to wait (within `pendingLimit`), scheduled again.
     private func putBack(_ batch: [String: Double]) {
-        lock.withLock {
-            for (key, time) in batch where pending.count < Self.pendingLimit && pending[key] == nil {
-                pending[key] = time
+        let schedule = state.withLock { state in
+            for (key, time) in batch where state.keys.count < Self.pendingLimit && state.keys[key] == nil {
+                state.keys[key] = time
             }
-            if !pending.isEmpty && !scheduled {
-                scheduled = true
-                queue.asyncAfter(deadline: .now() + Self.interval) { self.write() }
-            }
+            guard !state.keys.isEmpty && !state.scheduled else { return false }
+            state.scheduled = true
+            return true
         }
+        if schedule { queue.asyncAfter(deadline: .now() + Self.interval) { self.write() } }
     }
 
     /// The writing connection, opened on first use; nil when the index cannot be written
@@ -147,24 +151,5 @@ final class AccessRecorder: @unchecked Sendable {
         sqlite3_exec(opened, "PRAGMA synchronous = NORMAL", nil, nil, nil)
         connection = opened
         return opened
-    }
-}
-
-/// A pthread mutex (os_unfair_lock's role on Linux), for the few instructions a lookup
-/// holds it.
-final class PlainLock: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-
-    init() { pthread_mutex_init(mutex, nil) }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
     }
 }

@@ -14,10 +14,11 @@ import Foundation
 
 /// One read-only connection to a cache's `index.sqlite`, through SQLite's C API (no
 /// GRDB: the lookup library builds and links without it), with its few statements
-/// prepared once. The schema is the writers' (`CacheIndex.migrator`, AvatarCacheIndex):
+/// prepared once. The schema is the writers' (`CacheIndex.migrator`, AvatarCacheStore):
 /// the tables `profile`, `entry` and `entryFile`, read by column name. One caller at a
-/// time: `CacheLookup`'s pool hands it to one (unchecked Sendable: a C handle, moved
-/// between threads only through the pool's lock).
+/// time: `CacheLookup`'s pool hands it to one.
+// Why @unchecked: SQLite's connection and statements (C handles), moved between threads
+// only through the pool's lock.
 final class IndexReader: @unchecked Sendable {
     private let connection: OpaquePointer
     private let profileStatement: OpaquePointer

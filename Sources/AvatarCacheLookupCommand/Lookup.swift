@@ -1,6 +1,7 @@
 import ArgumentParser
 import AvatarCacheLookup
 import Foundation
+import Synchronization
 
 /// `avatar-cache lookup`: run by the `avatar-cache` front binary itself, which links only
 /// AvatarCacheLookup (every other command is handed to the engine), and listed by the
@@ -178,7 +179,11 @@ public struct Lookup: AsyncParsableCommand {
     /// Run before a lookup opens its cache, by the engine: imports a cache written before
     /// the index (which the lookup library reads but does not write). The front binary
     /// sets none, and hands such a cache to the engine (`LookupError.needsUpgrade`).
-    nonisolated(unsafe) public static var prepareCache: (@Sendable (URL) throws -> Void)?
+    public static var prepareCache: (@Sendable (URL) throws -> Void)? {
+        get { preparation.withLock { $0 } }
+        set { preparation.withLock { $0 = newValue } }
+    }
+    private static let preparation = Mutex<(@Sendable (URL) throws -> Void)?>(nil)
 
     /// The user or URL is not in the cache.
     public static let notInCache = ExitCode(66)

@@ -199,7 +199,8 @@ private struct BatchWriter {
     private let sharded: Bool
     /// The batch being filled, on the reading thread.
     private var batch: [RunStore.ExportRecord] = []
-    private let inFlight = DispatchSemaphore(value: 2)
+    /// Batches that may be sent to the writer now: two, less those in flight.
+    private let free = ThreadCondition(2)
     private let failure = FirstError()
     /// Records repeating an id earlier in the same export: (the record, id, the first's rank).
     private let duplicates = LockedList<(origin: RecordOrigin?, id: String, first: Int)>()
@@ -221,26 +222,32 @@ private struct BatchWriter {
         guard !batch.isEmpty else { return }
         let records = batch
         batch.removeAll(keepingCapacity: true)
-        inFlight.wait()
+        free.withLock { held in
+            while held.state == 0 { held.wait() }
+            held.state -= 1
+        }
+        let free = free
         if let error = failure.value {
-            inFlight.signal()
+            free.withLock { held in held.state += 1 }
             throw error
         }
-        let (metadata, duplicates, failure, inFlight) = (metadata, duplicates, failure, inFlight)
+        let (metadata, duplicates, failure) = (metadata, duplicates, failure)
         store.recordLater(records, at: started, sharded: sharded, repeated: { record, first in
             duplicates.append((record.profile.origin, record.profile.id, first))
         }, profilesChanged: { metadata.noteChange() }, completion: { error in
             if let error { failure.record(error) }
-            inFlight.signal()
+            free.withLock { held in
+                held.state += 1
+                held.signal()
+            }
         })
     }
 
     /// Waits for the batches in flight; throws the first failure.
     func drain() throws {
-        inFlight.wait()
-        inFlight.wait()
-        inFlight.signal()
-        inFlight.signal()
+        free.withLock { held in
+            while held.state < 2 { held.wait() }
+        }
         if let error = failure.value { throw error }
     }
 

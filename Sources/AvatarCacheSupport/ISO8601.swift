@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// ISO 8601 with or without fractional seconds; the form metadata.json writes.
 /// RFC 3339 timestamps ("2026-11-21T23:45:04.029Z"), read and written by hand: the
@@ -6,18 +7,22 @@ import Foundation
 /// of a re-run's time. Anything the fast path does not recognise (unusual offsets,
 /// week dates) goes to ISO8601DateFormatter.
 package enum ISO8601 {
-    nonisolated(unsafe) private static let fractional: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter
-    }()
-    nonisolated(unsafe) private static let whole = ISO8601DateFormatter()
-    private static let lock = NSLock()
+    /// Foundation's formatters, for the forms the fast path leaves (not thread-safe: one
+    /// caller at a time).
+    private struct Formatters {
+        let fractional: ISO8601DateFormatter = {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return formatter
+        }()
+        let whole = ISO8601DateFormatter()
+    }
+    private static let formatters = Mutex(Formatters())
 
     package static func parse(_ text: String) -> Date? {
         var text = text
         if let date = text.withUTF8({ parseFast($0) }) { return date }
-        return lock.withLock { fractional.date(from: text) ?? whole.date(from: text) }
+        return formatters.withLock { $0.fractional.date(from: text) ?? $0.whole.date(from: text) }
     }
 
     /// Milliseconds (nearest), UTC, "Z": the form every file this tool writes uses.
@@ -34,7 +39,7 @@ package enum ISO8601 {
         let (days, rest) = floorDivision(milliseconds, 86_400_000)
         let (year, month, day) = civil(fromDays: days)
         guard (0...9999).contains(year) else {
-            bytes.append(contentsOf: Array(lock.withLock { fractional.string(from: date) }.utf8))
+            bytes.append(contentsOf: Array(formatters.withLock { $0.fractional.string(from: date) }.utf8))
             return
         }
         let hour = Int(rest / 3_600_000), minute = Int(rest / 60_000 % 60)

@@ -3,6 +3,7 @@ import AvatarCache
 import AvatarCacheLookupCommand
 import Foundation
 import Logging
+import Synchronization
 
 @main
 struct AvatarCacheCommand: AsyncParsableCommand {
@@ -68,7 +69,11 @@ enum ExitCodes {
 
     /// How `fail` prints: as the run's log lines are (`--log-format`, or the pipeline
     /// file's `log-format`), set as soon as a command knows it.
-    nonisolated(unsafe) static var errorFormat = LogFormat.text
+    static var errorFormat: LogFormat {
+        get { errorFormatSet.withLock { $0 } }
+        set { errorFormatSet.withLock { $0 = newValue } }
+    }
+    private static let errorFormatSet = Mutex(LogFormat.text)
 
     /// Maps a run-level error to its exit code, after printing it: a line of text, or with
     /// JSON logs a JSON line like the others (time, level, message, exitCode).

@@ -2,14 +2,18 @@ import ArgumentParser
 import Foundation
 import AvatarCache
 import Logging
+import Synchronization
 
 /// Log lines on stderr: text for people, or one JSON object per line for log shippers.
 enum Logging {
-    nonisolated(unsafe) private static var bootstrapped = false
+    private static let bootstrapped = Mutex(false)
 
     static func make(format: LogFormat, level: Logger.Level, progress: TerminalProgress?) -> Logger {
-        if !bootstrapped {
-            bootstrapped = true
+        let first = bootstrapped.withLock { bootstrapped in
+            defer { bootstrapped = true }
+            return !bootstrapped
+        }
+        if first {
             LoggingSystem.bootstrap { label in
                 LineLogHandler(label: label, format: format, level: level, progress: progress)
             }
@@ -26,7 +30,7 @@ struct LineLogHandler: LogHandler {
     var logLevel: Logger.Level
     var metadata: Logger.Metadata = [:]
     let progress: TerminalProgress?
-    private static let lock = NSLock()
+    private static let lock = Mutex(())
 
     init(label: String, format: LogFormat, level: Logger.Level, progress: TerminalProgress?) {
         self.label = label
@@ -78,7 +82,7 @@ struct LineLogHandler: LogHandler {
             text = "\(time) \(level.rawValue) \(message)" + (fields.isEmpty ? "" : " \(fields)") + "\n"
         }
         progress?.clearLine()
-        Self.lock.withLock { FileHandle.standardError.write(Data(text.utf8)) }
+        Self.lock.withLock { _ in FileHandle.standardError.write(Data(text.utf8)) }
     }
 }
 

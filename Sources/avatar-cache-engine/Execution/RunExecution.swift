@@ -5,6 +5,7 @@ import Foundation
 import Logging
 #if canImport(Glibc)
 import Glibc
+import Synchronization
 #endif
 
 /// What `warm` and `run` share: settings -> configuration -> a run with logging,
@@ -95,17 +96,18 @@ struct RunExecution {
 /// SIGINT and SIGTERM stop the run gracefully: no new source starts, what runs finishes,
 /// the cache is saved, and the exit code is 128 + the signal. A second signal ends the
 /// process at once (the cache stays consistent: every write is a rename).
+// Why @unchecked: the signal sources are Dispatch's (C handles, not Sendable), made in
+// init and cancelled once.
 final class SignalWatcher: @unchecked Sendable {
     private var sources: [DispatchSourceSignal] = []
-    private let lock = NSLock()
-    private var signal: Int32?
+    private let signal = Mutex<Int32?>(nil)
 
     init(control: RunControl, logger: Logger) {
         for number in [SIGINT, SIGTERM] {
             Glibc.signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [self] in
-                let first = lock.withLock { () -> Bool in
+                let first = signal.withLock { signal -> Bool in
                     defer { if signal == nil { signal = number } }
                     return signal == nil
                 }
@@ -119,7 +121,7 @@ final class SignalWatcher: @unchecked Sendable {
         }
     }
 
-    var received: Int32? { lock.withLock { signal } }
+    var received: Int32? { signal.withLock { $0 } }
 
     func cancel() {
         for source in sources { source.cancel() }
@@ -128,44 +130,46 @@ final class SignalWatcher: @unchecked Sendable {
 }
 
 /// A progress bar on stderr with count, rate and ETA, drawn only on a terminal.
-final class TerminalProgress: @unchecked Sendable {
-    private let lock = NSLock()
-    private var started = Date()
-    private var stage = ""
-    private var lastDraw = Date.distantPast
-    private var drawn = false
+final class TerminalProgress: Sendable {
+    private struct Drawing {
+        var started = Date()
+        var stage = ""
+        var lastDraw = Date.distantPast
+        var drawn = false
+    }
+    private let drawing = Mutex(Drawing())
 
     func update(_ step: RunProgress) {
-        lock.withLock {
-            if step.stage != stage {
-                stage = step.stage
-                started = Date()
+        drawing.withLock { drawing in
+            if step.stage != drawing.stage {
+                drawing.stage = step.stage
+                drawing.started = Date()
             }
             let now = Date()
-            guard step.done == step.total || now.timeIntervalSince(lastDraw) >= 0.1 else { return }
-            lastDraw = now
-            let elapsed = max(now.timeIntervalSince(started), 0.001)
+            guard step.done == step.total || now.timeIntervalSince(drawing.lastDraw) >= 0.1 else { return }
+            drawing.lastDraw = now
+            let elapsed = max(now.timeIntervalSince(drawing.started), 0.001)
             let rate = Double(step.done) / elapsed
             let remaining = rate > 0 ? Double(step.total - step.done) / rate : 0
             let width = 30
             let filled = step.total > 0 ? width * step.done / step.total : width
             let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
             let eta = String(format: "%d:%02d", Int(remaining) / 60, Int(remaining) % 60)
-            let line = String(format: "\r\u{1B}[K%@ %@ %d/%d %.1f/s ETA %@", stage, bar, step.done, step.total, rate, eta)
+            let line = String(format: "\r\u{1B}[K%@ %@ %d/%d %.1f/s ETA %@", drawing.stage, bar, step.done, step.total, rate, eta)
             FileHandle.standardError.write(Data(line.utf8))
-            drawn = true
+            drawing.drawn = true
         }
     }
 
     /// Clears the bar's line so a log line can be written.
     func clearLine() {
-        lock.withLock {
-            if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        drawing.withLock { drawing in
+            if drawing.drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         }
     }
 
     func finish() {
         clearLine()
-        lock.withLock { drawn = false }
+        drawing.withLock { $0.drawn = false }
     }
 }
