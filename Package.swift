@@ -260,6 +260,14 @@ let package = Package(
             path: "Tests/AvatarCacheModelTests"
         ),
         .testTarget(
+            name: "AvatarCacheSupportTests",
+            dependencies: [
+                "AvatarCacheModel",
+                "AvatarCacheSupport",
+            ],
+            path: "Tests/AvatarCacheSupportTests"
+        ),
+        .testTarget(
             name: "AvatarCacheMonogramsTests",
             dependencies: [
                 "AvatarCacheModel",
