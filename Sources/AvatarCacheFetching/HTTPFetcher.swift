@@ -4,11 +4,11 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
 import NIOSSL
+import Synchronization
 
 /// Downloads photos over HTTP(S) with async-http-client.
 ///
@@ -24,7 +24,7 @@ public final class HTTPFetcher: Sendable {
     let client: HTTPClient
     let configuration: HTTPClient.Configuration
     /// "host address" -> a client that connects to that address for that host.
-    let pinned = NIOLockedValueBox<[String: HTTPClient]>([:])
+    let pinned = Mutex<[String: HTTPClient]>([:])
     let policy: NetworkPolicy
     let limits: FetchLimits
     let logger: Logger
@@ -76,7 +76,7 @@ public final class HTTPFetcher: Sendable {
     /// Shuts the clients down; call once, when no fetch is running.
     public func shutdown() async {
         try? await client.shutdown()
-        for pinnedClient in pinned.withLockedValue({ Array($0.values) }) { try? await pinnedClient.shutdown() }
+        for pinnedClient in pinned.withLock({ Array($0.values) }) { try? await pinnedClient.shutdown() }
     }
 
     /// The client that connects `url`'s host to `address` (one of the addresses its check
@@ -84,7 +84,7 @@ public final class HTTPFetcher: Sendable {
     /// nothing to pin to (an address in the URL, a host allowed by name).
     func client(for url: URL, pinnedTo checked: NetworkPolicy.Address?) -> HTTPClient {
         guard let host = url.host, let address = checked?.text else { return client }
-        return pinned.withLockedValue { clients in
+        return pinned.withLock { clients in
             let key = host + " " + address
             if let existing = clients[key] { return existing }
             var configuration = self.configuration
@@ -185,8 +185,8 @@ public final class HTTPFetcher: Sendable {
 
     /// Requests sent again because the server never processed them (its connection
     /// rotated), over the fetcher's life: for the run's report.
-    private let resent = NIOLockedValueBox(0)
-    public var requestsResent: Int { resent.withLockedValue { $0 } }
+    private let resent = Atomic<Int>(0)
+    public var requestsResent: Int { resent.load(ordering: .relaxed) }
 
     /// How many times a request that failed so is sent again on a new connection in one
     /// attempt (all within its deadline); 0 when the server may have processed it. The
@@ -273,7 +273,7 @@ public final class HTTPFetcher: Sendable {
                                                  url: url, connectingTo: addresses, deadline: deadline)
                 } catch where resends < Self.resends(for: error) && NIODeadline.now() < deadline {
                     resends += 1
-                    resent.withLockedValue { $0 += 1 }
+                    resent.wrappingAdd(1, ordering: .relaxed)
                 } catch {
                     throw Self.transportFailure(error)
                 }

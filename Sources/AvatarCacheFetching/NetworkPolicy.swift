@@ -1,6 +1,7 @@
 import AvatarCacheSupport
 import Foundation
 import Glibc
+import Synchronization
 #if canImport(Glibc)
 #endif
 
@@ -191,18 +192,19 @@ public struct NetworkPolicy: Sendable {
     static let rememberedFor = 60.0
     static let remembered = RememberedAddresses()
 
-    final class RememberedAddresses: @unchecked Sendable {
-        private let lock = NSLock()
-        private var table: [String: (addresses: [Address], until: UInt64)] = [:]
-        private var inFlight: [String: Task<[Address], Error>] = [:]
-        func withLock<T>(_ body: (inout [String: (addresses: [Address], until: UInt64)], inout [String: Task<[Address], Error>]) -> T) -> T {
-            lock.lock()
-            defer { lock.unlock() }
-            return body(&table, &inFlight)
+    final class RememberedAddresses: Sendable {
+        typealias Table = [String: (addresses: [Address], until: UInt64)]
+        private struct State {
+            var table: Table = [:]
+            var inFlight: [String: Task<[Address], Error>] = [:]
+        }
+        private let state = Mutex(State())
+        func withLock<T: Sendable>(_ body: (inout Table, inout [String: Task<[Address], Error>]) -> T) -> T {
+            state.withLock { body(&$0.table, &$0.inFlight) }
         }
         /// The remembered answers alone (tests).
-        func withLock<T>(_ body: (inout [String: (addresses: [Address], until: UInt64)]) -> T) -> T {
-            withLock { table, _ in body(&table) }
+        func withLock<T: Sendable>(_ body: (inout Table) -> T) -> T {
+            state.withLock { body(&$0.table) }
         }
     }
 

@@ -1,5 +1,6 @@
 import AvatarCacheSupport
 import Foundation
+import Synchronization
 
 /// Requests in flight: at most `total` over all hosts, and at most a host's own cap to
 /// one host, so that a host answering slowly (or timing out) holds only its own share and
@@ -26,69 +27,80 @@ import Foundation
 /// held, its whole line with it, until the time it named, while the others go on; its
 /// requests at once are halved by refusals and grow back one at a time. Past
 /// `--max-host-wait` of holds, its waiting requests and any after them fail at once.
-public final class RequestLimiter: @unchecked Sendable {
+public final class RequestLimiter: Sendable {
     public let total: Int
     public let perHost: Int
     public let perHTTP1Host: Int
+    public let minimumWindow: Int
 
-    private struct Host {
+    fileprivate typealias Waiter = CheckedContinuation<SourceFailure?, Never>
+
+    fileprivate struct Host {
         var inFlight = 0
         var http1: Bool
-        var waiting: [CheckedContinuation<SourceFailure?, Never>] = []
+        var waiting: [Waiter] = []
         var head = 0
         var waitingCount: Int { waiting.count - head }
     }
 
-    private let lock = NSLock()
-    private var inFlight = 0 {
-        didSet { peak = max(peak, inFlight) }
-    }
-    private var peak = 0
-    private var hosts: [String: Host] = [:]
-    /// Hosts with requests waiting, in the order they take turns.
-    private var turns: [String] = []
-    /// Hosts that answered over HTTP/1.x (bounded: cleared past 10,000).
-    private var http1Hosts: Set<String> = []
-    /// Each host's pace and what the report says of it (`HostPace`).
-    private var paces: [String: HostPace] = [:]
-    /// Past this many paces, the quiet ones are forgotten (`forgetQuietHosts`).
-    private var forgetPast = 10_000
-    /// Set when the run stops (`stopHolds`): a request for a held host fails at once.
-    private var holdsStopped: SourceFailure?
+    /// Everything that changes, behind one lock (`state`); changed in place through
+    /// `withLock`, never copied out and back.
+    fileprivate struct State {
+        let perHost: Int
+        let perHTTP1Host: Int
+        var inFlight = 0 {
+            didSet { peak = max(peak, inFlight) }
+        }
+        var peak = 0
+        var hosts: [String: Host] = [:]
+        /// Hosts with requests waiting, in the order they take turns.
+        var turns: [String] = []
+        /// Hosts that answered over HTTP/1.x (bounded: cleared past 10,000).
+        var http1Hosts: Set<String> = []
+        /// Each host's pace and what the report says of it (`HostPace`).
+        var paces: [String: HostPace] = [:]
+        /// Past this many paces, the quiet ones are forgotten (`forgetQuietHosts`).
+        var forgetPast = 10_000
+        /// Set when the run stops (`stopHolds`): a request for a held host fails at once.
+        var holdsStopped: SourceFailure?
+        var window: Int
+        /// The mean time of a request so far (moving: the last few dozen count most).
+        var meanRequestSeconds: Double?
 
-    public let minimumWindow: Int
-    private var window: Int
+        init(perHost: Int, perHTTP1Host: Int, window: Int) {
+            self.perHost = perHost
+            self.perHTTP1Host = perHTTP1Host
+            self.window = window
+        }
+    }
+
+    private let state: Mutex<State>
 
     public init(total: Int, perHost: Int, perHTTP1Host: Int, minimumWindow: Int = 16) {
         self.total = max(1, total)
         self.perHost = max(1, perHost)
         self.perHTTP1Host = max(1, perHTTP1Host)
         self.minimumWindow = min(self.total, max(1, minimumWindow))
-        window = self.minimumWindow
+        state = Mutex(State(perHost: self.perHost, perHTTP1Host: self.perHTTP1Host, window: self.minimumWindow))
     }
 
     /// Requests allowed in flight now.
     public var currentWindow: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return window
+        state.withLock { $0.window }
     }
-
-    /// The mean time of a request so far (moving: the last few dozen count most).
-    private var meanRequestSeconds: Double?
 
     /// A request took `seconds`, its slot to its last byte; the decode threads (`threads`
     /// of them) take `decodeSeconds` a photo. The window becomes what keeps them fed while
     /// requests take that long, half as much again for the spread of both.
     public func resize(afterRequestOf seconds: Double, decodeSeconds: Double, threads: Int) {
-        lock.lock()
-        let mean = meanRequestSeconds.map { $0 + (seconds - $0) / 32 } ?? seconds
-        meanRequestSeconds = mean
-        let needed = 1.5 * Double(max(1, threads)) * mean / max(decodeSeconds, 0.000_1)
-        let old = window
-        window = min(total, max(minimumWindow, Int(min(needed, Double(total)).rounded(.up))))
-        let granted = window > old ? grant() : []
-        lock.unlock()
+        let granted = state.withLock { state -> [Waiter] in
+            let mean = state.meanRequestSeconds.map { $0 + (seconds - $0) / 32 } ?? seconds
+            state.meanRequestSeconds = mean
+            let needed = 1.5 * Double(max(1, threads)) * mean / max(decodeSeconds, 0.000_1)
+            let old = state.window
+            state.window = min(total, max(minimumWindow, Int(min(needed, Double(total)).rounded(.up))))
+            return state.window > old ? state.grant() : []
+        }
         for continuation in granted { continuation.resume(returning: nil) }
     }
 
@@ -102,46 +114,17 @@ public final class RequestLimiter: @unchecked Sendable {
 
     /// Requests in flight now, over all hosts (for tests and the report).
     public var requestsInFlight: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return inFlight
+        state.withLock { $0.inFlight }
     }
 
     /// The most requests in flight at once so far.
     public var peakRequestsInFlight: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return peak
+        state.withLock { $0.peak }
     }
 
     /// Requests in flight to `host` now.
     public func requestsInFlight(to host: String) -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return hosts[host]?.inFlight ?? 0
-    }
-
-    /// What `key` may hold now: its own cap, and three quarters of the window when other
-    /// hosts are active. Called locked.
-    private func cap(_ host: Host, _ key: String) -> Int {
-        let own = host.http1 ? min(perHost, perHTTP1Host) : perHost
-        let others = hosts.count - (hosts[key] == nil ? 0 : 1)
-        let shared = min(own, others > 0 ? max(1, window * 3 / 4) : window)
-        guard let pace = paces[key] else { return shared }
-        if pace.probing { return 1 }
-        guard let allowance = pace.allowance else { return shared }
-        return min(shared, max(1, Int(allowance)))
-    }
-
-    /// The host's own cap, its share of the window aside. Called locked.
-    private func ownCap(_ key: String) -> Int {
-        let http1 = hosts[key]?.http1 ?? (key.hasPrefix("http://") || http1Hosts.contains(key))
-        return http1 ? min(perHost, perHTTP1Host) : perHost
-    }
-
-    /// The host is held now (it said "later"). Called locked.
-    private func isHeld(_ key: String, now: UInt64) -> Bool {
-        (paces[key]?.heldUntil ?? 0) > now
+        state.withLock { $0.hosts[host]?.inFlight ?? 0 }
     }
 
     /// Waits for a slot for a request to `host`; `first`: ahead of the host's others.
@@ -153,25 +136,78 @@ public final class RequestLimiter: @unchecked Sendable {
     }
 
     /// Takes a slot at once, or puts the request in its host's line.
-    private func wait(_ host: String, first: Bool, _ continuation: CheckedContinuation<SourceFailure?, Never>) {
-        lock.lock()
+    private func wait(_ host: String, first: Bool, _ continuation: Waiter) {
+        let admission = state.withLock { $0.admit(host, first: first, continuation) }
+        if case .now(let failure) = admission { continuation.resume(returning: failure) }
+    }
+
+    /// Gives a slot back; the next waiting request (the hosts by turns) takes it.
+    public func release(_ host: String) {
+        let granted = state.withLock { $0.release(host) }
+        for continuation in granted { continuation.resume(returning: nil) }
+    }
+
+    /// The host answered over HTTP/1.x: its cap is its connections from now on.
+    public func answeredOverHTTP1(_ host: String) {
+        state.withLock { state in
+            if !state.http1Hosts.contains(host) {
+                if state.http1Hosts.count >= 10_000 { state.http1Hosts.removeAll() }
+                state.http1Hosts.insert(host)
+            }
+            state.hosts[host]?.http1 = true
+        }
+    }
+}
+
+extension RequestLimiter.State {
+    typealias Waiter = RequestLimiter.Waiter
+
+    /// What `admit` did with a request: answered it now (nil: the slot taken; else the
+    /// failure of its host), or put it in its host's line.
+    enum Admission {
+        case now(SourceFailure?)
+        case queued
+    }
+
+    /// What `key` may hold now: its own cap, and three quarters of the window when other
+    /// hosts are active.
+    func cap(_ host: RequestLimiter.Host, _ key: String) -> Int {
+        let own = host.http1 ? min(perHost, perHTTP1Host) : perHost
+        let others = hosts.count - (hosts[key] == nil ? 0 : 1)
+        let shared = min(own, others > 0 ? max(1, window * 3 / 4) : window)
+        guard let pace = paces[key] else { return shared }
+        if pace.probing { return 1 }
+        guard let allowance = pace.allowance else { return shared }
+        return min(shared, max(1, Int(allowance)))
+    }
+
+    /// The host's own cap, its share of the window aside.
+    func ownCap(_ key: String) -> Int {
+        let http1 = hosts[key]?.http1 ?? (key.hasPrefix("http://") || http1Hosts.contains(key))
+        return http1 ? min(perHost, perHTTP1Host) : perHost
+    }
+
+    /// The host is held now (it said "later").
+    func isHeld(_ key: String, now: UInt64) -> Bool {
+        (paces[key]?.heldUntil ?? 0) > now
+    }
+
+    /// Takes a slot at once, or puts the request in its host's line (its continuation is
+    /// resumed by the caller, outside the lock, when the answer is `now`).
+    mutating func admit(_ host: String, first: Bool, _ continuation: Waiter) -> Admission {
         if let failure = paces[host]?.exhausted
             ?? holdsStopped.flatMap({ isHeld(host, now: DispatchTime.now().uptimeNanoseconds) ? $0 : nil }) {
-            lock.unlock()
-            continuation.resume(returning: failure)
-            return
+            return .now(failure)
         }
         // Taken out while it changes, so that its line is changed in place, not copied
         // (a line a thousand long was copied for each request put in it and each taken out).
-        var entry = hosts.removeValue(forKey: host) ?? Host(http1: host.hasPrefix("http://") || http1Hosts.contains(host))
+        var entry = hosts.removeValue(forKey: host) ?? RequestLimiter.Host(http1: host.hasPrefix("http://") || http1Hosts.contains(host))
         if entry.waitingCount == 0 && entry.inFlight < cap(entry, host) && inFlight < window
             && !isHeld(host, now: DispatchTime.now().uptimeNanoseconds) {
             entry.inFlight += 1
             inFlight += 1
             hosts[host] = entry
-            lock.unlock()
-            continuation.resume(returning: nil)
-            return
+            return .now(nil)
         }
         if entry.waitingCount == 0 { turns.append(host) }
         if first && entry.head > 0 {
@@ -183,42 +219,27 @@ public final class RequestLimiter: @unchecked Sendable {
             entry.waiting.append(continuation)
         }
         hosts[host] = entry
-        lock.unlock()
+        return .queued
     }
 
-    /// Gives a slot back; the next waiting request (the hosts by turns) takes it.
-    public func release(_ host: String) {
-        lock.lock()
-        if var entry = hosts[host] {
-            entry.inFlight -= 1
-            hosts[host] = entry
-        }
+    /// Gives a slot back; returns the waiting requests that take the free slots.
+    mutating func release(_ host: String) -> [Waiter] {
+        hosts[host]?.inFlight -= 1
         inFlight -= 1
         let granted = grant()
         if let entry = hosts[host], entry.inFlight == 0, entry.waitingCount == 0 { hosts[host] = nil }
-        lock.unlock()
-        for continuation in granted { continuation.resume(returning: nil) }
+        return granted
     }
 
-    /// The host answered over HTTP/1.x: its cap is its connections from now on.
-    public func answeredOverHTTP1(_ host: String) {
-        lock.lock()
-        if !http1Hosts.contains(host) {
-            if http1Hosts.count >= 10_000 { http1Hosts.removeAll() }
-            http1Hosts.insert(host)
-        }
-        hosts[host]?.http1 = true
-        lock.unlock()
-    }
-
-    /// Hands free slots to waiting requests, a host at a time by turns; called locked.
-    private func grant() -> [CheckedContinuation<SourceFailure?, Never>] {
-        var granted: [CheckedContinuation<SourceFailure?, Never>] = []
+    /// Hands free slots to waiting requests, a host at a time by turns; returns them, to
+    /// be resumed outside the lock.
+    mutating func grant() -> [Waiter] {
+        var granted: [Waiter] = []
         var looked = 0
         let now = paces.isEmpty ? 0 : DispatchTime.now().uptimeNanoseconds
         while inFlight < window, !turns.isEmpty, looked < turns.count {
             let host = turns.removeFirst()
-            // Taken out while it changes (its line changed in place, as in `wait`).
+            // Taken out while it changes (its line changed in place, as in `admit`).
             guard var entry = hosts.removeValue(forKey: host) else { continue }
             guard entry.waitingCount > 0 else {
                 hosts[host] = entry
@@ -249,11 +270,10 @@ public final class RequestLimiter: @unchecked Sendable {
 
 /// One request's hold on a `RequestLimiter` slot, for its host: taken before the request,
 /// given back while it waits to try again (a `Retry-After` holds no slot) and once it is done.
-public final class RequestSlot: @unchecked Sendable {
+public final class RequestSlot: Sendable {
     public let limiter: RequestLimiter
     public let host: String
-    private let lock = NSLock()
-    private var held = false
+    private let held = Mutex(false)
 
     public init(_ limiter: RequestLimiter, for urlString: String) {
         self.limiter = limiter
@@ -267,29 +287,21 @@ public final class RequestSlot: @unchecked Sendable {
     public func acquire(first: Bool = false) async -> SourceFailure? {
         guard !isHeld else { return nil }
         if let failure = await limiter.acquire(host, first: first) { return failure }
-        markHeld()
+        held.withLock { $0 = true }
         return nil
-    }
-
-    private func markHeld() {
-        lock.lock()
-        held = true
-        lock.unlock()
     }
 
     /// Gives the slot back, if held.
     public func release() {
-        lock.lock()
-        let was = held
-        held = false
-        lock.unlock()
+        let was = held.withLock { held in
+            defer { held = false }
+            return held
+        }
         if was { limiter.release(host) }
     }
 
     private var isHeld: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return held
+        held.withLock { $0 }
     }
 }
 
@@ -298,35 +310,34 @@ public final class RequestSlot: @unchecked Sendable {
 extension RequestLimiter {
     /// A request to `host` is being sent (for the report).
     public func sent(_ host: String) {
-        lock.lock()
-        let now = DispatchTime.now().uptimeNanoseconds
-        paces[host, default: HostPace()].requests += 1
-        if paces[host]?.firstRequest == nil { paces[host]?.firstRequest = now }
-        forgetQuietHosts()
-        lock.unlock()
+        state.withLock { state in
+            let now = DispatchTime.now().uptimeNanoseconds
+            state.paces[host, default: HostPace()].requests += 1
+            if state.paces[host]?.firstRequest == nil { state.paces[host]?.firstRequest = now }
+            state.forgetQuietHosts()
+        }
     }
 
     /// `host` answered a request other than by a refusal: its requests at once grow by one
     /// per that many answers, back to its cap.
     public func answered(_ host: String) {
-        lock.lock()
-        var pace = paces[host] ?? HostPace()
-        let now = DispatchTime.now().uptimeNanoseconds
-        pace.answered += 1
-        pace.refusalsInARow = 0
-        pace.lastAnswer = now
-        var granted: [CheckedContinuation<SourceFailure?, Never>] = []
-        // An answer that itself held the host (its rate limit spent) leaves the probe for after the hold.
-        var opened = pace.probing && pace.heldUntil <= now
-        if opened { pace.probing = false }
-        if let allowance = pace.allowance {
-            let grown = allowance + 1 / allowance
-            pace.allowance = grown >= Double(ownCap(host)) ? nil : grown
-            opened = opened || Int(grown) > Int(allowance)
+        let granted = state.withLock { state -> [Waiter] in
+            var pace = state.paces[host] ?? HostPace()
+            let now = DispatchTime.now().uptimeNanoseconds
+            pace.answered += 1
+            pace.refusalsInARow = 0
+            pace.lastAnswer = now
+            // An answer that itself held the host (its rate limit spent) leaves the probe for after the hold.
+            var opened = pace.probing && pace.heldUntil <= now
+            if opened { pace.probing = false }
+            if let allowance = pace.allowance {
+                let grown = allowance + 1 / allowance
+                pace.allowance = grown >= Double(state.ownCap(host)) ? nil : grown
+                opened = opened || Int(grown) > Int(allowance)
+            }
+            state.paces[host] = pace
+            return opened ? state.grant() : []
         }
-        paces[host] = pace
-        if opened { granted = grant() }
-        lock.unlock()
         for continuation in granted { continuation.resume(returning: nil) }
     }
 
@@ -337,132 +348,88 @@ extension RequestLimiter {
     /// host whose holds would go past `budget` seconds (`--max-host-wait`): it and every
     /// request waiting for the host fail with it.
     public func refused(_ host: String, status: Int, wait: Double?, budget: Double) -> SourceFailure? {
-        lock.lock()
-        let now = DispatchTime.now().uptimeNanoseconds
-        var pace = paces[host] ?? HostPace()
-        pace.refusals[status, default: 0] += 1
-        pace.refusalsInARow += 1
-        pace.lastAnswer = now
-        if pace.heldUntil <= now {
-            let current = pace.allowance ?? Double(ownCap(host))
-            let halved = max(1, (min(current, Double(max(1, hosts[host]?.inFlight ?? 1))) / 2).rounded(.down))
-            pace.allowance = halved
-            pace.lowestAllowance = min(pace.lowestAllowance ?? Int.max, Int(halved))
+        let hold = state.withLock { state -> State.Hold in
+            let now = DispatchTime.now().uptimeNanoseconds
+            var pace = state.paces[host] ?? HostPace()
+            pace.refusals[status, default: 0] += 1
+            pace.refusalsInARow += 1
+            pace.lastAnswer = now
+            if pace.heldUntil <= now {
+                let current = pace.allowance ?? Double(state.ownCap(host))
+                let halved = max(1, (min(current, Double(max(1, state.hosts[host]?.inFlight ?? 1))) / 2).rounded(.down))
+                pace.allowance = halved
+                pace.lowestAllowance = min(pace.lowestAllowance ?? Int.max, Int(halved))
+            }
+            state.paces[host] = pace
+            return state.hold(host, for: wait, now: now, budget: budget)
         }
-        paces[host] = pace
-        return hold(host, for: wait, now: now, budget: budget)
+        return carriedOut(hold)
     }
 
     /// How long a host that refused without naming a time is held: `backoff` doubled per
     /// refusal in a row, at most a minute.
     public func holdWithoutWait(_ host: String, backoff: Double) -> Double {
-        lock.lock()
-        defer { lock.unlock() }
-        let inARow = max(1, paces[host]?.refusalsInARow ?? 1)
+        let inARow = state.withLock { max(1, $0.paces[host]?.refusalsInARow ?? 1) }
         return min(60, max(0.05, backoff) * pow(2, Double(min(inARow - 1, 10))))
     }
 
     /// Holds `host` for `wait` seconds from now (it answered, and said nothing is left
     /// until then: a rate limit's reset); see `refused` for the budget.
     public func hold(_ host: String, for wait: Double, budget: Double) -> SourceFailure? {
-        lock.lock()
-        return hold(host, for: wait, now: DispatchTime.now().uptimeNanoseconds, budget: budget)
+        let hold = state.withLock { $0.hold(host, for: wait, now: DispatchTime.now().uptimeNanoseconds, budget: budget) }
+        return carriedOut(hold)
     }
 
-    /// Called locked; unlocks.
-    private func hold(_ host: String, for wait: Double?, now: UInt64, budget: Double) -> SourceFailure? {
-        var pace = paces[host] ?? HostPace()
-        if let exhausted = pace.exhausted {
-            lock.unlock()
-            return exhausted
-        }
-        guard let wait, wait > 0 else {
-            lock.unlock()
-            return nil
-        }
-        let until = now + UInt64(min(wait, HostLimitSignal.longest) * 1e9)
-        let from = max(now, pace.heldUntil)
-        guard until > from else {
-            lock.unlock()
-            return nil
-        }
-        let extra = Double(until - from) / 1e9
-        if pace.waited + extra > budget {
-            let reason = wait > budget
-                ? "the host asked us to wait \(Self.shown(wait)) s; over --max-host-wait \(Self.shown(budget)) s"
-                : "the host's limits held it \(Self.shown(pace.waited)) s; \(Self.shown(extra)) s more is over --max-host-wait \(Self.shown(budget)) s"
-            let failure = SourceFailure(.rateLimited, reason)
-            pace.exhausted = failure
-            paces[host] = pace
-            // Its line fails now: nothing of it waits for a slot it will never use.
-            let failed = takeLine(host)
-            lock.unlock()
-            for continuation in failed { continuation.resume(returning: failure) }
+    /// Does, outside the lock, what a hold decided: fails the line of a host past its
+    /// budget, or wakes its line when the hold ends. Returns the request's failure, if any.
+    private func carriedOut(_ hold: State.Hold) -> SourceFailure? {
+        switch hold {
+        case .unchanged(let failure):
             return failure
+        case .exhausted(let failure, let line):
+            for continuation in line { continuation.resume(returning: failure) }
+            return failure
+        case .held(let nanoseconds):
+            Task { [weak self] in
+                try? await Task.sleep(nanoseconds: nanoseconds)
+                self?.holdEnded()
+            }
+            return nil
         }
-        pace.waited += extra
-        pace.heldUntil = until
-        pace.probing = true
-        paces[host] = pace
-        lock.unlock()
-        Task { [weak self] in
-            try? await Task.sleep(nanoseconds: until - now)
-            self?.holdEnded()
-        }
-        return nil
     }
 
     /// The run is stopping: the requests waiting for a held host, and any asking for one
     /// later, fail now with `failure` rather than wait out the hold.
     public func stopHolds(_ failure: SourceFailure) {
-        lock.lock()
-        holdsStopped = failure
-        let now = DispatchTime.now().uptimeNanoseconds
-        var failed: [CheckedContinuation<SourceFailure?, Never>] = []
-        for key in hosts.keys where isHeld(key, now: now) && (hosts[key]?.waitingCount ?? 0) > 0 {
-            failed += takeLine(key)
+        let failed = state.withLock { state -> [Waiter] in
+            state.holdsStopped = failure
+            let now = DispatchTime.now().uptimeNanoseconds
+            var held: [String] = []
+            for (key, entry) in state.hosts where state.isHeld(key, now: now) && entry.waitingCount > 0 {
+                held.append(key)
+            }
+            var failed: [Waiter] = []
+            for key in held { failed += state.takeLine(key) }
+            return failed
         }
-        lock.unlock()
         for continuation in failed { continuation.resume(returning: failure) }
-    }
-
-    /// Empties `key`'s line (the host forgotten if nothing of it is in flight) and returns
-    /// the requests that waited in it, to be failed. Called locked.
-    private func takeLine(_ key: String) -> [CheckedContinuation<SourceFailure?, Never>] {
-        guard var entry = hosts.removeValue(forKey: key) else { return [] }
-        let line = Array(entry.waiting[entry.head...])
-        entry.waiting = []
-        entry.head = 0
-        if entry.inFlight > 0 { hosts[key] = entry }
-        turns.removeAll { $0 == key }
-        return line
     }
 
     /// A hold's time came: its host's line takes the free slots again.
     private func holdEnded() {
-        lock.lock()
-        let granted = grant()
-        lock.unlock()
+        let granted = state.withLock { $0.grant() }
         for continuation in granted { continuation.resume(returning: nil) }
-    }
-
-    /// Past 10,000 hosts, those whose pace said nothing (no refusal, no hold) and that
-    /// hold nothing now are forgotten: the report's lines are bounded with the hosts. Called locked.
-    private func forgetQuietHosts() {
-        guard paces.count > forgetPast else { return }
-        paces = paces.filter { $0.value.wasLimited || hosts[$0.key] != nil }
-        forgetPast = max(10_000, paces.count * 2)
     }
 
     /// Each host's report: every host its limits slowed, then the busiest, `limit` in all.
     public func hostReports(limit: Int = 100) -> [HostReport] {
-        lock.lock()
-        defer { lock.unlock() }
-        let ordered = paces.sorted {
-            ($0.value.wasLimited ? 1 : 0, $0.value.waited, $0.value.requests, $1.key)
-                > ($1.value.wasLimited ? 1 : 0, $1.value.waited, $1.value.requests, $0.key)
+        state.withLock { state in
+            let ordered = state.paces.sorted {
+                ($0.value.wasLimited ? 1 : 0, $0.value.waited, $0.value.requests, $1.key)
+                    > ($1.value.wasLimited ? 1 : 0, $1.value.waited, $1.value.requests, $0.key)
+            }
+            return ordered.prefix(limit).map { $0.value.report(host: $0.key, cap: state.ownCap($0.key)) }
         }
-        return ordered.prefix(limit).map { $0.value.report(host: $0.key, cap: ownCap($0.key)) }
     }
 
     /// Seconds as a report shows them: "3,600", "2.5".
@@ -477,5 +444,64 @@ extension RequestLimiter {
             return formatter.string(from: NSNumber(value: seconds.rounded())) ?? String(Int(seconds))
         }
         return String(format: seconds >= 10 || seconds == seconds.rounded() ? "%.0f" : "%.1f", seconds)
+    }
+}
+
+extension RequestLimiter.State {
+    /// What a hold decided, for the caller to carry out once unlocked (`carriedOut`).
+    enum Hold {
+        /// Nothing more held; the request's failure if the host's limits were spent before.
+        case unchanged(SourceFailure?)
+        /// The host's limits went past the budget now: it and its whole line fail so.
+        case exhausted(SourceFailure, line: [Waiter])
+        /// Held `nanoseconds` from now: its line takes slots again after.
+        case held(nanoseconds: UInt64)
+    }
+
+    /// Holds `host` for `wait` seconds from `now`, within `budget` (`RequestLimiter.refused`).
+    mutating func hold(_ host: String, for wait: Double?, now: UInt64, budget: Double) -> Hold {
+        var pace = paces[host] ?? HostPace()
+        if let exhausted = pace.exhausted { return .unchanged(exhausted) }
+        guard let wait, wait > 0 else { return .unchanged(nil) }
+        let until = now + UInt64(min(wait, HostLimitSignal.longest) * 1e9)
+        let from = max(now, pace.heldUntil)
+        guard until > from else { return .unchanged(nil) }
+        let extra = Double(until - from) / 1e9
+        if pace.waited + extra > budget {
+            let shown = RequestLimiter.shown
+            let reason = wait > budget
+                ? "the host asked us to wait \(shown(wait)) s; over --max-host-wait \(shown(budget)) s"
+                : "the host's limits held it \(shown(pace.waited)) s; \(shown(extra)) s more is over --max-host-wait \(shown(budget)) s"
+            let failure = SourceFailure(.rateLimited, reason)
+            pace.exhausted = failure
+            paces[host] = pace
+            // Its line fails now: nothing of it waits for a slot it will never use.
+            return .exhausted(failure, line: takeLine(host))
+        }
+        pace.waited += extra
+        pace.heldUntil = until
+        pace.probing = true
+        paces[host] = pace
+        return .held(nanoseconds: until - now)
+    }
+
+    /// Empties `key`'s line (the host forgotten if nothing of it is in flight) and returns
+    /// the requests that waited in it, to be failed.
+    mutating func takeLine(_ key: String) -> [Waiter] {
+        guard var entry = hosts.removeValue(forKey: key) else { return [] }
+        let line = Array(entry.waiting[entry.head...])
+        entry.waiting = []
+        entry.head = 0
+        if entry.inFlight > 0 { hosts[key] = entry }
+        turns.removeAll { $0 == key }
+        return line
+    }
+
+    /// Past 10,000 hosts, those whose pace said nothing (no refusal, no hold) and that
+    /// hold nothing now are forgotten: the report's lines are bounded with the hosts.
+    mutating func forgetQuietHosts() {
+        guard paces.count > forgetPast else { return }
+        paces = paces.filter { $0.value.wasLimited || hosts[$0.key] != nil }
+        forgetPast = max(10_000, paces.count * 2)
     }
 }
