@@ -333,6 +333,14 @@ let package = Package(
             path: "Tests/AvatarCacheStoreTests"
         ),
         .testTarget(
+            name: "AvatarCacheConfigurationTests",
+            dependencies: [
+                "AvatarCacheConfiguration",
+                "AvatarCacheTestKit",
+            ],
+            path: "Tests/AvatarCacheConfigurationTests"
+        ),
+        .testTarget(
             name: "AvatarCacheEndToEndTests",
             dependencies: [
                 "AvatarCacheConfiguration",
