@@ -300,8 +300,10 @@ let package = Package(
                 "AvatarCacheModel",
                 "AvatarCacheSupport",
                 "AvatarCacheTestKit",
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Engine"])),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Engine"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["Engine"])),
             ],
             path: "Tests/AvatarCacheFetchingTests"
         ),
@@ -368,7 +370,6 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Engine"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Engine"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["Engine"])),
                 .product(name: "Yams", package: "Yams", condition: .when(traits: ["Engine"])),
             ],
             path: "Tests/AvatarCacheEndToEndTests"
