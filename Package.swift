@@ -343,6 +343,21 @@ let package = Package(
             path: "Tests/AvatarCacheConfigurationTests"
         ),
         .testTarget(
+            name: "AvatarCachePipelineTests",
+            dependencies: [
+                "AvatarCacheConfiguration",
+                "AvatarCacheFetching",
+                "AvatarCacheImagingTestSupport",
+                "AvatarCachePipeline",
+                "AvatarCacheStore",
+                "AvatarCacheTestKit",
+                "AvatarCacheTestSupport",
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Engine"])),
+            ],
+            path: "Tests/AvatarCachePipelineTests"
+        ),
+        .testTarget(
             name: "AvatarCacheEndToEndTests",
             dependencies: [
                 "AvatarCacheConfiguration",
@@ -367,7 +382,6 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Engine"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
                 .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Engine"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Engine"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Engine"])),
                 .product(name: "Yams", package: "Yams", condition: .when(traits: ["Engine"])),

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Testing
 @testable import AvatarCacheExports
@@ -239,4 +240,9 @@ import AvatarCacheTestKit
         let allowed = try Binary.run(["warm", folder, "--cache", cache, "--max-failure-rate", "0.5"])
         #expect(allowed.status == 0, "\(allowed.stderr)")
     }
+}
+
+/// SHA-256 in hex by swift-crypto: the key of an inline photo, computed apart from ours.
+private func sha256Hex(_ bytes: [UInt8]) -> String {
+    SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
 }
