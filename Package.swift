@@ -358,6 +358,19 @@ let package = Package(
             path: "Tests/AvatarCachePipelineTests"
         ),
         .testTarget(
+            name: "AvatarCacheReportingTests",
+            dependencies: [
+                "AvatarCacheFetching",
+                "AvatarCacheModel",
+                "AvatarCachePipeline",
+                "AvatarCacheReporting",
+                "AvatarCacheStore",
+                "AvatarCacheSupport",
+                "AvatarCacheTestKit",
+            ],
+            path: "Tests/AvatarCacheReportingTests"
+        ),
+        .testTarget(
             name: "AvatarCacheEndToEndTests",
             dependencies: [
                 "AvatarCacheConfiguration",
