@@ -371,6 +371,14 @@ let package = Package(
             path: "Tests/AvatarCacheReportingTests"
         ),
         .testTarget(
+            name: "AvatarCacheTests",
+            dependencies: [
+                "AvatarCache",
+                "AvatarCacheTestKit",
+            ],
+            path: "Tests/AvatarCacheTests"
+        ),
+        .testTarget(
             name: "AvatarCacheEndToEndTests",
             dependencies: [
                 "AvatarCacheConfiguration",
