@@ -379,6 +379,16 @@ let package = Package(
             path: "Tests/AvatarCacheTests"
         ),
         .testTarget(
+            name: "AvatarCacheLookupCommandTests",
+            dependencies: [
+                "AvatarCacheLookup",
+                "AvatarCacheLookupCommand",
+                "AvatarCacheTestKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Engine"])),
+            ],
+            path: "Tests/AvatarCacheLookupCommandTests"
+        ),
+        .testTarget(
             name: "AvatarCacheEndToEndTests",
             dependencies: [
                 "AvatarCacheConfiguration",

@@ -1,0 +1,113 @@
+import ArgumentParser
+import Foundation
+import Testing
+import AvatarCacheLookup
+@testable import AvatarCacheLookupCommand
+import AvatarCacheTestKit
+
+/// `avatar-cache lookup` as the front binary runs it: its arguments (the common forms read
+/// without swift-argument-parser, everything else through it, to the same request), what
+/// it refuses, and its exit codes over a real cache.
+@Suite struct LookupCommandTests {
+    /// A request's fields, to compare two.
+    func fields(_ request: Lookup.Request) -> String {
+        "\(request.cache)|\(request.user ?? "-")|\(request.url ?? "-")|\(request.size)|\(request.scale)|\(request.json)|\(request.repeatCount)"
+    }
+
+    @Test func theCommonFormsAreReadAsSwiftArgumentParserReadsThem() throws {
+        let forms: [[String]] = [
+            ["--cache", "/var/c", "--user", "u42"],
+            ["--cache=/var/c", "--user=u42", "--size=20", "--scale=2", "--json"],
+            ["--json", "--url", "https://photos.example.com/a.jpg", "--cache", "/var/c", "--size", "150.5"],
+            ["--cache", "/var/c", "--user", "u 42", "--repeat-count", "10", "--scale", "8"],
+        ]
+        for arguments in forms {
+            let fast = try #require(Lookup.Request.parseCommonForm(arguments), "\(arguments)")
+            let parsed = try Lookup.parse(arguments).request
+            #expect(fields(fast) == fields(parsed), "\(arguments)")
+        }
+        let request = try #require(Lookup.Request.parseCommonForm(["--cache", "/var/c", "--user", "u42"]))
+        #expect(request.size == 55 && request.scale == 3 && !request.json && request.repeatCount == 0, "the defaults")
+    }
+
+    /// Anything else is left to swift-argument-parser (help, mistakes, a repeated option),
+    /// which answers it in its own words.
+    @Test func anythingElseIsLeftToSwiftArgumentParser() {
+        let others: [[String]] = [
+            ["--help"], ["-h"], ["--cache", "/c"], ["--user", "u"], ["--cache", "/c", "--user", "u", "--url", "x"],
+            ["--cache", "/c", "--user", "u", "--user", "v"], ["--cache", "/c", "--user", "u", "--json", "--json"],
+            ["--cache", "/c", "--user"], ["--cache", "/c", "--user", "-u"], ["--cache", "/c", "--user", ""],
+            ["--cache", "/c", "--user", "u", "--size", "big"], ["--cache", "/c", "--user", "u", "--scale", "9"],
+            ["--cache", "/c", "--user", "u", "--size", "0"], ["--cache", "/c", "--user", "u", "--colour", "red"],
+            ["lookup", "--cache", "/c", "--user", "u"], ["--cache", "/c", "--user", "u", "--json=yes"],
+            ["--cache", "/c", "--user", "u", "--repeat-count", "2000000"],
+        ]
+        for arguments in others {
+            #expect(Lookup.Request.parseCommonForm(arguments) == nil, "\(arguments)")
+        }
+    }
+
+    @Test func whatValidationRefusesInItsWords() {
+        func refusal(_ arguments: [String]) -> String? {
+            do { _ = try Lookup.parse(arguments); return nil } catch { return Lookup.message(for: error) }
+        }
+        #expect(refusal(["--cache", "/c"]) == "give exactly one of --user and --url")
+        #expect(refusal(["--cache", "/c", "--user", "u", "--url", "https://a/b.jpg"]) == "give exactly one of --user and --url")
+        #expect(refusal(["--cache", "/c", "--user", "u", "--size", "0"]) == "--size must be more than 0 and at most 100000")
+        #expect(refusal(["--cache", "/c", "--user", "u", "--size", "100001"]) == "--size must be more than 0 and at most 100000")
+        #expect(refusal(["--cache", "/c", "--user", "u", "--scale", "0"]) == "--scale must be between 1 and 8")
+        #expect(refusal(["--cache", "/c", "--user", "u", "--repeat-count=-1"]) == "--repeat-count must be between 0 and 1000000")
+        #expect(refusal(["--cache", "/c", "--user", "u"]) == nil)
+        #expect(refusal(["--user", "u"])?.contains("--cache") == true, "the missing option named")
+    }
+
+    @Test func theExitCodes() {
+        #expect(Lookup.exitCode(for: LookupError.notFound("user \"u\"")) == Lookup.notInCache)
+        #expect(Lookup.notInCache.rawValue == 66 && Lookup.cacheUnusable.rawValue == 73)
+        #expect(Lookup.exitCode(for: LookupError.invalidArgument("x")).rawValue == 64)
+        let directory = URL(fileURLWithPath: "/nowhere")
+        for error in [LookupError.notACache(directory: directory), .needsUpgrade(directory: directory, reason: "r"),
+                      .damagedIndex(file: directory, reason: "r")] {
+            #expect(Lookup.exitCode(for: error) == Lookup.cacheUnusable, "\(error)")
+        }
+        #expect(Lookup.isNotInCache(LookupError.notFound("x")) && !Lookup.isNotInCache(LookupError.invalidArgument("x")))
+    }
+
+    /// Run over a real cache: an answer (counted as an access for the prune), a user or a
+    /// URL not in it (66), a directory that is no cache (73), and one written before the
+    /// index (left to the engine to import).
+    @Test func runOverARealCache() throws {
+        let scratch = try Fixtures.temporaryDirectory("lookup-command")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let cache = scratch.appendingPathComponent("cache")
+        let index = try LookupIndex(in: cache)
+        defer { index.close() }
+        let url = "https://photos.example.com/pat.jpg"
+        try index.addProfile(id: "pat", displayName: "Pat Doe", initials: "PD", color: "#007AFF", photoSource: url)
+        try index.addEntry(key: url, kind: "photo", tiers: [330: 330, 900: 900])
+        func exitCode(_ arguments: [String]) -> Int32? {
+            do {
+                try #require(Lookup.Request.parseCommonForm(arguments)).run()
+                return nil
+            } catch let code as ExitCode {
+                return code.rawValue
+            } catch {
+                Issue.record("\(arguments): \(error)")
+                return -1
+            }
+        }
+
+        #expect(exitCode(["--cache", cache.path, "--user", "pat", "--json"]) == nil)
+        #expect(try #require(try index.lastAccess(of: url)) > 1_000, "the lookup is an access, written before the command ends")
+        #expect(exitCode(["--cache", cache.path, "--url", url, "--size", "150"]) == nil)
+        #expect(exitCode(["--cache", cache.path, "--user", "nobody"]) == 66)
+        #expect(exitCode(["--cache", cache.path, "--url", "https://photos.example.com/other.jpg"]) == 66)
+        #expect(exitCode(["--cache", scratch.appendingPathComponent("absent").path, "--user", "pat"]) == 73)
+
+        let older = scratch.appendingPathComponent("older")
+        try FileManager.default.createDirectory(at: older, withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: older.appendingPathComponent("metadata.json"))
+        #expect(Lookup.needsImport(older) && !Lookup.needsImport(cache))
+        #expect(exitCode(["--cache", older.path, "--user", "pat"]) == 73, "the front binary hands it to the engine")
+    }
+}
