@@ -360,6 +360,7 @@ let package = Package(
         .testTarget(
             name: "AvatarCacheReportingTests",
             dependencies: [
+                "AvatarCacheConfiguration",
                 "AvatarCacheFetching",
                 "AvatarCacheModel",
                 "AvatarCachePipeline",
@@ -367,6 +368,7 @@ let package = Package(
                 "AvatarCacheStore",
                 "AvatarCacheSupport",
                 "AvatarCacheTestKit",
+                "AvatarCacheTestSupport",
             ],
             path: "Tests/AvatarCacheReportingTests"
         ),
@@ -401,7 +403,6 @@ let package = Package(
                 "AvatarCacheModel",
                 "AvatarCacheMonograms",
                 "AvatarCachePipeline",
-                "AvatarCacheReporting",
                 "AvatarCacheStore",
                 "AvatarCacheSupport",
                 "AvatarCacheTestKit",
