@@ -17,8 +17,8 @@ import Testing
 /// executable target as its `<!-- snippet: … -->` line says (embedding_package.py
 /// --snippets): a block that does not compile fails the build, one without that line, or an
 /// excerpt no longer as its file has it, fails the making of the package. Each `.package`
-/// line shown alone (the catalog's) is resolved in a manifest of its own, `<commit>` being
-/// the tagged copy's commit.
+/// line shown alone (the catalog's, the guide's `revision:`) is resolved in a manifest of
+/// its own, `<commit>` being the tagged copy's commit.
 @Suite(.serialized) struct EmbeddingPackageTests {
     /// `script` run by bash with `arguments` as $1…, through the tests' runner of processes.
     static func shell(_ script: String, _ arguments: [String] = []) throws -> Binary.Result {
@@ -73,14 +73,18 @@ import Testing
 
         // The `.package` lines shown alone, each in the guide's manifest in place of its own.
         let alone = try FileManager.default.contentsOfDirectory(atPath: app.appendingPathComponent("dependencies").path).sorted()
-        #expect(!alone.isEmpty, "\(alone)")
+        #expect(alone.count >= 2, "\(alone)")
+        var byCommit = false
         for name in alone {
             let package = app.appendingPathComponent("dependencies/\(name)")
+            let shown = try String(contentsOf: package.appendingPathComponent("Package.swift"), encoding: .utf8)
+            if shown.contains("revision: \"\(commit)\", traits: []") { byCommit = true }
             let resolved = try Self.shell("cd \"$1\" && swift package resolve 2>&1", [package.path])
             #expect(resolved.status == 0 && !resolved.stdout.contains("warning:"), "\(name): \(resolved.stdout)\(resolved.stderr)")
             let fetched = try FileManager.default.contentsOfDirectory(atPath: package.appendingPathComponent(".build/checkouts").path)
             #expect(fetched == ["avatar-cache"], "\(name): the resolution fetched \(fetched)")
         }
+        #expect(byCommit, "no `.package` line of the docs names a commit (`revision:`)")
 
         let binary = app.appendingPathComponent(".build/debug/app").path
         let forPhoto = try Self.shell("\"$1\" \"$2\" p", [binary, cache.path])
