@@ -45,10 +45,18 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
-        // libvips from the system (Debian: libvips-dev), found through pkg-config.
+        // libvips from the system (Debian: libvips-dev): its headers are in the compiler's
+        // own search path and the module map links libvips; pkg-config gives the rest, the
+        // include directories and libraries of GLib and GObject, which vips.h includes and
+        // the shim calls. It names gobject-2.0, not vips: vips.pc pulls in -pthread (through
+        // gio-2.0 and its private requirements), a flag SwiftPM refuses with a warning
+        // ("prohibited flag(s): -pthread"), and SwiftPM reads this pkg-config file in every
+        // build that loads the package, an app's that links only AvatarCacheLookup
+        // included (it evaluates every system library a target depends on, built or not).
+        // gobject-2.0's flags are the ones vips.h needs, without -pthread.
         .systemLibrary(
             name: "CVips",
-            pkgConfig: "vips",
+            pkgConfig: "gobject-2.0",
             providers: [.apt(["libvips-dev"])]
         ),
         // The C the imaging module calls, one public header per concern (include/CVipsShim.h

@@ -10,7 +10,15 @@ import Testing
 /// the release its version names, in a git repository of its own; a new package whose
 /// manifest is the guide's and whose main.swift is the DocC catalog's program
 /// (scripts/embedding_package.py, as scripts/bench-embedding makes it); resolved, built
-/// and run against a real cache. The resolution fetches avatar-cache alone.
+/// and run against a real cache. The resolution fetches avatar-cache alone, and the build
+/// prints no warning (no "prohibited flag(s): -pthread" from a pkg-config file).
+///
+/// The same package holds every other Swift block of the guide and the catalog, each an
+/// executable target as its `<!-- snippet: … -->` line says (embedding_package.py
+/// --snippets): a block that does not compile fails the build, one without that line, or an
+/// excerpt no longer as its file has it, fails the making of the package. Each `.package`
+/// line shown alone (the catalog's, the guide's `revision:`) is resolved in a manifest of
+/// its own, `<commit>` being the tagged copy's commit.
 @Suite(.serialized) struct EmbeddingPackageTests {
     /// `script` run by bash with `arguments` as $1…, through the tests' runner of processes.
     static func shell(_ script: String, _ arguments: [String] = []) throws -> Binary.Result {
@@ -44,18 +52,39 @@ import Testing
             git -c user.name=test -c user.email=test@example.com commit -qm release
             git tag "v$3"
             """, [Fixtures.repositoryRoot.path, release.path, AvatarCacheVersion.number])
-        #expect(copied.status == 0, "\(copied.stdout)\(copied.stderr)")
+        try #require(copied.status == 0, "\(copied.stdout)\(copied.stderr)")
+        let commit = try Self.shell("git -C \"$1\" rev-parse HEAD", [release.path]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
         let app = directory.appendingPathComponent("app")
-        let made = try Self.shell("python3 \"$1/scripts/embedding_package.py\" \"$1\" \"$2\" \"file://$3\"",
-                                  [Fixtures.repositoryRoot.path, app.path, release.path])
-        #expect(made.status == 0, "\(made.stdout)\(made.stderr)")
+        let made = try Self.shell("python3 \"$1/scripts/embedding_package.py\" --snippets \"$1\" \"$2\" \"file://$3\" \"$4\"",
+                                  [Fixtures.repositoryRoot.path, app.path, release.path, commit])
+        try #require(made.status == 0, "\(made.stdout)\(made.stderr)")
         let manifest = try String(contentsOf: app.appendingPathComponent("Package.swift"), encoding: .utf8)
         #expect(manifest.contains("from: \"\(AvatarCacheVersion.number)\""), "the guide names this version: \(manifest)")
+        let snippets = manifest.components(separatedBy: ".executableTarget(").count - 2
+        #expect(snippets >= 4, "the docs' blocks made \(snippets) targets besides the app: \(manifest)")
 
-        let built = try Self.shell("set -o pipefail; cd \"$1\" && swift package resolve && ls .build/checkouts && swift build 2>&1 | tail -n 20", [app.path])
+        let built = try Self.shell("cd \"$1\" && swift package resolve 2>&1 && swift build 2>&1", [app.path])
         #expect(built.status == 0, "\(built.stdout)\(built.stderr)")
+        let warnings = built.stdout.split(separator: "\n").filter { $0.contains("warning:") }
+        #expect(warnings.isEmpty, "an app's build warns: \(warnings.joined(separator: "\n"))")
         let checkouts = try FileManager.default.contentsOfDirectory(atPath: app.appendingPathComponent(".build/checkouts").path)
         #expect(checkouts == ["avatar-cache"], "the resolution fetched \(checkouts)")
+
+        // The `.package` lines shown alone, each in the guide's manifest in place of its own.
+        let alone = try FileManager.default.contentsOfDirectory(atPath: app.appendingPathComponent("dependencies").path).sorted()
+        #expect(alone.count >= 2, "\(alone)")
+        var byCommit = false
+        for name in alone {
+            let package = app.appendingPathComponent("dependencies/\(name)")
+            let shown = try String(contentsOf: package.appendingPathComponent("Package.swift"), encoding: .utf8)
+            if shown.contains("revision: \"\(commit)\", traits: []") { byCommit = true }
+            let resolved = try Self.shell("cd \"$1\" && swift package resolve 2>&1", [package.path])
+            #expect(resolved.status == 0 && !resolved.stdout.contains("warning:"), "\(name): \(resolved.stdout)\(resolved.stderr)")
+            let fetched = try FileManager.default.contentsOfDirectory(atPath: package.appendingPathComponent(".build/checkouts").path)
+            #expect(fetched == ["avatar-cache"], "\(name): the resolution fetched \(fetched)")
+        }
+        #expect(byCommit, "no `.package` line of the docs names a commit (`revision:`)")
 
         let binary = app.appendingPathComponent(".build/debug/app").path
         let forPhoto = try Self.shell("\"$1\" \"$2\" p", [binary, cache.path])

@@ -316,18 +316,6 @@ import AvatarCacheTestSupport
         }
     }
 
-    /// docs/embedding.md shows the example route's code as it is in the file that is built
-    /// and tested (above).
-    @Test func theEmbeddingGuideShowsTheExampleAsBuilt() throws {
-        let root = Fixtures.repositoryRoot
-        let guide = try String(contentsOf: root.appendingPathComponent("docs/embedding.md"), encoding: .utf8)
-        let example = try String(contentsOf: root.appendingPathComponent("Examples/lookup-route/main.swift"), encoding: .utf8)
-        let start = try #require(guide.range(of: "```swift\nfinal class AvatarRoute"))
-        let end = try #require(guide.range(of: "\n```", range: start.upperBound..<guide.endIndex))
-        let shown = String(guide[guide.index(start.lowerBound, offsetBy: "```swift\n".count)..<end.lowerBound])
-        #expect(shown.count > 500 && example.contains(shown), "docs/embedding.md's AvatarRoute differs from Examples/lookup-route/main.swift")
-    }
-
     /// The index as the version before wrote it: no placeholder columns, no v5 migration.
     static func downgrade(_ indexPath: String) throws {
         let queue = try DatabaseQueue(path: indexPath, configuration: waiting)
