@@ -113,7 +113,6 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Engine"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Engine"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Engine"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Engine"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Engine"])),
