@@ -216,14 +216,17 @@ guard bound == 0, listen(listener, 128) == 0 else {
 var length = socklen_t(MemoryLayout<sockaddr_in>.size)
 _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
 FileHandle.standardOutput.write(Data("listening on http://\(host):\(UInt16(bigEndian: address.sin_port))\n".utf8))
-// A thread a connection, up to 64 at once (beyond that, connections wait in the backlog).
-let slots = DispatchSemaphore(value: 64)
+// 64 threads, each taking the next connection and serving it: up to 64 at once (beyond
+// that, connections wait in the listener's backlog).
+for _ in 0..<63 {
+    Thread.detachNewThread {
+        while true {
+            let fd = accept(listener, nil, nil)
+            if fd >= 0 { serve(connection: fd, route: route) }
+        }
+    }
+}
 while true {
     let fd = accept(listener, nil, nil)
-    guard fd >= 0 else { continue }
-    slots.wait()
-    Thread.detachNewThread {
-        serve(connection: fd, route: route)
-        slots.signal()
-    }
+    if fd >= 0 { serve(connection: fd, route: route) }
 }
