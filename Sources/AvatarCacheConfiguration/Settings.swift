@@ -66,7 +66,7 @@ public enum Settings {
 
     public static let budget = Setting<Int64>(
         "budget", .size(like: SettingForm.compact(Pruner.defaultBudgetBytes)), default: Pruner.defaultBudgetBytes,
-        help: "Cache budget; over it, least-recently-used entries are evicted down to the trim ratio.",
+        help: "Cache budget; over it, least-recently-used entries are evicted down to the trim ratio (warm, run, merge, prune); verify and stats measure the cache against it.",
         valueName: "size", binding: .at(\.pruner.budgetBytes))
     public static let trimRatio = Setting<Double>(
         "trim-ratio", .number(Pruner.trimRatioRange), default: Pruner.defaultTrimRatio,

@@ -19,7 +19,7 @@ public final class DecodeWorkerPool: Sendable {
     private struct Job {
         /// Bytes the job's decode needs, once known (it was deferred); nil: any time.
         var needs: Int64?
-        var work: () -> Void
+        var work: @Sendable () -> Void
     }
 
     /// What the threads share, under the condition they sleep on.

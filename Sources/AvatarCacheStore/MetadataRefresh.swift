@@ -1,4 +1,3 @@
-import AvatarCacheStore
 import Foundation
 import Synchronization
 

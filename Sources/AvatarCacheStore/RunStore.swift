@@ -1,4 +1,3 @@
-import AvatarCacheStore
 import AvatarCacheModel
 import AvatarCacheSupport
 import Foundation

@@ -4,8 +4,7 @@ import Glibc
 import Darwin
 #endif
 
-/// State that threads we own (the decode and file threads, the export reader) sleep on
-/// until another changes it: what `Mutex` cannot do, since it has no wait. Everything else
+/// State that threads sleep on until another changes it: what `Mutex` cannot do, since it has no wait. Everything else
 /// locks with `Synchronization.Mutex`; this is the one other primitive (scripts/check-targets).
 ///
 ///     let slots = ThreadCondition(2)
@@ -15,10 +14,10 @@ import Darwin
 ///     }
 ///     slots.withLock { held in held.state += 1; held.signal() }
 ///
-/// Only for threads that may block: never from a task on Swift's cooperative pool.
-// Why @unchecked: `state` is guarded by a pthread mutex and condition, C handles whose
-// guarding the compiler cannot see; they are reached only through `withLock`.
-package final class ThreadCondition<State>: @unchecked Sendable {
+/// It blocks the calling thread: the decode and file threads we own wait on it for work
+/// and memory; the read stage (on the run's task) waits on it only while the index's
+/// writer still has two batches of records to write, as it waited on a semaphore before.
+package final class ThreadCondition<State> {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private let storage = UnsafeMutablePointer<State>.allocate(capacity: 1)
@@ -65,3 +64,8 @@ package final class ThreadCondition<State>: @unchecked Sendable {
         return try body(Held(owner: self))
     }
 }
+
+// Why @unchecked: `state` is guarded by a pthread mutex and condition, C handles whose
+// guarding the compiler cannot see; they are reached only through `withLock`. Shared
+// between threads only when the state itself may be.
+extension ThreadCondition: @unchecked Sendable where State: Sendable {}

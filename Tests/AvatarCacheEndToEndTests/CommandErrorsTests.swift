@@ -78,7 +78,8 @@ import AvatarCacheTestKit
     @Test func pruneAndMergeEachExplainTheirOwnWait() throws {
         let prune = try Binary.run(["prune", "--help"]).stdout
         let merge = try Binary.run(["merge", "--help"]).stdout
-        let pruneWait = prune.components(separatedBy: "--wait").dropFirst().joined()
+        // The option's own help: from its line in OPTIONS to the next option.
+        let pruneWait = prune.components(separatedBy: "\n  --wait <").dropFirst().joined().components(separatedBy: "\n  --").first ?? ""
         #expect(!pruneWait.isEmpty && !pruneWait.contains("merge") && !pruneWait.contains("each"), "\(prune)")
         #expect(merge.split(whereSeparator: \.isWhitespace).joined(separator: " ").contains("each merged cache's lock"), "\(merge)")
     }

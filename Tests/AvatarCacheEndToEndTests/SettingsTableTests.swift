@@ -16,7 +16,7 @@ import AvatarCacheTestKit
 
     func fromFlag(_ setting: any AnySetting, _ text: String) throws -> PipelineSettings {
         let arguments = setting.key == "allow-private-networks" ? ["--\(setting.flag)"] : ["--\(setting.flag)", text]
-        return try PipelineOptions.parse(arguments).settings()
+        return try Warm.parse(["e.json", "--cache", "c"] + arguments).settings()
     }
 
     func fromKey(_ key: String, _ text: String) throws -> PipelineSettings {
@@ -26,10 +26,10 @@ import AvatarCacheTestKit
 
     func flagError(_ setting: any AnySetting, _ text: String) -> String? {
         do {
-            _ = try PipelineOptions.parse(["--\(setting.flag)", text])
+            _ = try Warm.parse(["e.json", "--cache", "c", "--\(setting.flag)", text])
             return nil
         } catch {
-            return PipelineOptions.message(for: error)
+            return Warm.message(for: error)
         }
     }
 
@@ -83,11 +83,13 @@ import AvatarCacheTestKit
     }
 
     @Test func theCommandDeclaresExactlyTheTablesFlags() throws {
-        let declared = PipelineOptions.flagLabels().map(PipelineOptions.flagName)
+        // warm's flags: its options and the shared groups it includes (its export and
+        // cache are its own).
+        let declared = PipelineOptions.flagLabels(of: Warm.self).map(PipelineOptions.flagName).filter { $0 != "exports" && $0 != "cache" }
         #expect(Set(declared) == Set(flagged.map(\.flag)), "declared \(declared.sorted())")
         #expect(declared.count == Set(declared).count)
         // And swift-argument-parser names them so (its help shows each setting's help).
-        let help = PipelineOptions.helpMessage(columns: 10_000)
+        let help = Warm.helpMessage(columns: 10_000)
         for setting in flagged {
             #expect(help.contains("--\(setting.flag)"), "--\(setting.flag) in the help")
             #expect(help.contains(setting.help), "--\(setting.flag)'s help from the table")
@@ -116,9 +118,10 @@ import AvatarCacheTestKit
         #expect(try Merge.parse(["a", "--into", "b", "--budget", "2GB"]).prune.pruner().budgetBytes == 2_000_000_000)
         #expect(try Verify.parse(["--cache", "c", "--budget", "2GB"]).budget.bytes() == 2_000_000_000)
         #expect(try Stats.parse(["--cache", "c", "--budget", "2GB"]).budget.bytes() == 2_000_000_000)
-        #expect(try Warm.parse(["e.json", "--cache", "c", "--budget", "2GB"]).options.settings()[Settings.budget] == 2_000_000_000)
+        #expect(try Warm.parse(["e.json", "--cache", "c", "--budget", "2GB"]).settings()[Settings.budget] == 2_000_000_000)
+        #expect(try Warm.parse(["e.json", "--cache", "c", "--budget", "2GB"]).prune.pruner().budgetBytes == 2_000_000_000)
         #expect(try Prune.parse(["--cache", "c"]).prune.pruner().budgetBytes == Settings.budget.defaultValue)
-        for (command, arguments) in sizing where command != Stats.self {
+        for (command, _) in sizing where command != Stats.self {
             #expect(command.helpMessage(columns: 10_000).contains(Settings.wait.help), "\(command)'s --wait")
         }
     }

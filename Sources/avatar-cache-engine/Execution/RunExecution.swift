@@ -3,9 +3,9 @@ import AvatarCache
 import Dispatch
 import Foundation
 import Logging
+import Synchronization
 #if canImport(Glibc)
 import Glibc
-import Synchronization
 #endif
 
 /// What `warm` and `run` share: settings -> configuration -> a run with logging,
@@ -96,8 +96,8 @@ struct RunExecution {
 /// SIGINT and SIGTERM stop the run gracefully: no new source starts, what runs finishes,
 /// the cache is saved, and the exit code is 128 + the signal. A second signal ends the
 /// process at once (the cache stays consistent: every write is a rename).
-// Why @unchecked: the signal sources are Dispatch's (C handles, not Sendable), made in
-// init and cancelled once.
+// Why @unchecked: the signal sources are Dispatch's (C handles, not Sendable), kept only
+// in init (their handlers need self) and cancelled once.
 final class SignalWatcher: @unchecked Sendable {
     private var sources: [DispatchSourceSignal] = []
     private let signal = Mutex<Int32?>(nil)

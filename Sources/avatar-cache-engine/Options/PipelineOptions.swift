@@ -3,7 +3,9 @@ import AvatarCache
 import Foundation
 import Logging
 
-/// Every setting of a run as a flag. All optional: a flag given overrides the pipeline
+/// Every setting of a run as a flag, but those other commands take too (`--budget`,
+/// `--trim-ratio`, `--wait`: SharedOptions.swift, which warm and run include beside
+/// these). All optional: a flag given overrides the pipeline
 /// file's key of the same name; one not given leaves the file's value or the default.
 ///
 /// Each flag's help, value name and choices, and the reading and checking of its value,
@@ -26,7 +28,6 @@ struct PipelineOptions: ParsableArguments {
     @Option(help: Settings.quality.argumentHelp) var quality: Written<Int>?
 
     // Cache policy
-    @OptionGroup var prune: PruneOptions
     @Option(help: Settings.ttlHours.argumentHelp) var ttlHours: Written<Double>?
     @Option(help: Settings.maxTTLHours.argumentHelp) var maxTtlHours: Written<Double>?
     @Option(help: Settings.failureTTLHours.argumentHelp) var failureTtlHours: Written<Double>?
@@ -61,7 +62,6 @@ struct PipelineOptions: ParsableArguments {
     @Option(help: Settings.monicaTokenEnv.argumentHelp) var monicaTokenEnv: Written<String>?
 
     // Operation
-    @OptionGroup var wait: WaitOption
     @Option(help: Settings.report.argumentHelp) var report: Written<String>?
     @Option(help: Settings.metricsFile.argumentHelp) var metricsFile: Written<String>?
     @Option(help: Settings.logFormat.argumentHelp, completion: Settings.logFormat.completion) var logFormat: Written<LogFormat>?
@@ -78,8 +78,14 @@ struct PipelineOptions: ParsableArguments {
     /// that is). No flag needs a line here: a flag whose name is no setting's, or whose
     /// value does not reach its setting, fails SettingsTableTests.
     func settings() throws -> PipelineSettings {
+        try Self.settings(of: self)
+    }
+
+    /// The settings the flags of these parts give: a command's `PipelineOptions` and the
+    /// shared option groups it includes.
+    static func settings(of parts: Any...) throws -> PipelineSettings {
         var settings = PipelineSettings()
-        try Self.take(self, into: &settings)
+        for part in parts { try take(part, into: &settings) }
         return settings
     }
 

@@ -24,9 +24,13 @@ struct Run: AsyncParsableCommand {
 
     @OptionGroup var options: PipelineOptions
 
+    @OptionGroup var prune: PruneOptions
+
+    @OptionGroup var wait: WaitOption
+
     func run() async throws {
         // Read once (validated already): the log format applies to the file's errors too.
-        var overrides = try options.settings()
+        var overrides = try PipelineOptions.settings(of: options, prune, wait)
         if let format = overrides[Settings.logFormat] { ExitCodes.errorFormat = format }
         let fromFile: PipelineSettings
         do {

@@ -27,8 +27,15 @@ struct Warm: AsyncParsableCommand {
 
     @OptionGroup var options: PipelineOptions
 
+    @OptionGroup var prune: PruneOptions
+
+    @OptionGroup var wait: WaitOption
+
+    /// The settings every flag gives (the cache and the exports aside).
+    func settings() throws -> PipelineSettings { try PipelineOptions.settings(of: options, prune, wait) }
+
     func run() async throws {
-        var settings = try options.settings()
+        var settings = try settings()
         settings[Settings.cache] = cache
         settings.inputs = exports.map { PipelineInput(path: $0) }
         try await RunExecution(settings: settings).execute()
