@@ -88,12 +88,15 @@ final class AccessRecorder: @unchecked Sendable {
 
     /// On `queue`: one transaction of every pending access.
     private func write() {
+        // The next batch's table made here, at its full size, so that a lookup never
+        // pays for growing it (a rehash of thousands of keys under the lock).
+        var fresh: [String: Double] = [:]
+        fresh.reserveCapacity(Self.batchLimit)
         let batch: [String: Double] = state.withLock { state in
-            let taken = state.keys
-            state.keys = [:]
+            swap(&state.keys, &fresh)
             state.scheduled = false
             state.writeQueued = false
-            return taken
+            return fresh
         }
         guard !batch.isEmpty, let connection = open() else { return }
         guard sqlite3_exec(connection, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK else {
