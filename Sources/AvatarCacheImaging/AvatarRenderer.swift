@@ -378,7 +378,7 @@ public struct AvatarRenderer: Sendable {
         let status = tolerant
             ? cvipsshim_jpeg_decode_centre_tolerant(bytes.baseAddress, bytes.count, Int32(target), &message, message.count, &square, &out)
             : cvipsshim_jpeg_decode_centre(bytes.baseAddress, bytes.count, Int32(target), 1, &square, &out)
-        if status == CVIPSSHIM_OK, message[0] != 0 { warning = String(cString: message) }
+        if status == CVIPSSHIM_OK, message[0] != 0 { warning = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) }
         if status == CVIPSSHIM_NOT_APPLICABLE { return nil }
         guard status == CVIPSSHIM_OK, let out else { throw ImagingError.invalidImage(Vips.takeErrorMessage()) }
         let image = try Self.exactSquare(of: VipsImageRef(out), at: square, to: target)

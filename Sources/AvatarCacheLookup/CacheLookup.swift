@@ -108,14 +108,14 @@ public final class CacheLookup: Sendable {
     ///   ``LookupError/invalidArgument(_:)``, ``LookupError/damagedIndex(file:reason:)``.
     public func answer(forUser id: String, viewSize: Double, scale: Int) throws -> Answer {
         try check(user: id, viewSize: viewSize, scale: scale)
-        return try recorded(try readers.withReader { try userAnswer($0, id, viewSize: viewSize, scale: scale) })
+        return recorded(try readers.withReader { try userAnswer($0, id, viewSize: viewSize, scale: scale) })
     }
 
     /// ``answer(forUser:viewSize:scale:)`` for `async` code (a server's route): when every
     /// reader is busy it waits for one without holding a thread of the concurrency pool.
     public func answer(forUser id: String, viewSize: Double, scale: Int) async throws -> Answer {
         try check(user: id, viewSize: viewSize, scale: scale)
-        return try recorded(try await readers.withReader { try userAnswer($0, id, viewSize: viewSize, scale: scale) })
+        return recorded(try await readers.withReader { try userAnswer($0, id, viewSize: viewSize, scale: scale) })
     }
 
     /// What to draw for the photo at `url` (the key the export gave: an http(s) URL, or
@@ -124,13 +124,13 @@ public final class CacheLookup: Sendable {
     ///   ``LookupError/invalidArgument(_:)``, ``LookupError/damagedIndex(file:reason:)``.
     public func answer(forPhotoURL url: String, viewSize: Double, scale: Int) throws -> Answer {
         try check(url: url, viewSize: viewSize, scale: scale)
-        return try recorded(try readers.withReader { try urlAnswer($0, url, viewSize: viewSize, scale: scale) })
+        return recorded(try readers.withReader { try urlAnswer($0, url, viewSize: viewSize, scale: scale) })
     }
 
     /// ``answer(forPhotoURL:viewSize:scale:)`` for `async` code.
     public func answer(forPhotoURL url: String, viewSize: Double, scale: Int) async throws -> Answer {
         try check(url: url, viewSize: viewSize, scale: scale)
-        return try recorded(try await readers.withReader { try urlAnswer($0, url, viewSize: viewSize, scale: scale) })
+        return recorded(try await readers.withReader { try urlAnswer($0, url, viewSize: viewSize, scale: scale) })
     }
 
     /// Every tier of what user `id` shows (its photo, else its monogram), smallest first:

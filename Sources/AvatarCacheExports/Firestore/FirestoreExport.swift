@@ -192,7 +192,7 @@ struct FirestoreExport {
             for name in names.sorted() {
                 let path = (folder as NSString).appendingPathComponent(name)
                 var isDirectory: ObjCBool = false
-                FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+                _ = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
                 if isDirectory.boolValue {
                     if !otherParts.contains(name) { walk(path, depth - 1) }
                 } else if name.hasSuffix(".overall_export_metadata") ? overall : name.hasSuffix(".export_metadata") {
