@@ -2,7 +2,7 @@
 /// lookup library links: an inline photo's key, a shard's hash, a long text's short
 /// hash, a user's palette colour. With them the lookup builds without swift-crypto and
 /// the BoringSSL it compiles (docs/embedding.md, "Building"). The cache's files are
-/// hashed by swift-crypto above these layers (`SHA256Hex`, in AvatarCacheIndex);
+/// hashed by swift-crypto above these layers (`SHA256Hex`, in AvatarCacheStore);
 /// `DigestTests` holds both to swift-crypto's answers.
 package enum Digests {
     /// SHA-256 of `bytes`: 32 bytes.
