@@ -56,12 +56,10 @@ package final class CacheSession {
         }
     }
 
-    package typealias Outcome = PruneOutcome
-
     /// Prunes to budget, rewrites metadata.json when entries changed (`entriesChanged`, an
     /// eviction, or no document yet), then deletes what nothing references: evicted and
     /// replaced files, and `orphans` (cache files found unreferenced) still unreferenced.
-    package func finish(pruner: Pruner, entriesChanged: Bool, orphans: Set<String> = []) throws -> Outcome {
+    package func finish(pruner: Pruner, entriesChanged: Bool, orphans: Set<String> = []) throws -> PruneOutcome {
         let plan = try index.write { try pruner.prune($0) }
         let documentWritten = entriesChanged || !plan.evicted.isEmpty || directory.fileSize(CacheDirectory.metadataName) == nil
         if documentWritten {
@@ -78,7 +76,7 @@ package final class CacheSession {
                 "bytesBefore": .stringConvertible(plan.bytesBefore), "bytesAfter": .stringConvertible(plan.bytesAfter),
             ])
         }
-        return Outcome(plan: plan, cacheBytes: plan.bytesAfter, deletedFiles: deletable.count, documentWritten: documentWritten)
+        return PruneOutcome(plan: plan, cacheBytes: plan.bytesAfter, deletedFiles: deletable.count, documentWritten: documentWritten)
     }
 
     /// Releases the lock (the index stays readable by others).

@@ -38,9 +38,7 @@ public enum CacheStore {
     public static func verify(_ directory: CacheDirectory, budgetBytes: Int64, repair: Bool, wait: TimeInterval,
                               logger: Logger) throws -> Verification {
         if let note = CacheVerifier.interruptedFirstRun(directory) { return .interruptedFirstRun(note: note) }
-        let session = try CacheSession.open(directory, wait: wait, create: false, logger: logger)
-        defer { session.close() }
-        return .checked(try CacheVerifier(directory: directory).verify(session, budgetBytes: budgetBytes, repair: repair))
+        return .checked(try CacheVerifier(directory: directory).verify(budgetBytes: budgetBytes, repair: repair, wait: wait, logger: logger))
     }
 
     /// Merges caches into `target` (made when missing) and prunes it once (CacheMerge).

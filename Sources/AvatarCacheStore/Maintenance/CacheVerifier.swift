@@ -52,9 +52,11 @@ public struct CacheVerifier: Sendable {
         return "a first run was killed before it saved anything; the next warm starts again and re-uses the files it finds here"
     }
 
-    /// `verify` in a session of its own (the lock taken without waiting).
-    public func verify(budgetBytes: Int64, repair: Bool) throws -> Result {
-        let session = try CacheSession.open(directory, wait: 0, create: false, logger: Logger(label: "avatar-cache.verify"))
+    /// `verify` in a session of its own, the lock waited for up to `wait` seconds
+    /// (`CacheStore.verify`, the `verify` command's).
+    public func verify(budgetBytes: Int64, repair: Bool, wait: TimeInterval = 0,
+                       logger: Logger = Logger(label: "avatar-cache.verify")) throws -> Result {
+        let session = try CacheSession.open(directory, wait: wait, create: false, logger: logger)
         defer { session.close() }
         return try verify(session, budgetBytes: budgetBytes, repair: repair)
     }
