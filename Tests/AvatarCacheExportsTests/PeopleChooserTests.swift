@@ -105,6 +105,16 @@ import AvatarCacheTestKit
     }
 
     /// `name: {firstName, middleName, lastName}`: its parts joined; a map holding no name is reported.
+    /// A JSON export's records are keyed by `id` unless mapped: the plan's id path is the
+    /// one `--map id=id` would give, and reads the record's id.
+    @Test func aJSONRecordsIDIsItsIdFieldAsIfMapped() throws {
+        #expect(FieldPath(key: "id") == (try FieldPath(parsing: "id")))
+        let samples = [DocumentFields([("id", .string("u7")), ("name", .string("Ada"))])]
+        let plan = FieldChooser.plan(FieldMap(), samples: samples, documentIDs: ["k1"], idFromRecord: true)
+        #expect(plan.id == [try FieldPath(parsing: "id")])
+        #expect(plan.id?.first?.value(in: samples[0]).flatMap(PeoplePlan.text) == "u7")
+    }
+
     @Test func aNameHeldAsAMapIsJoined() throws {
         let out = try export([("users/a", ["name": ["firstName": "Ada", "middleName": "King", "lastName": "Lovelace"], "email": "a@example.com"]),
                               ("users/b", ["name": ["first": "Alan", "last": "Turing"], "email": "b@example.com"]),
