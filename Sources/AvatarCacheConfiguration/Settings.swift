@@ -90,12 +90,12 @@ public enum Settings {
         help: "Sources rendered at once: decoding, drawing or waiting for a decode thread (downloads: --requests-in-flight).",
         valueName: "n", binding: .at(\.concurrency))
     public static let requestsInFlight = Setting<Int>(
-        "requests-in-flight", .integer(1...4096), default: 256,
+        "requests-in-flight", .integer(1...4096), default: 1024,
         help: "Downloads under way at once over all hosts, at most: as many as keep the decode threads fed (at least 16), within --max-download-memory.",
         valueName: "n", binding: .at(\.requestsInFlight))
     public static let requestsPerHost = Setting<Int>(
-        "requests-per-host", .integer(1...1024), default: 128,
-        help: "Downloads under way at once to one HTTP/2 host; an HTTP/1.1 host gets its --max-connections-per-host.",
+        "requests-per-host", .integer(1...4096), default: 1024,
+        help: "Downloads under way at once to one HTTP/2 host, at most (and at most --streams-per-connection over each of its --max-connections-per-host); an HTTP/1.1 host gets its --max-connections-per-host.",
         valueName: "n", binding: .at(\.requestsPerHost))
     public static let decodeThreads = Setting<Int>(
         "decode-threads", .integer(1...256), default: min(256, ProcessInfo.processInfo.activeProcessorCount),
@@ -103,7 +103,12 @@ public enum Settings {
         help: "Threads decoding with libvips, one image each.", valueName: "n", binding: .at(\.decodeThreads))
     public static let maxConnectionsPerHost = Setting<Int>(
         "max-connections-per-host", .integer(1...1024), default: 8,
-        help: "Connections to one host at once.", valueName: "n", binding: .at(\.maxConnectionsPerHost))
+        help: "Connections to one host at once: an HTTP/1.1 host's, and an HTTP/2 host's once each carries --streams-per-connection.",
+        valueName: "n", binding: .at(\.maxConnectionsPerHost))
+    public static let streamsPerConnection = Setting<Int>(
+        "streams-per-connection", .integer(1...1024), default: 100,
+        help: "Downloads sent at once over one HTTP/2 connection; past them another connection to the host opens (up to --max-connections-per-host), unless the host is refusing.",
+        valueName: "n", binding: .at(\.streamsPerConnection))
 
     // MARK: Limits
 
@@ -201,7 +206,7 @@ public enum Settings {
         cache, format, shard, map, storageBucket,
         sizes, scales, crop, outputFormat, monogramFormat, quality,
         budget, trimRatio, ttlHours, maxTTLHours, failureTTLHours,
-        concurrency, requestsInFlight, requestsPerHost, decodeThreads, maxConnectionsPerHost,
+        concurrency, requestsInFlight, requestsPerHost, decodeThreads, maxConnectionsPerHost, streamsPerConnection,
         maxBytes, maxPixels, maxDecodeMemory, maxDownloadMemory, maxRecordBytes, timeout, connectTimeout, maxRedirects, retries,
         maxRetryWait, maxHostWait, sourceDeadline, allowPrivateNetworks, allowHosts, caFile,
         monicaHost, monicaTokenFile, monicaTokenEnv,

@@ -71,15 +71,20 @@ public struct WarmConfiguration: Sendable {
     /// Downloads are limited apart (`requestsInFlight`). Default 16.
     public var concurrency: Int = Settings.concurrency.defaultValue
     /// Downloads under way at once over all hosts, at most: within it, as many as keep the
-    /// decode threads fed (`RequestLimiter`), and `maxDownloadMemory`. Default 256.
+    /// decode threads fed (`RequestLimiter`), and `maxDownloadMemory`. Default 1024.
     public var requestsInFlight: Int = Settings.requestsInFlight.defaultValue
-    /// Downloads under way at once to one HTTP/2 host (streams of its connection); an
-    /// HTTP/1.x host gets `maxConnectionsPerHost`. Default 128.
+    /// Downloads under way at once to one HTTP/2 host, at most: within it, at most
+    /// `streamsPerConnection` over each of `maxConnectionsPerHost` connections; an HTTP/1.x
+    /// host gets `maxConnectionsPerHost`. Default 1024.
     public var requestsPerHost: Int = Settings.requestsPerHost.defaultValue
     /// Threads decoding with libvips, one image each.
     public var decodeThreads: Int = Settings.decodeThreads.defaultValue
-    /// Connections to one host at once.
+    /// Connections to one host at once: an HTTP/1.x host's, and an HTTP/2 host's once each
+    /// carries `streamsPerConnection` requests. Default 8.
     public var maxConnectionsPerHost: Int = Settings.maxConnectionsPerHost.defaultValue
+    /// Requests sent at once over one HTTP/2 connection before another to the same host
+    /// opens (`ConnectionSpread`). Default 100 (Google's front ends allow 100 streams, nginx 128).
+    public var streamsPerConnection: Int = Settings.streamsPerConnection.defaultValue
 
     // MARK: Limits
 

@@ -9,8 +9,9 @@ public struct FetchLimits: Sendable {
     public var connectTimeout: Double = 10
     /// Redirects followed before giving up. Default 5.
     public var maxRedirects: Int = 5
-    /// Retries after a timeout, a network error, 408 or 5xx; a host's `429`, or `503`
-    /// naming a time, holds its line instead (`maxHostWait`) and spends none. Default 2.
+    /// Retries after a timeout, a network error, 408 or 5xx, or a refusal (`429`, or `503`
+    /// naming a time) that is the photo's own; a refusal that is the host's holds its line
+    /// instead (`maxHostWait`) and spends none (`RequestLimiter.refused`). Default 2.
     public var retries: Int = 2
     /// Longest total wait between attempts of one source, in seconds; a `Retry-After`
     /// asking for more ends the retries. Default 30.

@@ -23,8 +23,11 @@ import Synchronization
 public final class HTTPFetcher: Sendable {
     let client: HTTPClient
     let configuration: HTTPClient.Configuration
-    /// "host address" -> a client that connects to that address for that host.
+    /// "host address #n" -> a client that connects to that address for that host, the
+    /// host's connection n (`ConnectionSpread`); "* #n": connection n of the hosts not pinned.
     let pinned = Mutex<[String: HTTPClient]>([:])
+    /// Which connection to its host each request goes over.
+    let spread: ConnectionSpread
     let policy: NetworkPolicy
     let limits: FetchLimits
     let logger: Logger
@@ -34,8 +37,11 @@ public final class HTTPFetcher: Sendable {
     static let userAgent = "avatar-cache/\(AvatarCacheVersion.string)"
 
     /// `caFile`: PEM certificates of an operator's own authority (an intranet photo
-    /// server's), trusted beside the system's roots.
-    public init(policy: NetworkPolicy, limits: FetchLimits, maxConnectionsPerHost: Int, caFile: String? = nil, trace: Logger? = nil) {
+    /// server's), trusted beside the system's roots. `maxConnectionsPerHost`: an HTTP/1.1
+    /// host's connections, and an HTTP/2 host's once `streamsPerConnection` requests are in
+    /// flight over each of them (`ConnectionSpread`).
+    public init(policy: NetworkPolicy, limits: FetchLimits, maxConnectionsPerHost: Int, streamsPerConnection: Int = 100,
+                caFile: String? = nil, trace: Logger? = nil) {
         var configuration = HTTPClient.Configuration()
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile { tls.additionalTrustRoots = [.file(caFile)] }
@@ -56,6 +62,7 @@ public final class HTTPFetcher: Sendable {
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.policy = policy
         self.limits = limits
+        self.spread = ConnectionSpread(streamsPerConnection: streamsPerConnection, maxConnections: maxConnectionsPerHost)
         // The client's own logs could carry request headers (the token): it gets none.
         self.logger = Logger(label: "avatar-cache.http", factory: { _ in SwiftLogNoOpLogHandler() })
         self.trace = trace.flatMap { $0.logLevel <= .trace ? $0 : nil }
@@ -80,15 +87,17 @@ public final class HTTPFetcher: Sendable {
     }
 
     /// The client that connects `url`'s host to `address` (one of the addresses its check
-    /// returned), made once per host and address; the shared one where the check gave
-    /// nothing to pin to (an address in the URL, a host allowed by name).
-    func client(for url: URL, pinnedTo checked: NetworkPolicy.Address?) -> HTTPClient {
-        guard let host = url.host, let address = checked?.text else { return client }
+    /// returned) as the host's connection `connection`, made once per host, address and
+    /// connection; where the check gave nothing to pin to (an address in the URL, a host
+    /// allowed by name), the shared one for connection 0 and one per connection after it.
+    func client(for url: URL, pinnedTo checked: NetworkPolicy.Address?, connection: Int = 0) -> HTTPClient {
+        let pin = url.host.flatMap { host in checked.map { (host, $0.text) } }
+        guard pin != nil || connection > 0 else { return client }
         return pinned.withLock { clients in
-            let key = host + " " + address
+            let key = (pin.map { "\($0.0) \($0.1)" } ?? "*") + " #\(connection)"
             if let existing = clients[key] { return existing }
             var configuration = self.configuration
-            configuration.dnsOverride = [host: address]
+            if let pin { configuration.dnsOverride = [pin.0: pin.1] }
             let made = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
             clients[key] = made
             return made
@@ -105,44 +114,58 @@ public final class HTTPFetcher: Sendable {
     /// while waiting to try again (a `Retry-After` holds none) and taken again after.
     ///
     /// With a slot, the host's pace is its own (`RequestLimiter`): a `429`, or a `503` naming
-    /// a time (`HostLimitSignal`), holds the host's whole line until then, this request first
-    /// in it when it goes on: no retry spent, the wait not counted in `sourceDeadline`, all
-    /// of the host's waits bounded by `maxHostWait`; an answer saying its rate limit is
-    /// spent holds the line the same way before the next request.
+    /// a time (`HostLimitSignal`), is either the host's or the photo's own
+    /// (`RequestLimiter.refused`). The host's holds its whole line until then, this request
+    /// first in it when it goes on: no retry spent, the wait not counted in `sourceDeadline`,
+    /// all of the host's waits bounded by `maxHostWait`. The photo's own (the host answers
+    /// its other photos) spends one of its retries and waits alone, within `maxRetryWait`
+    /// and `sourceDeadline`: a URL refused every time fails in seconds, the refusal as its
+    /// reason. An answer saying its rate limit is spent holds the line before the next request.
     public func fetch(_ urlString: String, credential: MonicaCredential? = nil, validators: Validators? = nil,
                       slot: RequestSlot? = nil, sized: (@Sendable (Int) async -> Void)? = nil) async throws -> FetchResult {
         var waited = 0.0
         var attempt = 0
+        var ownRefusals = 0
         var started = DispatchTime.now().uptimeNanoseconds
         func remaining() -> Double { limits.sourceDeadline - Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
         while true {
+            var alone = false
             do {
                 let left = remaining()
                 let timeout = min(limits.timeout, left)
                 let reason = left < limits.timeout
                     ? "no complete answer within the source deadline of \(limits.sourceDeadline) s (\(attempt + 1) attempts)"
                     : "no complete answer within \(limits.timeout) s"
-                if let slot { slot.limiter.sent(slot.host) }
+                if let slot { alone = slot.limiter.sent(slot.host) }
                 let result = try await fetchOnce(urlString, credential: credential, validators: validators, slot: slot, sized: sized,
                                                  timeout: timeout, timeoutReason: reason)
                 if let slot { slot.limiter.answered(slot.host) }
                 return result
             } catch let failure as Retryable {
+                var refusedAsOwn = false
                 if let slot, let status = failure.status {
                     if status == 429 || status == 503 {
-                        // The host said "later": with a time (or a 429), its whole line waits.
+                        // The host said "later": with a time (or a 429), its whole line waits,
+                        // unless the refusal is this photo's own.
                         let holdsHost = status == 429 || failure.signal != nil
-                        let wait = holdsHost ? failure.signal?.wait ?? slot.limiter.holdWithoutWait(slot.host, backoff: limits.retryBackoff) : nil
-                        if let outOfBudget = slot.limiter.refused(slot.host, status: status, wait: wait, budget: limits.maxHostWait) {
-                            throw outOfBudget
-                        }
-                        if holdsHost {
+                        let named = failure.signal?.wait
+                        let wait = holdsHost ? named ?? slot.limiter.holdWithoutWait(slot.host, backoff: limits.retryBackoff) : nil
+                        switch slot.limiter.refused(slot.host, status: status, wait: wait, named: named != nil, budget: limits.maxHostWait,
+                                                    alone: alone, own: ownRefusals > 0) {
+                        case .outOfBudget(let failure):
+                            throw failure
+                        case .own:
+                            ownRefusals += 1
+                            refusedAsOwn = true
+                        case .hostHeld where holdsHost:
                             let paused = DispatchTime.now().uptimeNanoseconds
                             slot.release()
                             if let outOfBudget = await slot.acquire(first: true) { throw outOfBudget }
                             guard !Task.isCancelled else { throw failure.failure }
                             started += DispatchTime.now().uptimeNanoseconds - paused
                             continue
+                        case .hostHeld:
+                            break
                         }
                     } else {
                         slot.limiter.answered(slot.host)
@@ -150,10 +173,11 @@ public final class HTTPFetcher: Sendable {
                 }
                 attempt += 1
                 let backoff = limits.retryBackoff * pow(2, Double(attempt - 1)) * Double.random(in: 0.8...1.2)
-                let delay = failure.retryAfter ?? backoff
+                let delay = failure.retryAfter ?? (refusedAsOwn ? failure.signal?.wait : nil) ?? backoff
                 // Another attempt only if it would have a moment after the wait.
                 guard attempt <= limits.retries, waited + delay <= limits.maxRetryWait, delay + 0.1 < remaining(), !Task.isCancelled else {
-                    throw failure.failure
+                    throw refusedAsOwn ? ownRefusal(failure.failure, attempts: attempt, refusals: ownRefusals, wait: delay, waited: waited)
+                                       : failure.failure
                 }
                 waited += delay
                 slot?.release()
@@ -167,20 +191,35 @@ public final class HTTPFetcher: Sendable {
         }
     }
 
+    /// A photo its host refused as its own (`RequestLimiter.Refusal.own`) and will not get:
+    /// the refusal in words, and why no attempt is left.
+    func ownRefusal(_ refusal: SourceFailure, attempts: Int, refusals: Int, wait: Double, waited: Double) -> SourceFailure {
+        let shown = RequestLimiter.shown
+        let why: String
+        if attempts > limits.retries {
+            why = "refused \(refusals) of its \(attempts) attempts while its host answered other photos"
+        } else if waited + wait > limits.maxRetryWait {
+            why = "the host asked this photo to wait \(shown(wait)) s more; over --max-retry-wait \(shown(limits.maxRetryWait)) s"
+        } else {
+            why = "the host asked this photo to wait \(shown(wait)) s; past its --source-deadline \(shown(limits.sourceDeadline)) s"
+        }
+        return SourceFailure(.rateLimited, "\(refusal.reason): \(why)")
+    }
+
     /// Sends `request` over a connection to the first checked address that takes one: an
     /// address that refuses or cannot be reached (a dead IPv6 route, say) passes to the
     /// next, as the client's own resolution would have (at most four are tried).
     private func execute(_ request: HTTPClientRequest, url: URL, connectingTo addresses: [NetworkPolicy.Address],
-                         deadline: NIODeadline) async throws -> HTTPClientResponse {
+                         connection: Int, deadline: NIODeadline) async throws -> HTTPClientResponse {
         let candidates: [NetworkPolicy.Address?] = addresses.isEmpty ? [nil] : Array(addresses.prefix(4))
         for address in candidates.dropLast() {
             do {
-                return try await client(for: url, pinnedTo: address).execute(request, deadline: deadline, logger: logger)
+                return try await client(for: url, pinnedTo: address, connection: connection).execute(request, deadline: deadline, logger: logger)
             } catch where Self.isConnectFailure(error) {
                 continue
             }
         }
-        return try await client(for: url, pinnedTo: candidates.last!).execute(request, deadline: deadline, logger: logger)
+        return try await client(for: url, pinnedTo: candidates.last!, connection: connection).execute(request, deadline: deadline, logger: logger)
     }
 
     /// Requests sent again because the server never processed them (its connection
@@ -262,6 +301,10 @@ public final class HTTPFetcher: Sendable {
         var redirects = 0
         while true {
             let addresses = try await policy.checkAddresses(of: url)
+            // Its connection to the host, for this hop until its body is read.
+            let hostKey = RequestLimiter.host(of: url.absoluteString)
+            let connection = spread.lease(hostKey, mayOpen: slot?.limiter.mayOpenConnection(hostKey) ?? false)
+            defer { spread.release(hostKey, connection) }
             var answer: HTTPClientResponse?
             // A request the server never processed (its connection rotated: a stream refused
             // or cancelled by GOAWAY, a keep-alive connection closed before the answer began)
@@ -270,7 +313,7 @@ public final class HTTPFetcher: Sendable {
             while answer == nil {
                 do {
                     answer = try await execute(request(for: url, credential: credential, validators: validators),
-                                                 url: url, connectingTo: addresses, deadline: deadline)
+                                                 url: url, connectingTo: addresses, connection: connection, deadline: deadline)
                 } catch where resends < Self.resends(for: error) && NIODeadline.now() < deadline {
                     resends += 1
                     resent.wrappingAdd(1, ordering: .relaxed)

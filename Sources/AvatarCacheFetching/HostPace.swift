@@ -24,6 +24,10 @@ struct HostPace {
     var probing = false
     /// Refusals in a row without an answer between (the backoff of a refusal naming no time).
     var refusalsInARow = 0
+    /// Probes refused in a row without an answer between: two, and the host is refusing.
+    var probeRefusalsInARow = 0
+    /// The host's recent answers and refusals: whether a refusal is a photo's own.
+    var recent = RecentAnswers()
     var requests = 0
     var answered = 0
     var refusals: [Int: Int] = [:]
@@ -45,6 +49,25 @@ struct HostPace {
             answersPerSecond: span > 0 && answered > 1 ? (Double(answered - 1) / span * 100).rounded() / 100 : nil,
             outOfBudget: exhausted?.reason
         )
+    }
+}
+
+/// A host's recent answers and refusals, each counted with a weight that falls by 1/32 at
+/// every later one: about the last few dozen count.
+struct RecentAnswers {
+    private(set) var answers = 0.0
+    private(set) var refusals = 0.0
+
+    mutating func answered() { decay(); answers += 1 }
+    mutating func refused() { decay(); refusals += 1 }
+
+    /// The host answers nearly everything: at least eight answers' worth, under one in ten
+    /// of them refusals. A refusal now is the photo's own.
+    var isolated: Bool { answers + refusals >= 8 && refusals < 0.1 * (answers + refusals) }
+
+    private mutating func decay() {
+        answers *= 31.0 / 32.0
+        refusals *= 31.0 / 32.0
     }
 }
 

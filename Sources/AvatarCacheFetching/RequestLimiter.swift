@@ -147,6 +147,18 @@ public final class RequestLimiter: Sendable {
         for continuation in granted { continuation.resume(returning: nil) }
     }
 
+    /// Whether a request to `host` may open another connection to it (`ConnectionSpread`):
+    /// not to an HTTP/1.x host (its client keeps its connections), nor to a host that holds
+    /// us: one held, refusing, or at a pace below its cap gets fewer connections, not more.
+    public func mayOpenConnection(_ host: String) -> Bool {
+        state.withLock { state in
+            guard !(state.hosts[host]?.http1 ?? (host.hasPrefix("http://") || state.http1Hosts.contains(host))) else { return false }
+            guard let pace = state.paces[host] else { return true }
+            return pace.allowance == nil && !pace.probing && pace.exhausted == nil
+                && pace.heldUntil <= DispatchTime.now().uptimeNanoseconds
+        }
+    }
+
     /// The host answered over HTTP/1.x: its cap is its connections from now on.
     public func answeredOverHTTP1(_ host: String) {
         state.withLock { state in
@@ -308,30 +320,36 @@ public final class RequestSlot: Sendable {
 // MARK: A host's pace
 
 extension RequestLimiter {
-    /// A request to `host` is being sent (for the report).
-    public func sent(_ host: String) {
+    /// A request to `host` is being sent (for the report). Returns true when it goes alone
+    /// after a hold the host named (the probe): a refusal of it is its own, not its host's.
+    @discardableResult
+    public func sent(_ host: String) -> Bool {
         state.withLock { state in
             let now = DispatchTime.now().uptimeNanoseconds
             state.paces[host, default: HostPace()].requests += 1
             if state.paces[host]?.firstRequest == nil { state.paces[host]?.firstRequest = now }
+            let alone = state.paces[host]?.probing == true && (state.hosts[host]?.inFlight ?? 0) <= 1
             state.forgetQuietHosts()
+            return alone
         }
     }
 
     /// `host` answered a request other than by a refusal: its requests at once grow by one
-    /// per that many answers, back to its cap.
+    /// an answer (doubling each round trip, as TCP's slow start), back to its cap.
     public func answered(_ host: String) {
         let granted = state.withLock { state -> [Waiter] in
             var pace = state.paces[host] ?? HostPace()
             let now = DispatchTime.now().uptimeNanoseconds
             pace.answered += 1
             pace.refusalsInARow = 0
+            pace.probeRefusalsInARow = 0
+            pace.recent.answered()
             pace.lastAnswer = now
             // An answer that itself held the host (its rate limit spent) leaves the probe for after the hold.
             var opened = pace.probing && pace.heldUntil <= now
             if opened { pace.probing = false }
             if let allowance = pace.allowance {
-                let grown = allowance + 1 / allowance
+                let grown = allowance + 1
                 pace.allowance = grown >= Double(state.ownCap(host)) ? nil : grown
                 opened = opened || Int(grown) > Int(allowance)
             }
@@ -341,20 +359,47 @@ extension RequestLimiter {
         for continuation in granted { continuation.resume(returning: nil) }
     }
 
-    /// `host` refused a request with `status` (429, 503). Its requests at once are halved
-    /// (once per hold: requests refused together are one signal). With `wait` (what the
-    /// host named, else a backoff: `holdWithoutWait`), the host is held that long from
-    /// now; nil holds nothing (the request's own retry waits). Returns the failure of a
-    /// host whose holds would go past `budget` seconds (`--max-host-wait`): it and every
-    /// request waiting for the host fail with it.
-    public func refused(_ host: String, status: Int, wait: Double?, budget: Double) -> SourceFailure? {
-        let hold = state.withLock { state -> State.Hold in
+    /// What a refusal (429, or 503 naming a time) means for the request it refused.
+    public enum Refusal: Sendable, Equatable {
+        /// The host is refusing: it is held for the time it named, its whole line with it,
+        /// and the request waits first in that line, spending none of its retries.
+        case hostHeld
+        /// The refusal is the photo's own (the host answers its other photos): the request
+        /// spends one of its retries and waits by itself; nothing else waits for it.
+        case own
+        /// The host's holds went past `--max-host-wait`: the request fails so.
+        case outOfBudget(SourceFailure)
+    }
+
+    /// `host` refused a request with `status` (429, 503). `wait`: how long to hold the host
+    /// if the refusal is its own (nil: not at all, the request's own retry waits); `named`:
+    /// the host named that time (else it is our backoff). Whose refusal it is:
+    /// - the photo's own when the request was already refused as its own (`own`), when it
+    ///   went alone after a hold the host named (`alone`: the host's wait was kept, and it
+    ///   still refuses this photo; two such in a row, and the host is refusing), or when
+    ///   the host answers nearly all of its other requests (under one in ten of its recent
+    ///   answers refusals, over at least eight);
+    /// - else the host's: its requests at once are halved (once per hold: requests refused
+    ///   together are one signal) and, with `wait` (else a backoff, `holdWithoutWait`), it
+    ///   is held that long from now. Past `budget` seconds of holds (`--max-host-wait`) it
+    ///   and every request waiting for it fail.
+    /// A refusal naming no time is always the host's.
+    public func refused(_ host: String, status: Int, wait: Double?, named: Bool = true, budget: Double,
+                        alone: Bool = false, own: Bool = false) -> Refusal {
+        let hold = state.withLock { state -> State.Hold? in
             let now = DispatchTime.now().uptimeNanoseconds
             var pace = state.paces[host] ?? HostPace()
             pace.refusals[status, default: 0] += 1
-            pace.refusalsInARow += 1
             pace.lastAnswer = now
-            if pace.heldUntil <= now {
+            let isolated = pace.recent.isolated
+            pace.recent.refused()
+            if pace.exhausted == nil, wait != nil, named, own || isolated || (alone && pace.probeRefusalsInARow < 2) {
+                if alone { pace.probeRefusalsInARow += 1 }
+                state.paces[host] = pace
+                return nil
+            }
+            pace.refusalsInARow += 1
+            if pace.exhausted == nil, pace.heldUntil <= now {
                 let current = pace.allowance ?? Double(state.ownCap(host))
                 let halved = max(1, (min(current, Double(max(1, state.hosts[host]?.inFlight ?? 1))) / 2).rounded(.down))
                 pace.allowance = halved
@@ -363,13 +408,14 @@ extension RequestLimiter {
             state.paces[host] = pace
             return state.hold(host, for: wait, now: now, budget: budget)
         }
-        return carriedOut(hold)
+        guard let hold else { return .own }
+        return carriedOut(hold).map { .outOfBudget($0) } ?? .hostHeld
     }
 
     /// How long a host that refused without naming a time is held: `backoff` doubled per
     /// refusal in a row, at most a minute.
     public func holdWithoutWait(_ host: String, backoff: Double) -> Double {
-        let inARow = state.withLock { max(1, $0.paces[host]?.refusalsInARow ?? 1) }
+        let inARow = state.withLock { max(1, ($0.paces[host]?.refusalsInARow ?? 0) + 1) }
         return min(60, max(0.05, backoff) * pow(2, Double(min(inARow - 1, 10))))
     }
 

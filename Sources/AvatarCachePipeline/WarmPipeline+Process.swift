@@ -23,10 +23,12 @@ extension WarmPipeline {
                 policy: NetworkPolicy(allowPrivateNetworks: configuration.allowPrivateNetworks, allowedHosts: Set(configuration.allowedHosts)),
                 limits: configuration.fetchLimits,
                 maxConnectionsPerHost: configuration.maxConnectionsPerHost,
+                streamsPerConnection: configuration.streamsPerConnection,
                 caFile: configuration.caFile,
                 trace: logger
             )
-            limiter = RequestLimiter(total: configuration.requestsInFlight, perHost: configuration.requestsPerHost,
+            limiter = RequestLimiter(total: configuration.requestsInFlight,
+                                     perHost: min(configuration.requestsPerHost, configuration.streamsPerConnection * configuration.maxConnectionsPerHost),
                                      perHTTP1Host: configuration.maxConnectionsPerHost)
             let gate = DecodeMemoryGate(budgetBytes: configuration.maxDecodeMemory)
             pool = DecodeWorkerPool(threads: configuration.decodeThreads, gate: gate)

@@ -30,7 +30,7 @@ public enum FailureClass: String, Sendable, Codable, CaseIterable, Comparable {
 }
 
 /// One source that could not be cached, with its class and a readable reason.
-public struct SourceFailure: Error, Sendable, CustomStringConvertible {
+public struct SourceFailure: Error, Sendable, Equatable, CustomStringConvertible {
     public var failureClass: FailureClass
     public var reason: String
 

@@ -50,7 +50,9 @@ package struct TestCertificateAuthority {
 /// authority's certificate, that closes each connection after `streamsPerConnection`
 /// requests as servers rotate their connections: the connection's last request is
 /// answered, a GOAWAY names it, and streams the client opened past it are refused
-/// (REFUSED_STREAM: never processed). Every path answers `body`.
+/// (REFUSED_STREAM: never processed). Every path answers `body`, after `delay`, unless
+/// `reply` names another status and headers for it. It advertises `maxConcurrentStreams`
+/// streams a connection (SETTINGS_MAX_CONCURRENT_STREAMS, as nginx's 128).
 package final class TLSFixtureServer: @unchecked Sendable {
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private var channel: Channel!
@@ -63,8 +65,11 @@ package final class TLSFixtureServer: @unchecked Sendable {
     package var requestsAnswered: Int { answered.withLockedValue { $0 } }
     package var streamsRefused: Int { refused.withLockedValue { $0 } }
     package var connections: Int { accepted.withLockedValue { $0 } }
+    /// A status and headers other than a photo, for a path; nil: the photo.
+    package typealias Reply = @Sendable (String) -> (status: HTTPResponseStatus, headers: [(String, String)])?
 
-    package init(authority: TestCertificateAuthority, body: [UInt8], streamsPerConnection: Int = .max) throws {
+    package init(authority: TestCertificateAuthority, body: [UInt8], streamsPerConnection: Int = .max,
+                 maxConcurrentStreams: Int = 100, delay: TimeAmount = .zero, reply: Reply? = nil) throws {
         let certificates = try NIOSSLCertificate.fromPEMFile(authority.certificateFile).map { NIOSSLCertificateSource.certificate($0) }
         let key = try NIOSSLPrivateKey(file: authority.keyFile, format: .pem)
         var tls = TLSConfiguration.makeServerConfiguration(certificateChain: certificates, privateKey: .privateKey(key))
@@ -78,7 +83,9 @@ package final class TLSFixtureServer: @unchecked Sendable {
                 let streams = NIOLockedValueBox(0)
                 return channel.pipeline.addHandler(NIOSSLServerHandler(context: context)).flatMap {
                     channel.configureHTTP2SecureUpgrade(h2ChannelConfigurator: { connection in
-                        connection.configureHTTP2Pipeline(mode: .server) { stream in
+                        let settings = [HTTP2Setting(parameter: .maxConcurrentStreams, value: maxConcurrentStreams),
+                                        HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16)]
+                        return connection.configureHTTP2Pipeline(mode: .server, initialLocalSettings: settings) { stream in
                             let number = streams.withLockedValue { $0 += 1; return $0 }
                             if number > streamsPerConnection {
                                 // Past the connection's last request: refused, never processed.
@@ -88,12 +95,12 @@ package final class TLSFixtureServer: @unchecked Sendable {
                             let last = number == streamsPerConnection
                             return stream.pipeline.addHandlers([
                                 HTTP2FramePayloadToHTTP1ServerCodec(),
-                                Answer(body: body, answered: self.answered, goAwayAfter: last ? connection : nil),
+                                Answer(body: body, answered: self.answered, goAwayAfter: last ? connection : nil, delay: delay, reply: reply),
                             ])
                         }.map { _ in }
                     }, http1ChannelConfigurator: { channel in
                         channel.pipeline.configureHTTPServerPipeline().flatMap {
-                            channel.pipeline.addHandler(Answer(body: body, answered: self.answered, goAwayAfter: nil))
+                            channel.pipeline.addHandler(Answer(body: body, answered: self.answered, goAwayAfter: nil, delay: delay, reply: reply))
                         }
                     })
                 }
@@ -129,15 +136,36 @@ package final class TLSFixtureServer: @unchecked Sendable {
         let body: [UInt8]
         let answered: NIOLockedValueBox<Int>
         let goAwayAfter: Channel?
+        let delay: TimeAmount
+        let reply: Reply?
+        private var path = ""
 
-        init(body: [UInt8], answered: NIOLockedValueBox<Int>, goAwayAfter: Channel?) {
+        init(body: [UInt8], answered: NIOLockedValueBox<Int>, goAwayAfter: Channel?, delay: TimeAmount, reply: Reply?) {
             self.body = body
             self.answered = answered
             self.goAwayAfter = goAwayAfter
+            self.delay = delay
+            self.reply = reply
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            guard case .end = unwrapInboundIn(data) else { return }
+            let part = unwrapInboundIn(data)
+            if case .head(let head) = part { path = head.uri }
+            guard case .end = part else { return }
+            guard delay > .zero else { return answer(context: context) }
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.eventLoop.scheduleTask(in: delay) { bound.value.0.answer(context: bound.value.1) }
+        }
+
+        private func answer(context: ChannelHandlerContext) {
+            if let (status, fields) = reply?(path) {
+                var headers = HTTPHeaders(fields)
+                headers.add(name: "Content-Length", value: "0")
+                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+                answered.withLockedValue { $0 += 1 }
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                return
+            }
             var headers = HTTPHeaders()
             headers.add(name: "Content-Length", value: "\(body.count)")
             headers.add(name: "Content-Type", value: "image/jpeg")

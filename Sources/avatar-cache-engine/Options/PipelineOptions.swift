@@ -38,6 +38,7 @@ struct PipelineOptions: ParsableArguments {
     @Option(help: Settings.requestsPerHost.argumentHelp) var requestsPerHost: Written<Int>?
     @Option(help: Settings.decodeThreads.argumentHelp) var decodeThreads: Written<Int>?
     @Option(help: Settings.maxConnectionsPerHost.argumentHelp) var maxConnectionsPerHost: Written<Int>?
+    @Option(help: Settings.streamsPerConnection.argumentHelp) var streamsPerConnection: Written<Int>?
 
     // Limits
     @Option(help: Settings.maxBytes.argumentHelp) var maxBytes: Written<Int64>?

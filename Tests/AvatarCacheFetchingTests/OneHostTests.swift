@@ -1,0 +1,123 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import Testing
+@testable import AvatarCacheFetching
+import AvatarCacheTestKit
+
+/// One host serving a platform's photos: more than one HTTP/2 connection to it when its
+/// streams bind (never to a host that refuses), and its pace after refusals back by the
+/// round trip. Servers are real ones on 127.0.0.1 over TLS with an authority made for the run.
+@Suite struct OneHostTests {
+    /// Fetches `paths` from `server` at once, each with a slot of `limiter`; the results'
+    /// words ("ok", or the failure).
+    func fetchAll(_ paths: [String], from server: TLSFixtureServer, fetcher: HTTPFetcher, limiter: RequestLimiter) async -> [String] {
+        await withTaskGroup(of: String.self) { group in
+            for path in paths {
+                group.addTask {
+                    let slot = RequestSlot(limiter, for: server.url(path))
+                    defer { slot.release() }
+                    if let failure = await slot.acquire() { return failure.reason }
+                    do {
+                        guard case .fetched = try await fetcher.fetch(server.url(path), slot: slot) else { return "not fetched" }
+                        return "ok"
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            var all: [String] = []
+            for await result in group { all.append(result) }
+            return all
+        }
+    }
+
+    @Test func aHostsStreamsBindingOpenAnotherConnection() async throws {
+        // 24 photos answered after 0.4 s, 24 in flight, 6 streams a connection: one
+        // connection would carry them in four round trips; four connections in one.
+        let authority = try TestCertificateAuthority()
+        defer { authority.remove() }
+        let server = try TLSFixtureServer(authority: authority, body: try Fixtures.photo("chelsea-96.jpg"), delay: .milliseconds(400))
+        defer { server.shutdown() }
+        let fetcher = HTTPFetcher(policy: NetworkPolicy(allowPrivateNetworks: true), limits: FetchLimits(), maxConnectionsPerHost: 4,
+                                  streamsPerConnection: 6, caFile: authority.caFile)
+        let limiter = RequestLimiter(total: 64, perHost: 24, perHTTP1Host: 4, minimumWindow: 24)
+        let started = Date()
+        let results = await fetchAll((0..<24).map { "/p\($0).jpg" }, from: server, fetcher: fetcher, limiter: limiter)
+        let elapsed = Date().timeIntervalSince(started)
+        await fetcher.shutdown()
+        #expect(results.allSatisfy { $0 == "ok" }, "\(results.filter { $0 != "ok" })")
+        #expect(server.connections == 4, "streams bound at 6 a connection: \(server.connections) connections for 24 at once")
+        #expect(elapsed < 1.4, "24 photos of 0.4 s over 4 connections of 6 streams: one round, not four (\(elapsed) s)")
+    }
+
+    @Test func aHostThatRefusesGetsNoOtherConnection() async throws {
+        // Every third request refused (429, Retry-After 0.2 s): the host holds us, so its
+        // requests stay on one connection however many wait.
+        let authority = try TestCertificateAuthority()
+        defer { authority.remove() }
+        let count = NIOLockedValueBox(0)
+        let refuseEveryThird: TLSFixtureServer.Reply = { _ in
+            let refused = count.withLockedValue { count -> Bool in
+                count += 1
+                return count % 3 == 1
+            }
+            return refused ? (status: .tooManyRequests, headers: [("Retry-After", "0.2")]) : nil
+        }
+        let server = try TLSFixtureServer(authority: authority, body: try Fixtures.photo("chelsea-96.jpg"), delay: .milliseconds(100),
+                                          reply: refuseEveryThird)
+        defer { server.shutdown() }
+        let fetcher = HTTPFetcher(policy: NetworkPolicy(allowPrivateNetworks: true), limits: FetchLimits(), maxConnectionsPerHost: 4,
+                                  streamsPerConnection: 2, caFile: authority.caFile)
+        let limiter = RequestLimiter(total: 64, perHost: 24, perHTTP1Host: 4, minimumWindow: 24)
+        // Its first answer a refusal; then 24 at once.
+        let first = await fetchAll(["/first.jpg"], from: server, fetcher: fetcher, limiter: limiter)
+        let results = await fetchAll((0..<24).map { "/p\($0).jpg" }, from: server, fetcher: fetcher, limiter: limiter)
+        await fetcher.shutdown()
+        #expect((first + results).allSatisfy { $0 == "ok" }, "waiting for the host's pace fails no photo: \(results.filter { $0 != "ok" })")
+        #expect(server.connections == 1, "a refusing host got \(server.connections) connections")
+        let host = try #require(limiter.hostReports().first)
+        #expect(host.refusalCount > 0 && host.lowestRequestsAtOnce != nil, "\(host)")
+    }
+
+    @Test func aHostsPaceRecoversByTheRoundTrip() async throws {
+        // 16 requests at once refused together: halved to 8. Once the host answers again,
+        // each answer gives one more request at once (doubling each round trip): 8 answers
+        // bring it back to its cap of 16, where adding one a round trip would need 8 rounds.
+        let limiter = RequestLimiter(total: 64, perHost: 16, perHTTP1Host: 4, minimumWindow: 64)
+        let host = "https://one.example:443"
+        for _ in 0..<16 { #expect(await limiter.acquire(host) == nil) }
+        #expect(limiter.refused(host, status: 429, wait: 0.05, budget: 10) == .hostHeld)
+        for _ in 0..<16 { limiter.release(host) }
+        #expect(limiter.hostReports().first?.requestsAtOnce == 8)
+        #expect(!limiter.mayOpenConnection(host), "a host that refused gets no other connection")
+        try await Task.sleep(for: .milliseconds(100))
+        for answer in 1...8 {
+            #expect(await limiter.acquire(host) == nil)
+            limiter.answered(host)
+            limiter.release(host)
+            #expect(limiter.hostReports().first?.requestsAtOnce == min(16, 8 + answer), "after \(answer) answers")
+        }
+        #expect(limiter.mayOpenConnection(host), "back at its cap, not held: another connection may open")
+    }
+
+    @Test func aRefusalAmongAnswersIsThePhotosOwn() {
+        // A host that answered 20 requests and then refuses one: the photo's own refusal,
+        // the host not held and its pace unchanged; the same refusal first thing from a
+        // new host holds it.
+        let limiter = RequestLimiter(total: 64, perHost: 16, perHTTP1Host: 4)
+        let busy = "https://busy.example:443", fresh = "https://fresh.example:443"
+        for _ in 0..<20 { limiter.answered(busy) }
+        #expect(limiter.refused(busy, status: 429, wait: 1, budget: 10) == .own)
+        let report = limiter.hostReports().first { $0.host == busy }
+        #expect(report?.waitSeconds == 0 && report?.lowestRequestsAtOnce == nil && report?.refusals == ["429": 1])
+        #expect(limiter.refused(fresh, status: 429, wait: 1, budget: 10) == .hostHeld)
+        // A probe (alone after its host's hold) refused is its own; two such in a row, the host's.
+        #expect(limiter.refused(fresh, status: 429, wait: 1, budget: 10, alone: true) == .own)
+        #expect(limiter.refused(fresh, status: 429, wait: 1, budget: 10, alone: true) == .own)
+        #expect(limiter.refused(fresh, status: 429, wait: 1, budget: 10, alone: true) == .hostHeld)
+        // A refusal naming no time is always the host's.
+        #expect(limiter.refused(busy, status: 429, wait: 1, named: false, budget: 10) == .hostHeld)
+    }
+}
