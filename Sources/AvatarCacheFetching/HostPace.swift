@@ -6,10 +6,10 @@ import Foundation
 /// requests it takes at once after refusals, and what the report says of it.
 ///
 /// Requests at once after refusals: halved by a refusal (at most once per hold: the
-/// requests refused together are one signal), grown back by one per that many answers
-/// (additive increase, multiplicative decrease, as TCP and the AWS SDKs' adaptive retry
-/// do), until the host's own cap is reached again. After a hold, one request goes first
-/// and the others once it is answered.
+/// requests refused together are one signal), grown back by one an answer, so doubled each
+/// round trip once the host stops refusing (as TCP's slow start after a loss), until the
+/// host's own cap is reached again. After a hold, one request goes first
+/// and the others once it is answered, or once it has been out a second unanswered.
 struct HostPace {
     /// Uptime (ns) before which no request goes to the host.
     var heldUntil: UInt64 = 0
@@ -22,6 +22,10 @@ struct HostPace {
     /// After a hold, one request goes alone until it is answered: a limit that lets one
     /// through a second is not met by the whole allowance at once.
     var probing = false
+    /// Probes sent so far: which one a patience that ran out was for; `probeOut`: the last
+    /// one not answered yet.
+    var probes = 0
+    var probeOut = false
     /// Refusals in a row without an answer between (the backoff of a refusal naming no time).
     var refusalsInARow = 0
     /// Probes refused in a row without an answer between: two, and the host is refusing.
@@ -34,6 +38,14 @@ struct HostPace {
     var lowestAllowance: Int?
     var firstRequest: UInt64?
     var lastAnswer: UInt64?
+
+    /// One more request at once (an answer came, or a probe was out past its patience),
+    /// back to `cap` (then nil: the cap itself). True when it was below its cap.
+    mutating func grow(toward cap: Int) -> Bool {
+        guard let current = allowance else { return false }
+        allowance = current + 1 >= Double(cap) ? nil : current + 1
+        return true
+    }
 
     /// Something worth a line of the report beyond its request count.
     var wasLimited: Bool { !refusals.isEmpty || waited > 0 || exhausted != nil }

@@ -25,13 +25,18 @@ import Synchronization
 ///
 /// A host's pace is its own (`HostPace`): a host that says "later" (`refused`, `hold`) is
 /// held, its whole line with it, until the time it named, while the others go on; its
-/// requests at once are halved by refusals and grow back one at a time. Past
-/// `--max-host-wait` of holds, its waiting requests and any after them fail at once.
+/// requests at once are halved by refusals and grow back by one an answer. A refusal that
+/// is one photo's own (the host answers the others) holds nothing but that photo, which
+/// spends its own retries. Past `--max-host-wait` of holds, its waiting requests and any
+/// after them fail at once.
 public final class RequestLimiter: Sendable {
     public let total: Int
     public let perHost: Int
     public let perHTTP1Host: Int
     public let minimumWindow: Int
+    /// Seconds a host's probe (its first request after a hold) goes alone before the rest of
+    /// its line follows unanswered: a slow answer is not a refusal. Default 1.
+    public let probePatience: Double
 
     fileprivate typealias Waiter = CheckedContinuation<SourceFailure?, Never>
 
@@ -76,7 +81,8 @@ public final class RequestLimiter: Sendable {
 
     private let state: Mutex<State>
 
-    public init(total: Int, perHost: Int, perHTTP1Host: Int, minimumWindow: Int = 16) {
+    public init(total: Int, perHost: Int, perHTTP1Host: Int, minimumWindow: Int = 16, probePatience: Double = 1) {
+        self.probePatience = max(0, probePatience)
         self.total = max(1, total)
         self.perHost = max(1, perHost)
         self.perHTTP1Host = max(1, perHTTP1Host)
@@ -322,16 +328,46 @@ public final class RequestSlot: Sendable {
 extension RequestLimiter {
     /// A request to `host` is being sent (for the report). Returns true when it goes alone
     /// after a hold the host named (the probe): a refusal of it is its own, not its host's.
+    /// A probe not answered within `probePatience` seconds opens the host's line all the
+    /// same: a slow answer is not a refusal.
     @discardableResult
     public func sent(_ host: String) -> Bool {
-        state.withLock { state in
+        let probe = state.withLock { state -> Int? in
             let now = DispatchTime.now().uptimeNanoseconds
-            state.paces[host, default: HostPace()].requests += 1
-            if state.paces[host]?.firstRequest == nil { state.paces[host]?.firstRequest = now }
-            let alone = state.paces[host]?.probing == true && (state.hosts[host]?.inFlight ?? 0) <= 1
+            var pace = state.paces[host] ?? HostPace()
+            pace.requests += 1
+            if pace.firstRequest == nil { pace.firstRequest = now }
+            let alone = pace.probing && (state.hosts[host]?.inFlight ?? 0) <= 1
+            if alone {
+                pace.probes += 1
+                pace.probeOut = true
+            }
+            state.paces[host] = pace
             state.forgetQuietHosts()
-            return alone
+            return alone ? pace.probes : nil
         }
+        guard let probe else { return false }
+        Task { [weak self, probePatience] in
+            try? await Task.sleep(nanoseconds: UInt64(probePatience * 1e9))
+            self?.probeOverdue(host, probe: probe)
+        }
+        return true
+    }
+
+    /// The probe `probe` of `host` has not been answered in `probePatience`: the host's line
+    /// goes on at its pace, unless another probe or an answer came meanwhile.
+    private func probeOverdue(_ host: String, probe: Int) {
+        let granted = state.withLock { state -> [Waiter] in
+            guard var pace = state.paces[host], pace.probing, pace.probeOut, pace.probes == probe,
+                  pace.heldUntil <= DispatchTime.now().uptimeNanoseconds else { return [] }
+            pace.probing = false
+            // Unanswered is not refused: the pace grows as for an answer, so that one more
+            // request goes beside the slow one.
+            _ = pace.grow(toward: state.ownCap(host))
+            state.paces[host] = pace
+            return state.grant()
+        }
+        for continuation in granted { continuation.resume(returning: nil) }
     }
 
     /// `host` answered a request other than by a refusal: its requests at once grow by one
@@ -341,6 +377,7 @@ extension RequestLimiter {
             var pace = state.paces[host] ?? HostPace()
             let now = DispatchTime.now().uptimeNanoseconds
             pace.answered += 1
+            pace.probeOut = false
             pace.refusalsInARow = 0
             pace.probeRefusalsInARow = 0
             pace.recent.answered()
@@ -348,11 +385,7 @@ extension RequestLimiter {
             // An answer that itself held the host (its rate limit spent) leaves the probe for after the hold.
             var opened = pace.probing && pace.heldUntil <= now
             if opened { pace.probing = false }
-            if let allowance = pace.allowance {
-                let grown = allowance + 1
-                pace.allowance = grown >= Double(state.ownCap(host)) ? nil : grown
-                opened = opened || Int(grown) > Int(allowance)
-            }
+            if pace.grow(toward: state.ownCap(host)) { opened = true }
             state.paces[host] = pace
             return opened ? state.grant() : []
         }
@@ -391,6 +424,7 @@ extension RequestLimiter {
             var pace = state.paces[host] ?? HostPace()
             pace.refusals[status, default: 0] += 1
             pace.lastAnswer = now
+            pace.probeOut = false
             let isolated = pace.recent.isolated
             pace.recent.refused()
             if pace.exhausted == nil, wait != nil, named, own || isolated || (alone && pace.probeRefusalsInARow < 2) {

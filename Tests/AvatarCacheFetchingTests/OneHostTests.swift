@@ -120,4 +120,22 @@ import AvatarCacheTestKit
         // A refusal naming no time is always the host's.
         #expect(limiter.refused(busy, status: 429, wait: 1, named: false, budget: 10) == .hostHeld)
     }
+
+    @Test func aSlowProbeIsNoRefusal() async throws {
+        // After a hold one request goes alone; answered slowly, it opens its host's line
+        // after the patience (0.2 s here) all the same, rather than when its answer comes.
+        let limiter = RequestLimiter(total: 8, perHost: 8, perHTTP1Host: 4, probePatience: 0.2)
+        let host = "https://slow.example:443"
+        #expect(await limiter.acquire(host) == nil)
+        #expect(limiter.refused(host, status: 503, wait: 0.05, budget: 10) == .hostHeld)
+        limiter.release(host)
+        try await Task.sleep(for: .milliseconds(80))
+        #expect(await limiter.acquire(host) == nil)
+        #expect(limiter.sent(host), "the first request after the hold goes alone")
+        let started = Date()
+        #expect(await limiter.acquire(host) == nil)
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited >= 0.15 && waited < 1, "the line followed the unanswered probe after \(waited) s")
+        #expect(!limiter.sent(host), "the second goes beside it, not as a probe")
+    }
 }
