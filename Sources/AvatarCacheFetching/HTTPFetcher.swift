@@ -136,7 +136,7 @@ public final class HTTPFetcher: Sendable {
                 let reason = left < limits.timeout
                     ? "no complete answer within the source deadline of \(limits.sourceDeadline) s (\(attempt + 1) attempts)"
                     : "no complete answer within \(limits.timeout) s"
-                if let slot { alone = slot.limiter.sent(slot.host) }
+                if let slot { alone = slot.sent() }
                 let result = try await fetchOnce(urlString, credential: credential, validators: validators, slot: slot, sized: sized,
                                                  timeout: timeout, timeoutReason: reason)
                 if let slot { slot.limiter.answered(slot.host) }

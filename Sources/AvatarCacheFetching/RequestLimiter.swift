@@ -42,6 +42,11 @@ public final class RequestLimiter: Sendable {
 
     fileprivate struct Host {
         var inFlight = 0
+        /// Of them, those out past `probePatience` to a paced host: slow, not refused, so no
+        /// longer counted against its pace (`RequestSlot.sent`).
+        var overdue = 0
+        /// Requests counted against the host's pace.
+        var paced: Int { inFlight - overdue }
         var http1: Bool
         var waiting: [Waiter] = []
         var head = 0
@@ -148,8 +153,8 @@ public final class RequestLimiter: Sendable {
     }
 
     /// Gives a slot back; the next waiting request (the hosts by turns) takes it.
-    public func release(_ host: String) {
-        let granted = state.withLock { $0.release(host) }
+    public func release(_ host: String, overdue: Bool = false) {
+        let granted = state.withLock { $0.release(host, overdue: overdue) }
         for continuation in granted { continuation.resume(returning: nil) }
     }
 
@@ -220,7 +225,7 @@ extension RequestLimiter.State {
         // Taken out while it changes, so that its line is changed in place, not copied
         // (a line a thousand long was copied for each request put in it and each taken out).
         var entry = hosts.removeValue(forKey: host) ?? RequestLimiter.Host(http1: host.hasPrefix("http://") || http1Hosts.contains(host))
-        if entry.waitingCount == 0 && entry.inFlight < cap(entry, host) && inFlight < window
+        if entry.waitingCount == 0 && entry.paced < cap(entry, host) && inFlight < window
             && !isHeld(host, now: DispatchTime.now().uptimeNanoseconds) {
             entry.inFlight += 1
             inFlight += 1
@@ -241,8 +246,9 @@ extension RequestLimiter.State {
     }
 
     /// Gives a slot back; returns the waiting requests that take the free slots.
-    mutating func release(_ host: String) -> [Waiter] {
+    mutating func release(_ host: String, overdue: Bool) -> [Waiter] {
         hosts[host]?.inFlight -= 1
+        if overdue { hosts[host]?.overdue -= 1 }
         inFlight -= 1
         let granted = grant()
         if let entry = hosts[host], entry.inFlight == 0, entry.waitingCount == 0 { hosts[host] = nil }
@@ -263,7 +269,7 @@ extension RequestLimiter.State {
                 hosts[host] = entry
                 continue
             }
-            guard entry.inFlight < cap(entry, host), !isHeld(host, now: now) else {
+            guard entry.paced < cap(entry, host), !isHeld(host, now: now) else {
                 // At its own cap, or held: its turn passes, it stays in line.
                 hosts[host] = entry
                 turns.append(host)
@@ -291,7 +297,14 @@ extension RequestLimiter.State {
 public final class RequestSlot: Sendable {
     public let limiter: RequestLimiter
     public let host: String
-    private let held = Mutex(false)
+    /// Whether the slot is held; which of its requests was sent last; whether that one is
+    /// out past the limiter's patience (counted apart from its host's pace).
+    private struct Held {
+        var held = false
+        var sent = 0
+        var overdue = false
+    }
+    private let state = Mutex(Held())
 
     public init(_ limiter: RequestLimiter, for urlString: String) {
         self.limiter = limiter
@@ -305,21 +318,52 @@ public final class RequestSlot: Sendable {
     public func acquire(first: Bool = false) async -> SourceFailure? {
         guard !isHeld else { return nil }
         if let failure = await limiter.acquire(host, first: first) { return failure }
-        held.withLock { $0 = true }
+        state.withLock { $0.held = true }
         return nil
+    }
+
+    /// Its request is being sent (`RequestLimiter.sent`): true when it goes alone after a
+    /// hold (the probe). To a paced host, once out past the limiter's patience it stops
+    /// counting against that pace: a slow answer is not a refusal.
+    @discardableResult
+    public func sent() -> Bool {
+        let (alone, paced) = limiter.sending(host)
+        guard paced else { return alone }
+        let request = state.withLock { held -> Int in
+            held.sent += 1
+            return held.sent
+        }
+        Task { [weak self, patience = limiter.probePatience] in
+            try? await Task.sleep(nanoseconds: UInt64(patience * 1e9))
+            self?.outPastPatience(request)
+        }
+        return alone
+    }
+
+    private func outPastPatience(_ request: Int) {
+        let counts = state.withLock { held -> Bool in
+            guard held.held, held.sent == request, !held.overdue else { return false }
+            held.overdue = true
+            return true
+        }
+        if counts { limiter.overdue(host) }
     }
 
     /// Gives the slot back, if held.
     public func release() {
-        let was = held.withLock { held in
-            defer { held = false }
-            return held
+        let (was, overdue) = state.withLock { held -> (Bool, Bool) in
+            defer {
+                held.held = false
+                held.overdue = false
+                held.sent += 1
+            }
+            return (held.held, held.overdue)
         }
-        if was { limiter.release(host) }
+        if was { limiter.release(host, overdue: overdue) }
     }
 
     private var isHeld: Bool {
-        held.withLock { $0 }
+        state.withLock { $0.held }
     }
 }
 
@@ -332,6 +376,14 @@ extension RequestLimiter {
     /// same: a slow answer is not a refusal.
     @discardableResult
     public func sent(_ host: String) -> Bool {
+        sending(host).alone
+    }
+
+    /// `sent`, and whether the host is paced now (held after refusals, or below its cap):
+    /// a request to it out past `probePatience` stops counting against its pace
+    /// (`RequestSlot.sent`, `overdue`).
+    func sending(_ host: String) -> (alone: Bool, paced: Bool) {
+        var paced = false
         let probe = state.withLock { state -> Int? in
             let now = DispatchTime.now().uptimeNanoseconds
             var pace = state.paces[host] ?? HostPace()
@@ -342,16 +394,28 @@ extension RequestLimiter {
                 pace.probes += 1
                 pace.probeOut = true
             }
+            paced = pace.probing || pace.allowance != nil
             state.paces[host] = pace
             state.forgetQuietHosts()
             return alone ? pace.probes : nil
         }
-        guard let probe else { return false }
+        guard let probe else { return (false, paced) }
         Task { [weak self, probePatience] in
             try? await Task.sleep(nanoseconds: UInt64(probePatience * 1e9))
             self?.probeOverdue(host, probe: probe)
         }
-        return true
+        return (true, paced)
+    }
+
+    /// A request to `host` has been out past `probePatience` (`RequestSlot.sent`): it no
+    /// longer counts against the host's pace, so another may go beside it.
+    func overdue(_ host: String) {
+        let granted = state.withLock { state -> [Waiter] in
+            guard state.hosts[host] != nil else { return [] }
+            state.hosts[host]?.overdue += 1
+            return state.grant()
+        }
+        for continuation in granted { continuation.resume(returning: nil) }
     }
 
     /// The probe `probe` of `host` has not been answered in `probePatience`: the host's line

@@ -138,4 +138,26 @@ import AvatarCacheTestKit
         #expect(waited >= 0.15 && waited < 1, "the line followed the unanswered probe after \(waited) s")
         #expect(!limiter.sent(host), "the second goes beside it, not as a probe")
     }
+
+    @Test func slowAnswersDoNotHoldAPacedHostsLine() async throws {
+        // A host paced down to one request at once: requests out past the patience (0.2 s)
+        // unanswered stop counting against that pace, so the line goes on beside them.
+        let limiter = RequestLimiter(total: 8, perHost: 8, perHTTP1Host: 4, probePatience: 0.2)
+        let url = "https://slow.example/p.jpg", host = RequestLimiter.host(of: url)
+        #expect(await limiter.acquire(host) == nil)
+        #expect(limiter.refused(host, status: 503, wait: 0.05, budget: 10) == .hostHeld)
+        limiter.release(host)
+        try await Task.sleep(for: .milliseconds(80))
+        let slots = (0..<4).map { _ in RequestSlot(limiter, for: url) }
+        let started = Date()
+        for slot in slots {
+            #expect(await slot.acquire() == nil)
+            slot.sent()
+        }
+        let waited = Date().timeIntervalSince(started)
+        #expect(waited >= 0.3 && waited < 2, "4 requests, none answered, each let the next go after its patience: \(waited) s")
+        #expect(limiter.requestsInFlight(to: host) == 4)
+        for slot in slots { slot.release() }
+        #expect(limiter.requestsInFlight(to: host) == 0 && limiter.requestsInFlight == 0)
+    }
 }
