@@ -36,6 +36,10 @@ struct DownloadStage: Sendable {
         var notStarted = false
     }
 
+    /// A decode's time assumed before the first is timed: an account photo's, about 2 ms
+    /// for its two tiers (BENCHMARKS.md, the account photos' floor).
+    static let firstDecodeSeconds = 0.002
+
     /// Downloads one job's photo.
     func run(_ job: WarmPipeline.Job, url: String, sendMonicaToken: Bool) async -> Output {
         let slot = RequestSlot(limiter, for: url)
@@ -82,10 +86,10 @@ struct DownloadStage: Sendable {
                                                                           notModified: true, fetchSeconds: fetchSeconds)))
         case .fetched(let fetched):
             await backlog.downloaded(ticket, bytes: fetched.bytes.count)
-            // As many requests in flight as keep the decode threads fed (RequestLimiter.resize).
-            if let decodeSeconds = decoders.meanJobSeconds {
-                limiter.resize(afterRequestOf: fetchSeconds, decodeSeconds: decodeSeconds, threads: decoders.threadCount)
-            }
+            // As many requests in flight as keep the decode threads fed (RequestLimiter.resize),
+            // from the first answer: until a decode has been timed, an account photo's 2 ms.
+            limiter.resize(afterRequestOf: fetchSeconds, decodeSeconds: decoders.meanJobSeconds ?? Self.firstDecodeSeconds,
+                           threads: decoders.threadCount)
             return Output(job: job, ticket: ticket, photo: fetched, fetchSeconds: fetchSeconds)
         }
     }
