@@ -116,14 +116,27 @@ extension WarmPipeline {
             finished.removeAll(keepingCapacity: true)
             tally.add(try await committer.commit(batch))
         }
-        // A download's end, a job's end, or the commit clock: results wait at most
-        // `commitInterval` for their commit, even while the jobs still running take minutes.
-        enum Event { case downloaded(DownloadStage.Output), finished(Job, Result<Outcome, SourceFailure>), commitDue }
+        // A download's end, a job's end, a commit's end, or the commit clock: results wait
+        // at most `commitInterval` for their commit, even while the jobs still running take
+        // minutes. A commit runs beside the stages (one at a time): while it waits for the
+        // disk, downloads and renders go on.
+        enum Event {
+            case downloaded(DownloadStage.Output), finished(Job, Result<Outcome, SourceFailure>), commitDue, committed(JobTally)
+        }
         try await withThrowingTaskGroup(of: Event.self) { group in
             var pendingFirst: Job? = first
             var done = 0, downloading = 0, rendering = 0
             var exhausted = false
             var clockRunning = false
+            var committing = false
+            /// Commits the results finished so far beside the stages, unless a commit runs.
+            func commitBeside() {
+                guard !committing, !finished.isEmpty else { return }
+                committing = true
+                let batch = finished
+                finished.removeAll(keepingCapacity: true)
+                group.addTask { .committed(try await committer.commit(batch)) }
+            }
             /// Reads jobs while the stages have room: a download starts at once, the rest
             /// queue for the render stage.
             func readMore() throws {
@@ -186,7 +199,11 @@ extension WarmPipeline {
                 switch event {
                 case .commitDue:
                     clockRunning = false
-                    try await commit()
+                    // With every job done the clock was cut short: the last commit follows the loop.
+                    if downloading + rendering > 0 { commitBeside() }
+                case let .committed(committed):
+                    committing = false
+                    tally.add(committed)
                 case let .downloaded(item):
                     downloading -= 1
                     if item.notStarted {
@@ -203,13 +220,12 @@ extension WarmPipeline {
                     finished.append((job, result))
                     progressed()
                 }
-                if finished.count >= Self.mergeBatch {
-                    try await commit()
-                }
+                if finished.count >= Self.mergeBatch { commitBeside() }
                 try readMore()
                 startRenders()
-                // The last job is done: the clock is not waited for (its sleep ends at once).
-                if downloading + rendering == 0 && clockRunning { group.cancelAll() }
+                // The last job is done: the clock is not waited for (its sleep ends at once);
+                // a commit under way is (cancelling it would fail its writes).
+                if downloading + rendering == 0 && clockRunning && !committing { group.cancelAll() }
                 startClock()
             }
         }
