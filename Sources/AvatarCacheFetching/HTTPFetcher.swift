@@ -126,6 +126,7 @@ public final class HTTPFetcher: Sendable {
         var waited = 0.0
         var attempt = 0
         var ownRefusals = 0
+        var refusedBefore = false
         var started = DispatchTime.now().uptimeNanoseconds
         func remaining() -> Double { limits.sourceDeadline - Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9 }
         while true {
@@ -150,8 +151,10 @@ public final class HTTPFetcher: Sendable {
                         let holdsHost = status == 429 || failure.signal != nil
                         let named = failure.signal?.wait
                         let wait = holdsHost ? named ?? slot.limiter.holdWithoutWait(slot.host, backoff: limits.retryBackoff) : nil
-                        switch slot.limiter.refused(slot.host, status: status, wait: wait, named: named != nil, budget: limits.maxHostWait,
-                                                    alone: alone, own: ownRefusals > 0) {
+                        let refusal = slot.limiter.refused(slot.host, status: status, wait: wait, named: named != nil, budget: limits.maxHostWait,
+                                                           alone: alone, own: ownRefusals > 0, refusedBefore: refusedBefore)
+                        refusedBefore = true
+                        switch refusal {
                         case .outOfBudget(let failure):
                             throw failure
                         case .own:

@@ -471,18 +471,20 @@ extension RequestLimiter {
     /// `host` refused a request with `status` (429, 503). `wait`: how long to hold the host
     /// if the refusal is its own (nil: not at all, the request's own retry waits); `named`:
     /// the host named that time (else it is our backoff). Whose refusal it is:
-    /// - the photo's own when the request was already refused as its own (`own`), when it
-    ///   went alone after a hold the host named (`alone`: the host's wait was kept, and it
-    ///   still refuses this photo; two such in a row, and the host is refusing), or when
-    ///   the host answers nearly all of its other requests (under one in ten of its recent
-    ///   answers refusals, over at least eight);
+    /// - the photo's own when the request was already refused as its own (`own`); when the
+    ///   host answers nearly all of its other requests (under one in ten of its recent
+    ///   answers refusals, over at least eight); or when the request, refused before
+    ///   (`refusedBefore`), went alone after the hold the host named (`alone`: the wait was
+    ///   kept and the host still refuses this photo; two such in a row, and the host is
+    ///   refusing). A host refusing many of its requests (a rate limit) is pacing us: those
+    ///   refusals are its own, however often one photo meets them;
     /// - else the host's: its requests at once are halved (once per hold: requests refused
     ///   together are one signal) and, with `wait` (else a backoff, `holdWithoutWait`), it
     ///   is held that long from now. Past `budget` seconds of holds (`--max-host-wait`) it
     ///   and every request waiting for it fail.
     /// A refusal naming no time is always the host's.
     public func refused(_ host: String, status: Int, wait: Double?, named: Bool = true, budget: Double,
-                        alone: Bool = false, own: Bool = false) -> Refusal {
+                        alone: Bool = false, own: Bool = false, refusedBefore: Bool = false) -> Refusal {
         let hold = state.withLock { state -> State.Hold? in
             let now = DispatchTime.now().uptimeNanoseconds
             var pace = state.paces[host] ?? HostPace()
@@ -491,7 +493,8 @@ extension RequestLimiter {
             pace.probeOut = false
             let isolated = pace.recent.isolated
             pace.recent.refused()
-            if pace.exhausted == nil, wait != nil, named, own || isolated || (alone && pace.probeRefusalsInARow < 2) {
+            let refusedAgain = refusedBefore && alone && pace.probeRefusalsInARow < 2
+            if pace.exhausted == nil, wait != nil, named, own || isolated || refusedAgain {
                 if alone { pace.probeRefusalsInARow += 1 }
                 state.paces[host] = pace
                 return nil
