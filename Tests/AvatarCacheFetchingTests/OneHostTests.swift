@@ -75,9 +75,10 @@ import AvatarCacheTestKit
         let first = await fetchAll(["/first.jpg"], from: server, fetcher: fetcher, limiter: limiter)
         let results = await fetchAll((0..<24).map { "/p\($0).jpg" }, from: server, fetcher: fetcher, limiter: limiter)
         await fetcher.shutdown()
-        // A photo refused on each of its attempts (a chance of 1 in 81 here) spends its retries.
+        // A photo refused again alone after its hold, and on each retry after that (about 1
+        // in 81 of them here), spends its retries and fails with the refusal as its reason.
         let failed = (first + results).filter { $0 != "ok" }
-        #expect(failed.count <= 2 && failed.allSatisfy { $0.hasPrefix("HTTP 429 Too Many Requests: refused") }, "\(failed)")
+        #expect(failed.count <= 3 && failed.allSatisfy { $0.contains("HTTP 429 Too Many Requests: refused") }, "\(failed)")
         #expect(server.connections == 1, "a refusing host got \(server.connections) connections")
         let host = try #require(limiter.hostReports().first)
         #expect(host.refusalCount > 0 && host.lowestRequestsAtOnce != nil, "\(host)")
