@@ -19,6 +19,12 @@ import Darwin
 /// delays the queue, never an answer. At most `pendingLimit` keys wait; beyond that an
 /// access is not recorded (the prune then sees an older access time for it, nothing
 /// worse). A cache this process cannot write records nothing.
+///
+/// The index's write-ahead log stays bounded: SQLite folds it back (a checkpoint) as it
+/// passes 1,000 pages while this process keeps the index open, and `finish()` leaves it
+/// empty when the process is done. A log left behind would be read whole by the next
+/// process that opens the index (SQLite rebuilds its map of the log when no process has
+/// it open), and appended to: 23 KB and more time for every lookup process after it.
 // Why @unchecked: the writing connection is SQLite's (a C handle), used on `queue` only.
 final class AccessRecorder: @unchecked Sendable {
     static let interval = 1.0
@@ -76,6 +82,22 @@ final class AccessRecorder: @unchecked Sendable {
     /// locked past the busy timeout: the accesses then wait for the next write).
     func flush() {
         queue.sync { self.write() }
+    }
+
+    /// Writes what waits and returns when it is in the index, then leaves the index's log
+    /// as this process found it: folded into the index and emptied (a TRUNCATE
+    /// checkpoint), and closes the writing connection. The checkpoint waits for nobody:
+    /// while another process writes (a warm-up) or reads an older snapshot, it folds what
+    /// it can and leaves the rest to them. What a process done with the cache calls.
+    func finish() {
+        queue.sync {
+            self.write()
+            guard let connection else { return }
+            sqlite3_busy_timeout(connection, 0)
+            _ = sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+            sqlite3_close_v2(connection)
+            self.connection = nil
+        }
     }
 
     /// Writes what waits, then calls `done` (on the recorder's queue).

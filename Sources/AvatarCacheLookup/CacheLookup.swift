@@ -84,8 +84,10 @@ public final class CacheLookup: Sendable {
         !hasIndex(cache) && access(cache.appendingPathComponent("metadata.json").path, F_OK) == 0
     }
 
-    /// Writes the accesses not yet in the index and returns when they are.
-    deinit { recorder?.flush() }
+    /// Writes the accesses not yet in the index and returns when they are, leaving the
+    /// index's log as the lookup found it (folded into the index and emptied, unless
+    /// another process is using it).
+    deinit { recorder?.finish() }
 
     /// Returns when the accesses recorded so far are in the index (a test, or a process
     /// about to exit; they are otherwise written within a second). A warm-up holding the
