@@ -32,7 +32,8 @@ import Darwin
 /// (one per caller at once, up to `readers`), so callers on several threads or tasks do
 /// not queue behind one connection; a warm-up writing the same cache does not wait for
 /// them, nor they for the warm-up. In `async` code use the `async` answers: when every
-/// reader is busy they wait without holding a thread of the concurrency pool. A lookup
+/// reader is busy they wait without holding a thread of the concurrency pool, and each
+/// yields after its read, so that tasks answering in a loop share the pool. A lookup
 /// counts as an access for the prune: recorded off the caller's path, in batches
 /// (``flush()``).
 public final class CacheLookup: Sendable {
@@ -342,7 +343,12 @@ private final class ReaderPool: Sendable {
                 if let now { handed.resume(returning: now) }
             }
         }
-        defer { giveBack(reader) }
-        return try body(reader)
+        let result = Result { try body(reader) }
+        giveBack(reader)
+        // The read ran on this task's thread of the concurrency pool without suspending:
+        // callers answering in a loop would keep the pool's threads and starve every other
+        // task. Yielding after each answer (the reader handed back) gives each its share.
+        await Task.yield()
+        return try result.get()
     }
 }

@@ -237,6 +237,32 @@ import AvatarCacheTestKit
         #expect(byURL.userID == "user-1" && byURL.kind == .photo)
     }
 
+    /// Tasks answering in a loop, more of them than the concurrency pool has threads: each
+    /// gets its share (at least a fifth of the mean), as a server's requests would.
+    @Test func tasksAnsweringInALoopEachGetTheirShare() async throws {
+        let (cache, _, _) = try Self.people("lookup-fair")
+        defer { cache.remove() }
+        let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
+        let tasks = max(8, ProcessInfo.processInfo.activeProcessorCount * 4)
+        let end = Date().addingTimeInterval(1)
+        let counts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<tasks {
+                group.addTask {
+                    var answers = 0
+                    while Date() < end {
+                        _ = try await lookup.answer(forUser: "pat", viewSize: 55, scale: 3)
+                        answers += 1
+                    }
+                    return answers
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        let mean = Double(counts.reduce(0, +)) / Double(counts.count)
+        #expect(mean > 100, "\(counts)")
+        #expect(counts.allSatisfy { Double($0) >= mean / 5 }, "answers per task: \(counts.sorted())")
+    }
+
     /// A writer's open transaction holds no reader back: a lookup answers from the last
     /// commit, then sees the next one.
     @Test func aWriteUnderWayHoldsNoAnswerBack() throws {
