@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import AvatarCacheLookup
+import AvatarCacheModel
 import AvatarCacheStore
 import AvatarCacheTestKit
 
@@ -53,6 +54,21 @@ import AvatarCacheTestKit
         #expect(prune.status == 0 && prune.stdout.contains("evicted 1 entries"), "\(prune.stdout) \(prune.stderr)")
         let kept = try CacheStore.snapshot(CacheDirectory(root: cache)).entries.filter { $0.value.kind == .photo }.map(\.key)
         #expect(kept == [server.url("/b.jpg")], "the photo looked up survives; the one looked up less long ago goes")
+        let verify = try Binary.run(["verify", "--cache", cache.path])
+        #expect(verify.status == 0, "\(verify.stdout)")
+    }
+
+    /// Accesses a lookup journaled while a warm held the index count for the next prune,
+    /// which folds them in.
+    @Test func aPruneFoldsTheJournalInFirst() throws {
+        let (server, directory, cache, _) = try Self.warmedCache("lookup-journal-prune")
+        defer { server.shutdown(); try? FileManager.default.removeItem(at: directory) }
+        #expect(AccessJournal.append([server.url("/b.jpg"): Date().timeIntervalSince1970 + 1], toCacheAt: cache.path))
+        let prune = try Binary.run(["prune", "--cache", cache.path, "--budget", "250KB"])
+        #expect(prune.status == 0 && prune.stdout.contains("evicted 1 entries"), "\(prune.stdout) \(prune.stderr)")
+        let kept = try CacheStore.snapshot(CacheDirectory(root: cache)).entries.filter { $0.value.kind == .photo }.map(\.key)
+        #expect(kept == [server.url("/b.jpg")], "the journaled access counted")
+        #expect(!FileManager.default.fileExists(atPath: cache.appendingPathComponent(AccessJournal.fileName).path))
         let verify = try Binary.run(["verify", "--cache", cache.path])
         #expect(verify.status == 0, "\(verify.stdout)")
     }

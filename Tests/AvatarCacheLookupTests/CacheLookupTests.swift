@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AvatarCacheLookup
+import AvatarCacheModel
 import AvatarCacheMonograms
 import AvatarCacheTestKit
 
@@ -261,6 +262,32 @@ import AvatarCacheTestKit
         let mean = Double(counts.reduce(0, +)) / Double(counts.count)
         #expect(mean > 100, "\(counts)")
         #expect(counts.allSatisfy { Double($0) >= mean / 5 }, "answers per task: \(counts.sorted())")
+    }
+
+    /// A lookup done while a warm-up holds the index's write lock waits for nothing: its
+    /// access goes to the cache's journal, which the next lookup able to write folds in.
+    @Test func anAccessTheIndexCannotTakeNowIsJournaledAndFoldedByTheNextWrite() throws {
+        let (cache, _, _) = try Self.people("lookup-journal")
+        defer { cache.remove() }
+        let journal = cache.directory.appendingPathComponent(AccessJournal.fileName).path
+        let started = Date().timeIntervalSince1970
+        try cache.index.execute("BEGIN IMMEDIATE")
+        var busy: CacheLookup? = try CacheLookup(cache: cache.directory)
+        #expect(try busy?.answer(forUser: "pat", viewSize: 55, scale: 3).kind == .photo)
+        let releasing = Date()
+        busy = nil
+        #expect(Date().timeIntervalSince(releasing) < 2, "not the busy timeout of 10 s")
+        try cache.index.execute("COMMIT")
+        #expect(FileManager.default.fileExists(atPath: journal), "the access waits in the journal")
+        #expect(try cache.index.lastAccess(of: Self.photoURL) == 1_000)
+
+        var next: CacheLookup? = try CacheLookup(cache: cache.directory)
+        #expect(try next?.answer(forUser: "lee", viewSize: 55, scale: 3).kind == .monogram)
+        next = nil
+        #expect(try #require(try cache.index.lastAccess(of: Self.photoURL)) >= started.rounded(.down), "folded in")
+        #expect(!FileManager.default.fileExists(atPath: journal))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: cache.directory.path).filter { $0.contains("journal") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
     /// A writer's open transaction holds no reader back: a lookup answers from the last
