@@ -53,10 +53,12 @@ public final class CacheLookup: Sendable {
     ///     at once (default 16: a server's cores and then some; each is opened when the
     ///     callers at once first need it). A synchronous caller that finds them all busy
     ///     opens one for itself; an `async` one waits for one.
-    /// - Throws: ``LookupError/notACache(directory:)``, ``LookupError/needsUpgrade(directory:reason:)``
+    /// - Throws: ``LookupError/invalidArgument(_:)`` for `readers` below 1,
+    ///   ``LookupError/notACache(directory:)``, ``LookupError/needsUpgrade(directory:reason:)``
     ///   (written before the index, or by a version too old to read as it is),
     ///   ``LookupError/damagedIndex(file:reason:)``.
     public init(cache: URL, recordsAccess: Bool = true, readers: Int = 16) throws {
+        guard readers > 0 else { throw LookupError.invalidArgument("readers must be at least 1 (got \(readers))") }
         self.cache = cache
         let file = cache.appendingPathComponent(Self.indexName)
         guard Self.hasIndex(cache) else {
@@ -66,7 +68,7 @@ public final class CacheLookup: Sendable {
             throw LookupError.notACache(directory: cache)
         }
         // The first reader is opened now: a cache that cannot be read fails here.
-        self.readers = ReaderPool(first: try IndexReader(file: file, directory: cache), limit: max(1, readers)) {
+        self.readers = ReaderPool(first: try IndexReader(file: file, directory: cache), limit: readers) {
             try IndexReader(file: file, directory: cache)
         }
         recorder = recordsAccess ? AccessRecorder(file: file) : nil
@@ -235,7 +237,7 @@ public final class CacheLookup: Sendable {
 
     private func check(viewSize: Double, scale: Int) throws {
         guard viewSize.isFinite, viewSize > 0, viewSize <= Self.maximumViewSize else {
-            throw LookupError.invalidArgument("the view size must be a number of points above 0 (got \(viewSize))")
+            throw LookupError.invalidArgument("the view size must be a number of points above 0 and at most \(Int(Self.maximumViewSize)) (got \(viewSize))")
         }
         guard Self.scales.contains(scale) else {
             throw LookupError.invalidArgument("the scale must be between \(Self.scales.lowerBound) and \(Self.scales.upperBound) (got \(scale))")

@@ -122,6 +122,12 @@ import AvatarCacheTestKit
         #expect(refused { try lookup.tiers(forUser: "") })
         #expect(refused { try lookup.users(limit: 0) })
         #expect(!refused { try lookup.answer(forUser: "pat", viewSize: CacheLookup.maximumViewSize, scale: 8) })
+        #expect(throws: LookupError.invalidArgument("the view size must be a number of points above 0 and at most 100000 (got 100001.0)")) {
+            try lookup.answer(forUser: "pat", viewSize: 100_001, scale: 3)
+        }
+        #expect(throws: LookupError.invalidArgument("readers must be at least 1 (got 0)")) {
+            try CacheLookup(cache: cache.directory, readers: 0)
+        }
     }
 
     @Test func theTierRule() {
