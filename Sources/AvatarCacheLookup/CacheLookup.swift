@@ -146,7 +146,7 @@ public final class CacheLookup: Sendable {
         guard !id.isEmpty else { throw LookupError.invalidArgument("the user id is empty") }
         return try readers.withReader { reader in
             try reader.read {
-                guard let profile = try reader.profile(id: id) else { throw LookupError.notFound("user \"\(id)\"") }
+                guard let profile = try reader.profile(id: id) else { throw LookupError.notFound(.user(id: id)) }
                 guard let entry = try shown(reader, profile)?.entry else { return [] }
                 return entry.files.sorted { $0.key < $1.key }.map {
                     Tier(tier: $0.key, side: $0.value.side, file: cache.appendingPathComponent($0.value.name))
@@ -177,7 +177,7 @@ public final class CacheLookup: Sendable {
 
     private func userAnswer(_ reader: IndexReader, _ id: String, viewSize: Double, scale: Int) throws -> (Answer, String?) {
         try reader.read {
-            guard let profile = try reader.profile(id: id) else { throw LookupError.notFound("user \"\(id)\"") }
+            guard let profile = try reader.profile(id: id) else { throw LookupError.notFound(.user(id: id)) }
             var answer = Self.answer(for: profile, asked: nil)
             let shown = try shown(reader, profile)
             if let shown { answer.kind = shown.kind }
@@ -197,7 +197,7 @@ public final class CacheLookup: Sendable {
 
     private func urlAnswer(_ reader: IndexReader, _ url: String, viewSize: Double, scale: Int) throws -> (Answer, String?) {
         try reader.read {
-            guard let entry = try reader.entry(key: url) else { throw LookupError.notFound("URL \(shownURL(url))") }
+            guard let entry = try reader.entry(key: url) else { throw LookupError.notFound(.photo(url: url)) }
             var answer = try reader.owner(ofSource: url).map { Self.answer(for: $0, asked: url) } ?? Answer(kind: .photo)
             answer.photoURL = url
             answer.kind = .photo

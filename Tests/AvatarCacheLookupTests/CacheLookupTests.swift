@@ -98,10 +98,10 @@ import AvatarCacheTestKit
         // An entry no profile shows: the photo alone.
         let orphan = try lookup.answer(forPhotoURL: inline, viewSize: 55, scale: 3)
         #expect(orphan.userID == nil && orphan.kind == .photo && orphan.side == 300 && orphan.photoURL == inline)
-        #expect(throws: LookupError.notFound("URL https://photos.example.com/other.jpg")) {
+        #expect(throws: LookupError.notFound(.photo(url: "https://photos.example.com/other.jpg"))) {
             try lookup.answer(forPhotoURL: "https://photos.example.com/other.jpg", viewSize: 55, scale: 3)
         }
-        #expect(throws: LookupError.notFound("user \"nobody\"")) { try lookup.answer(forUser: "nobody", viewSize: 55, scale: 3) }
+        #expect(throws: LookupError.notFound(.user(id: "nobody"))) { try lookup.answer(forUser: "nobody", viewSize: 55, scale: 3) }
     }
 
     @Test func argumentsOutOfRangeAreRefused() throws {
@@ -178,7 +178,7 @@ import AvatarCacheTestKit
         ])
         #expect(try lookup.tiers(forUser: "lee").map(\.file) == [drawn[330], drawn[900]])
         #expect(try lookup.tiers(forUser: "kim").isEmpty, "nothing cached yet")
-        #expect(throws: LookupError.notFound("user \"nobody\"")) { try lookup.tiers(forUser: "nobody") }
+        #expect(throws: LookupError.notFound(.user(id: "nobody"))) { try lookup.tiers(forUser: "nobody") }
         // Listing is not an access: the prune's order stays.
         lookup.flush()
         #expect(try cache.index.lastAccess(of: Self.photoURL) == 1_000)
@@ -239,7 +239,7 @@ import AvatarCacheTestKit
             return try await group.reduce(0, +)
         }
         #expect(mismatches == 0)
-        await #expect(throws: LookupError.notFound("user \"nobody\"")) { try await lookup.answer(forUser: "nobody", viewSize: 55, scale: 3) }
+        await #expect(throws: LookupError.notFound(.user(id: "nobody"))) { try await lookup.answer(forUser: "nobody", viewSize: 55, scale: 3) }
         let byURL = try await lookup.answer(forPhotoURL: "https://photos.example.com/1.jpg", viewSize: 55, scale: 3)
         #expect(byURL.userID == "user-1" && byURL.kind == .photo)
     }
