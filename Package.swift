@@ -286,6 +286,7 @@ let package = Package(
             name: "AvatarCacheLookupTests",
             dependencies: [
                 "AvatarCacheLookup",
+                "AvatarCacheModel",
                 "AvatarCacheMonograms",
                 "AvatarCacheTestKit",
             ],

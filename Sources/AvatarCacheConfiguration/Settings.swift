@@ -66,11 +66,13 @@ public enum Settings {
 
     public static let budget = Setting<Int64>(
         "budget", .size(like: SettingForm.compact(Pruner.defaultBudgetBytes)), default: Pruner.defaultBudgetBytes,
-        help: "Cache budget; over it, least-recently-used entries are evicted down to the trim ratio (warm, run, merge, prune); verify and stats measure the cache against it.",
+        defaultInWords: "the cache's own, else \(SettingForm.compact(Pruner.defaultBudgetBytes))",
+        help: "Cache budget; over it, least-recently-used entries are evicted down to the trim ratio (warm, run, merge, prune, which record it in the cache for every later command); verify and stats measure the cache against it.",
         valueName: "size", binding: .at(\.pruner.budgetBytes))
     public static let trimRatio = Setting<Double>(
         "trim-ratio", .number(Pruner.trimRatioRange), default: Pruner.defaultTrimRatio,
-        help: "Fraction of the budget to trim down to.", valueName: "ratio", binding: .at(\.pruner.trimRatio))
+        defaultInWords: "the cache's own, else \(Pruner.defaultTrimRatio)",
+        help: "Fraction of the budget to trim down to (kept by the cache as the budget is).", valueName: "ratio", binding: .at(\.pruner.trimRatio))
     public static let ttlHours = Setting<Double>(
         "ttl-hours", .number(0...100_000, of: "hours"), default: 7 * 24,
         help: "No request for a source fetched less than this long ago (unless the server said otherwise).",

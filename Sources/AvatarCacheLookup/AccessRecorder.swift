@@ -1,3 +1,4 @@
+import AvatarCacheModel
 import CSQLite
 import Dispatch
 import Synchronization
@@ -19,6 +20,14 @@ import Darwin
 /// delays the queue, never an answer. At most `pendingLimit` keys wait; beyond that an
 /// access is not recorded (the prune then sees an older access time for it, nothing
 /// worse). A cache this process cannot write records nothing.
+///
+/// The index's write-ahead log stays bounded: SQLite folds it back (a checkpoint) as it
+/// passes 1,000 pages while this process keeps the index open, and `finish()` leaves it
+/// empty when the process is done. A log left behind would be read whole by the next
+/// process that opens the index (SQLite rebuilds its map of the log when no process has
+/// it open), and appended to: 23 KB and more time for every lookup process after it.
+/// `finish()` waits for no warm-up either: what it cannot write at once goes to the
+/// cache's `AccessJournal`, which every write here folds in first.
 // Why @unchecked: the writing connection is SQLite's (a C handle), used on `queue` only.
 final class AccessRecorder: @unchecked Sendable {
     static let interval = 1.0
@@ -26,6 +35,8 @@ final class AccessRecorder: @unchecked Sendable {
     static let pendingLimit = 100_000
 
     private let file: URL
+    /// The cache directory's path (for its `AccessJournal`).
+    private let directory: String
     private let queue = DispatchQueue(label: "avatar-cache lookup accesses")
     /// The accesses waiting for their write.
     private struct Pending {
@@ -42,6 +53,7 @@ final class AccessRecorder: @unchecked Sendable {
 
     init(file: URL) {
         self.file = file
+        directory = file.deletingLastPathComponent().path
     }
 
     deinit {
@@ -78,6 +90,28 @@ final class AccessRecorder: @unchecked Sendable {
         queue.sync { self.write() }
     }
 
+    /// What a process done with the cache calls: writes what waits without waiting for
+    /// the index (a warm-up holding its write lock gets the accesses appended to the
+    /// cache's `AccessJournal` instead, which the next writer folds in), then leaves the
+    /// index's log as this process found it: folded into the index and emptied (a
+    /// TRUNCATE checkpoint, which waits for nobody either: while another process writes or
+    /// reads an older snapshot, it folds what it can and leaves the rest to them), and
+    /// closes the writing connection.
+    func finish() {
+        queue.sync {
+            let batch = self.takePending()
+            guard !batch.isEmpty, let connection = self.open() else { return }
+            sqlite3_busy_timeout(connection, 0)
+            if self.commit(batch, on: connection) {
+                _ = sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+            } else {
+                AccessJournal.append(batch, toCacheAt: self.directory)
+            }
+            sqlite3_close_v2(connection)
+            self.connection = nil
+        }
+    }
+
     /// Writes what waits, then calls `done` (on the recorder's queue).
     func flush(then done: @escaping @Sendable () -> Void) {
         queue.async {
@@ -86,42 +120,59 @@ final class AccessRecorder: @unchecked Sendable {
         }
     }
 
-    /// On `queue`: one transaction of every pending access.
-    private func write() {
+    /// The accesses waiting, taken for a write.
+    private func takePending() -> [String: Double] {
         // The next batch's table made here, at its full size, so that a lookup never
         // pays for growing it (a rehash of thousands of keys under the lock).
         var fresh: [String: Double] = [:]
         fresh.reserveCapacity(Self.batchLimit)
-        let batch: [String: Double] = state.withLock { state in
+        return state.withLock { state in
             swap(&state.keys, &fresh)
             state.scheduled = false
             state.writeQueued = false
             return fresh
         }
+    }
+
+    /// On `queue`: one transaction of every pending access, waiting for the index up to
+    /// the busy timeout; what could not be written waits for the next write.
+    private func write() {
+        let batch = takePending()
         guard !batch.isEmpty, let connection = open() else { return }
-        guard sqlite3_exec(connection, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK else {
-            // The index stayed locked past the busy timeout: the batch waits for the next
-            // write (newer accesses of a key win).
-            putBack(batch)
-            return
-        }
+        if !commit(batch, on: connection) { putBack(batch) }
+    }
+
+    /// On `queue`: `batch` and the accesses of the cache's journal (if any) in one
+    /// transaction. False when the index stayed locked past the busy timeout or the commit
+    /// failed (a full disk): nothing was written, and a journal taken is put back.
+    private func commit(_ batch: [String: Double], on connection: OpaquePointer) -> Bool {
+        guard sqlite3_exec(connection, "BEGIN IMMEDIATE", nil, nil, nil) == SQLITE_OK else { return false }
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(connection, "UPDATE entry SET lastAccess = ?1 WHERE key = ?2 AND lastAccess < ?1", -1, &statement, nil) == SQLITE_OK,
               let statement else {
             sqlite3_exec(connection, "ROLLBACK", nil, nil, nil)
-            return
+            return false
         }
         defer { sqlite3_finalize(statement) }
-        for (key, time) in batch {
-            sqlite3_bind_double(statement, 1, time)
-            _ = IndexReader.bindText(statement, 2, key)
-            _ = sqlite3_step(statement)
-            sqlite3_reset(statement)
+        let journal = AccessJournal.take(fromCacheAt: directory)
+        for accesses in [journal?.accesses ?? [:], batch] {
+            for (key, time) in accesses {
+                sqlite3_bind_double(statement, 1, time)
+                _ = IndexReader.bindText(statement, 2, key)
+                _ = sqlite3_step(statement)
+                sqlite3_reset(statement)
+            }
         }
-        if sqlite3_exec(connection, "COMMIT", nil, nil, nil) != SQLITE_OK {
+        guard sqlite3_exec(connection, "COMMIT", nil, nil, nil) == SQLITE_OK else {
             sqlite3_exec(connection, "ROLLBACK", nil, nil, nil)
-            putBack(batch)
+            if let journal {
+                AccessJournal.append(journal.accesses, toCacheAt: directory)
+                journal.remove()
+            }
+            return false
         }
+        journal?.remove()
+        return true
     }
 
     /// Accesses not written go back to wait (within `pendingLimit`), scheduled again.

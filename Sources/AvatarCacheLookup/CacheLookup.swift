@@ -32,7 +32,8 @@ import Darwin
 /// (one per caller at once, up to `readers`), so callers on several threads or tasks do
 /// not queue behind one connection; a warm-up writing the same cache does not wait for
 /// them, nor they for the warm-up. In `async` code use the `async` answers: when every
-/// reader is busy they wait without holding a thread of the concurrency pool. A lookup
+/// reader is busy they wait without holding a thread of the concurrency pool, and each
+/// yields after its read, so that tasks answering in a loop share the pool. A lookup
 /// counts as an access for the prune: recorded off the caller's path, in batches
 /// (``flush()``).
 public final class CacheLookup: Sendable {
@@ -52,10 +53,12 @@ public final class CacheLookup: Sendable {
     ///     at once (default 16: a server's cores and then some; each is opened when the
     ///     callers at once first need it). A synchronous caller that finds them all busy
     ///     opens one for itself; an `async` one waits for one.
-    /// - Throws: ``LookupError/notACache(directory:)``, ``LookupError/needsUpgrade(directory:reason:)``
+    /// - Throws: ``LookupError/invalidArgument(_:)`` for `readers` below 1,
+    ///   ``LookupError/notACache(directory:)``, ``LookupError/needsUpgrade(directory:reason:)``
     ///   (written before the index, or by a version too old to read as it is),
     ///   ``LookupError/damagedIndex(file:reason:)``.
     public init(cache: URL, recordsAccess: Bool = true, readers: Int = 16) throws {
+        guard readers > 0 else { throw LookupError.invalidArgument("readers must be at least 1 (got \(readers))") }
         self.cache = cache
         let file = cache.appendingPathComponent(Self.indexName)
         guard Self.hasIndex(cache) else {
@@ -65,7 +68,7 @@ public final class CacheLookup: Sendable {
             throw LookupError.notACache(directory: cache)
         }
         // The first reader is opened now: a cache that cannot be read fails here.
-        self.readers = ReaderPool(first: try IndexReader(file: file, directory: cache), limit: max(1, readers)) {
+        self.readers = ReaderPool(first: try IndexReader(file: file, directory: cache), limit: readers) {
             try IndexReader(file: file, directory: cache)
         }
         recorder = recordsAccess ? AccessRecorder(file: file) : nil
@@ -84,8 +87,10 @@ public final class CacheLookup: Sendable {
         !hasIndex(cache) && access(cache.appendingPathComponent("metadata.json").path, F_OK) == 0
     }
 
-    /// Writes the accesses not yet in the index and returns when they are.
-    deinit { recorder?.flush() }
+    /// Writes the accesses not yet in the index and returns when they are, leaving the
+    /// index's log as the lookup found it (folded into the index and emptied, unless
+    /// another process is using it).
+    deinit { recorder?.finish() }
 
     /// Returns when the accesses recorded so far are in the index (a test, or a process
     /// about to exit; they are otherwise written within a second). A warm-up holding the
@@ -141,7 +146,7 @@ public final class CacheLookup: Sendable {
         guard !id.isEmpty else { throw LookupError.invalidArgument("the user id is empty") }
         return try readers.withReader { reader in
             try reader.read {
-                guard let profile = try reader.profile(id: id) else { throw LookupError.notFound("user \"\(id)\"") }
+                guard let profile = try reader.profile(id: id) else { throw LookupError.notFound(.user(id: id)) }
                 guard let entry = try shown(reader, profile)?.entry else { return [] }
                 return entry.files.sorted { $0.key < $1.key }.map {
                     Tier(tier: $0.key, side: $0.value.side, file: cache.appendingPathComponent($0.value.name))
@@ -172,7 +177,7 @@ public final class CacheLookup: Sendable {
 
     private func userAnswer(_ reader: IndexReader, _ id: String, viewSize: Double, scale: Int) throws -> (Answer, String?) {
         try reader.read {
-            guard let profile = try reader.profile(id: id) else { throw LookupError.notFound("user \"\(id)\"") }
+            guard let profile = try reader.profile(id: id) else { throw LookupError.notFound(.user(id: id)) }
             var answer = Self.answer(for: profile, asked: nil)
             let shown = try shown(reader, profile)
             if let shown { answer.kind = shown.kind }
@@ -192,7 +197,7 @@ public final class CacheLookup: Sendable {
 
     private func urlAnswer(_ reader: IndexReader, _ url: String, viewSize: Double, scale: Int) throws -> (Answer, String?) {
         try reader.read {
-            guard let entry = try reader.entry(key: url) else { throw LookupError.notFound("URL \(shownURL(url))") }
+            guard let entry = try reader.entry(key: url) else { throw LookupError.notFound(.photo(url: url)) }
             var answer = try reader.owner(ofSource: url).map { Self.answer(for: $0, asked: url) } ?? Answer(kind: .photo)
             answer.photoURL = url
             answer.kind = .photo
@@ -232,7 +237,7 @@ public final class CacheLookup: Sendable {
 
     private func check(viewSize: Double, scale: Int) throws {
         guard viewSize.isFinite, viewSize > 0, viewSize <= Self.maximumViewSize else {
-            throw LookupError.invalidArgument("the view size must be a number of points above 0 (got \(viewSize))")
+            throw LookupError.invalidArgument("the view size must be a number of points above 0 and at most \(Int(Self.maximumViewSize)) (got \(viewSize))")
         }
         guard Self.scales.contains(scale) else {
             throw LookupError.invalidArgument("the scale must be between \(Self.scales.lowerBound) and \(Self.scales.upperBound) (got \(scale))")
@@ -340,7 +345,12 @@ private final class ReaderPool: Sendable {
                 if let now { handed.resume(returning: now) }
             }
         }
-        defer { giveBack(reader) }
-        return try body(reader)
+        let result = Result { try body(reader) }
+        giveBack(reader)
+        // The read ran on this task's thread of the concurrency pool without suspending:
+        // callers answering in a loop would keep the pool's threads and starve every other
+        // task. Yielding after each answer (the reader handed back) gives each its share.
+        await Task.yield()
+        return try result.get()
     }
 }

@@ -1,3 +1,4 @@
+import AvatarCacheSupport
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -14,11 +15,26 @@ public enum LookupError: Error, Sendable, Equatable, CustomStringConvertible {
     case needsUpgrade(directory: URL, reason: String)
     /// The index could not be read: a damaged or truncated file, or one SQLite refuses.
     case damagedIndex(file: URL, reason: String)
-    /// The user id, or the photo URL, is not in the cache.
-    case notFound(String)
+    /// The user id, or the photo URL, is not in the cache: which one, and its id or URL.
+    case notFound(Missing)
     /// An argument out of its range (a view size that is not a positive number, a scale
     /// outside 1…8, an empty id).
     case invalidArgument(String)
+
+    /// What a lookup asked for that the cache does not hold. Its description names it as
+    /// the errors do: `user "u42"`, `URL https://photos.example.com/a.jpg` (a URL's
+    /// query and credentials left out, as everywhere avatar-cache shows one).
+    public enum Missing: Sendable, Hashable, CustomStringConvertible {
+        case user(id: String)
+        case photo(url: String)
+
+        public var description: String {
+            switch self {
+            case let .user(id): "user \"\(id)\""
+            case let .photo(url): "URL \(shownURL(url))"
+            }
+        }
+    }
 
     public var description: String {
         switch self {

@@ -1,5 +1,6 @@
 import AvatarCacheExports
 import AvatarCacheFetching
+import AvatarCacheStore
 import AvatarCacheSupport
 import Foundation
 
@@ -84,7 +85,10 @@ public struct RunReport: Codable, Sendable {
     public var filesWritten = 0
     /// Bytes of every file in the cache after the run (and prune).
     public var cacheBytes: Int64 = 0
+    /// The budget the run pruned to, and where it came from (`given` to this run, the
+    /// `cache`'s own, or the `default`).
     public var budgetBytes: Int64
+    public var budgetOrigin: Pruner.Origin?
     /// Entries evicted by the prune.
     public var evicted = 0
     public var evictedBytes: Int64 = 0
@@ -195,7 +199,7 @@ public struct RunReport: Codable, Sendable {
         if profilesWithNothing > 0 { text += ", \(profilesWithNothing) nothing" }
         if badRecords > 0 { text += "; \(badRecords) bad records" }
         if let countsText { text += "; \(countsText)" }
-        text += "; cache \(ByteSize.format(cacheBytes)) of \(ByteSize.format(budgetBytes))"
+        text += "; cache \(ByteSize.format(cacheBytes)) of \(ByteSize.format(budgetBytes))\(budgetOrigin?.inWords ?? "")"
         if evicted > 0 { text += ", \(evicted) evicted (\(ByteSize.format(evictedBytes)))" }
         if let slowestHostText { text += "; \(slowestHostText)" }
         return text

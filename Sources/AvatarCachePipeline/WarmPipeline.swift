@@ -161,6 +161,7 @@ public final class WarmPipeline: Sendable {
             report.evicted = finished.evicted
             report.evictedBytes = finished.evictedBytes
             report.cacheBytes = finished.cacheBytes
+            (report.budgetBytes, report.budgetOrigin) = (finished.budget.budgetBytes, finished.budget.budgetOrigin)
             (report.profilesWithPhoto, report.profilesWithMonogram, report.profilesWithNothing) = finished.shown
         } catch {
             await workers?.shutdown()
@@ -250,6 +251,8 @@ public final class WarmPipeline: Sendable {
         var evicted: Int
         var evictedBytes: Int64
         var cacheBytes: Int64
+        /// The budget pruned to (given, else the cache's own).
+        var budget: Pruner
         var shown: (photo: Int, monogram: Int, nothing: Int)
     }
 
@@ -272,7 +275,7 @@ public final class WarmPipeline: Sendable {
                                             photos: monograms.profilesShowingPhoto, evicted: outcome.plan.evicted)
         stages.done("tally")
         return Finished(interrupted: interrupted, evicted: outcome.plan.evicted.count, evictedBytes: outcome.plan.freedBytes,
-                        cacheBytes: outcome.cacheBytes, shown: shown)
+                        cacheBytes: outcome.cacheBytes, budget: outcome.pruner, shown: shown)
     }
 
     /// When a fetched photo stops being fresh: the server's lifetime capped by the

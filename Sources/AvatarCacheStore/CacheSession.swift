@@ -1,3 +1,4 @@
+import AvatarCacheModel
 import Foundation
 import Logging
 
@@ -56,11 +57,22 @@ package final class CacheSession {
         }
     }
 
-    /// Prunes to budget, rewrites metadata.json when entries changed (`entriesChanged`, an
-    /// eviction, or no document yet), then deletes what nothing references: evicted and
-    /// replaced files, and `orphans` (cache files found unreferenced) still unreferenced.
-    package func finish(pruner: Pruner, entriesChanged: Bool, orphans: Set<String> = []) throws -> PruneOutcome {
-        let plan = try index.write { try pruner.prune($0) }
+    /// Folds in the accesses lookups journaled (`AccessJournal`), prunes to the cache's
+    /// budget (`pruner`'s values where given, else the cache's own, else the defaults:
+    /// `Pruner.kept`; with `recordsBudget`, the values given become the cache's own, in the
+    /// same transaction), rewrites metadata.json when entries changed
+    /// (`entriesChanged`, an eviction, or no document yet), then deletes what nothing
+    /// references: evicted and replaced files, and `orphans` (cache files found
+    /// unreferenced) still unreferenced.
+    package func finish(pruner: Pruner, recordsBudget: Bool = true, entriesChanged: Bool, orphans: Set<String> = []) throws -> PruneOutcome {
+        // The accesses lookups journaled while the index was busy count for this prune.
+        let journal = AccessJournal.take(fromCacheAt: directory.root.path)
+        let (pruner, plan) = try index.write { db in
+            for (key, time) in journal?.accesses ?? [:] { try EntryRecords.touch(db, key: key, at: Date(indexValue: time)) }
+            let kept = try pruner.kept(db, recording: recordsBudget)
+            return (kept, try kept.prune(db))
+        }
+        journal?.remove()
         let documentWritten = entriesChanged || !plan.evicted.isEmpty || directory.fileSize(CacheDirectory.metadataName) == nil
         if documentWritten {
             try index.read { try MetadataDocument.write(from: $0, to: directory) }
@@ -76,7 +88,7 @@ package final class CacheSession {
                 "bytesBefore": .stringConvertible(plan.bytesBefore), "bytesAfter": .stringConvertible(plan.bytesAfter),
             ])
         }
-        return PruneOutcome(plan: plan, cacheBytes: plan.bytesAfter, deletedFiles: deletable.count, documentWritten: documentWritten)
+        return PruneOutcome(plan: plan, pruner: pruner, cacheBytes: plan.bytesAfter, deletedFiles: deletable.count, documentWritten: documentWritten)
     }
 
     /// Releases the lock (the index stays readable by others).
@@ -90,6 +102,8 @@ package final class CacheSession {
 /// What a prune did: the plan carried out, the bytes left, the files deleted.
 public struct PruneOutcome: Sendable {
     public var plan: Pruner.Plan
+    /// The budget and trim ratio pruned to, and where each came from.
+    public var pruner: Pruner
     /// Bytes of the cache's files after the prune.
     public var cacheBytes: Int64
     /// Files deleted from disk.

@@ -10,6 +10,11 @@ enum CacheSettings {
     /// wrote durably: unchanged, and nothing a reader finds changed, a run need not write
     /// it again (`MetadataRefresh`).
     static let metadataStamp = "metadataStamp"
+    /// The budget in bytes (decimal) and the trim ratio the last writer given them was
+    /// given: every later command not given its own uses them (`Pruner.kept`). A cache
+    /// without them keeps the defaults.
+    static let budget = "budgetBytes"
+    static let trimRatio = "trimRatio"
 
     static func value(_ db: Database, _ name: String) throws -> String? {
         try String.fetchOne(db.cachedStatement(sql: "SELECT value FROM cacheSetting WHERE name = ?"), arguments: [name])

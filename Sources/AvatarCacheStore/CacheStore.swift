@@ -19,7 +19,9 @@ public enum CacheStore {
         try CacheSession.open(directory, wait: wait, create: true, markRun: true, logger: logger)
     }
 
-    /// Evicts least-recently-used entries down to the pruner's target, under the lock.
+    /// Evicts least-recently-used entries down to the pruner's target, under the lock; the
+    /// budget and trim ratio given become the cache's own, those not given are its own
+    /// (`PruneOutcome.pruner` says which were used).
     public static func prune(_ directory: CacheDirectory, pruner: Pruner, wait: TimeInterval, logger: Logger) throws -> PruneOutcome {
         let session = try CacheSession.open(directory, wait: wait, create: false, logger: logger)
         defer { session.close() }
@@ -34,21 +36,24 @@ public enum CacheStore {
     }
 
     /// Checks every entry's files, the unreferenced files and the totals, under the lock;
-    /// with `repair`, fixes what can be fixed (CacheVerifier).
-    public static func verify(_ directory: CacheDirectory, budgetBytes: Int64, repair: Bool, wait: TimeInterval,
+    /// with `repair`, fixes what can be fixed (CacheVerifier). Without `budgetBytes`, the
+    /// cache's own budget; one given is for this check alone.
+    public static func verify(_ directory: CacheDirectory, budgetBytes: Int64?, repair: Bool, wait: TimeInterval,
                               logger: Logger) throws -> Verification {
         if let note = CacheVerifier.interruptedFirstRun(directory) { return .interruptedFirstRun(note: note) }
         return .checked(try CacheVerifier(directory: directory).verify(budgetBytes: budgetBytes, repair: repair, wait: wait, logger: logger))
     }
 
-    /// Merges caches into `target` (made when missing) and prunes it once (CacheMerge).
+    /// Merges caches into `target` (made when missing) and prunes it once (CacheMerge), to
+    /// the budget given, else the target's own, else the one its sources keep.
     public static func merge(_ sources: [CacheDirectory], into target: CacheDirectory, pruner: Pruner, wait: TimeInterval,
                              logger: Logger) throws -> CacheMerge.Outcome {
-        try CacheMerge.merge(sources, into: target, budgetBytes: pruner.budgetBytes, trimRatio: pruner.trimRatio, wait: wait, logger: logger)
+        try CacheMerge.merge(sources, into: target, pruner: pruner, wait: wait, logger: logger)
     }
 
-    /// Entries, bytes by tier, access times and budget use, read without the lock.
-    public static func statistics(_ directory: CacheDirectory, budgetBytes: Int64) throws -> CacheStatistics {
+    /// Entries, bytes by tier, access times and budget use, read without the lock; against
+    /// `budgetBytes` when given, else the cache's own budget.
+    public static func statistics(_ directory: CacheDirectory, budgetBytes: Int64? = nil) throws -> CacheStatistics {
         try CacheStatistics.of(directory, budgetBytes: budgetBytes)
     }
 

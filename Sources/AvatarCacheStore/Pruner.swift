@@ -17,14 +17,65 @@ public struct Pruner: Sendable {
     /// The trim ratios accepted (`Settings.trimRatio`).
     public static let trimRatioRange = 0.01...1.0
 
-    /// Cache budget in bytes.
-    public var budgetBytes: Int64
-    /// Fraction of the budget to trim down to once over it.
-    public var trimRatio: Double
+    /// Where a budget or trim ratio came from: given to this command (a flag, a pipeline
+    /// file's key), kept by the cache (the last writer given one recorded it), or the default.
+    public enum Origin: String, Codable, Sendable {
+        case given, cache, `default`
 
-    public init(budgetBytes: Int64 = defaultBudgetBytes, trimRatio: Double = defaultTrimRatio) {
-        self.budgetBytes = budgetBytes
-        self.trimRatio = trimRatio
+        /// How a report says where the budget came from, after "of 20.00 GB"; empty when given.
+        public var inWords: String {
+            switch self {
+            case .given: ""
+            case .cache: " (the cache's budget)"
+            case .default: " (the default budget)"
+            }
+        }
+    }
+
+    /// Cache budget in bytes. Setting it gives it (`budgetOrigin` becomes `.given`).
+    public var budgetBytes: Int64 {
+        get { budget }
+        set { budget = newValue; budgetOrigin = .given }
+    }
+    /// Fraction of the budget to trim down to once over it. Setting it gives it.
+    public var trimRatio: Double {
+        get { ratio }
+        set { ratio = newValue; trimRatioOrigin = .given }
+    }
+    public private(set) var budgetOrigin = Origin.default
+    public private(set) var trimRatioOrigin = Origin.default
+    private var budget: Int64
+    private var ratio: Double
+
+    /// The budget and trim ratio given to a command; each one not given (nil) is the
+    /// cache's own where it keeps one, else the default (`kept(_:recording:)`).
+    public init(budgetBytes: Int64? = nil, trimRatio: Double? = nil) {
+        budget = Self.defaultBudgetBytes
+        ratio = Self.defaultTrimRatio
+        if let budgetBytes { self.budgetBytes = budgetBytes }
+        if let trimRatio { self.trimRatio = trimRatio }
+    }
+
+    /// The cache's budget: in `db`, the values this pruner was not given are those the
+    /// cache keeps (recorded by the last writer given them), else the defaults; with
+    /// `recording` (a writer: warm, run, prune, merge), the values it was given become
+    /// the ones the cache keeps.
+    func kept(_ db: Database, recording: Bool) throws -> Pruner {
+        var kept = self
+        if budgetOrigin == .given {
+            if recording { try CacheSettings.set(db, CacheSettings.budget, to: String(budget)) }
+        } else if let recorded = try CacheSettings.value(db, CacheSettings.budget).flatMap(Int64.init), recorded > 0 {
+            kept.budget = recorded
+            kept.budgetOrigin = .cache
+        }
+        if trimRatioOrigin == .given {
+            if recording { try CacheSettings.set(db, CacheSettings.trimRatio, to: String(ratio)) }
+        } else if let recorded = try CacheSettings.value(db, CacheSettings.trimRatio).flatMap(Double.init),
+                  Self.trimRatioRange.contains(recorded) {
+            kept.ratio = recorded
+            kept.trimRatioOrigin = .cache
+        }
+        return kept
     }
 
     public struct Plan: Sendable {

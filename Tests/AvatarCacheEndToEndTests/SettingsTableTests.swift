@@ -116,11 +116,14 @@ import AvatarCacheTestKit
         // The value each reaches: 2 GB, in every command's own terms.
         #expect(try Prune.parse(["--cache", "c", "--budget", "2GB"]).prune.pruner().budgetBytes == 2_000_000_000)
         #expect(try Merge.parse(["a", "--into", "b", "--budget", "2GB"]).prune.pruner().budgetBytes == 2_000_000_000)
-        #expect(try Verify.parse(["--cache", "c", "--budget", "2GB"]).budget.bytes() == 2_000_000_000)
-        #expect(try Stats.parse(["--cache", "c", "--budget", "2GB"]).budget.bytes() == 2_000_000_000)
+        #expect(try Verify.parse(["--cache", "c", "--budget", "2GB"]).budget.given() == 2_000_000_000)
+        #expect(try Stats.parse(["--cache", "c", "--budget", "2GB"]).budget.given() == 2_000_000_000)
         #expect(try Warm.parse(["e.json", "--cache", "c", "--budget", "2GB"]).settings()[Settings.budget] == 2_000_000_000)
         #expect(try Warm.parse(["e.json", "--cache", "c", "--budget", "2GB"]).prune.pruner().budgetBytes == 2_000_000_000)
-        #expect(try Prune.parse(["--cache", "c"]).prune.pruner().budgetBytes == Settings.budget.defaultValue)
+        // Not given: the default, which the cache's own replaces where it keeps one.
+        let notGiven = try Prune.parse(["--cache", "c"]).prune.pruner()
+        #expect(notGiven.budgetBytes == Settings.budget.defaultValue && notGiven.budgetOrigin == .default)
+        #expect(try Verify.parse(["--cache", "c"]).budget.given() == nil)
         for (command, _) in sizing where command != Stats.self {
             #expect(command.helpMessage(columns: 10_000).contains(Settings.wait.help), "\(command)'s --wait")
         }
@@ -146,7 +149,7 @@ import AvatarCacheTestKit
         #expect(configuration.fetchLimits.maxBytes == Int(Settings.maxBytes.defaultValue))
         #expect(configuration.pruner.budgetBytes == Settings.budget.defaultValue)
         // Settings with a default show it in the help, as the value is written.
-        #expect(Settings.budget.help.hasSuffix("Default: 100MB."))
+        #expect(Settings.budget.help.hasSuffix("Default: the cache's own, else 100MB."))
         #expect(Settings.ttlHours.help.hasSuffix("Default: 168."))
         #expect(Settings.sizes.help.hasSuffix("Default: 110 and 300."))
         // A value set in code is checked as if it had been read.

@@ -62,7 +62,7 @@ import AvatarCacheTestKit
     }
 
     @Test func theExitCodes() {
-        #expect(Lookup.exitCode(for: LookupError.notFound("user \"u\"")) == Lookup.notInCache)
+        #expect(Lookup.exitCode(for: LookupError.notFound(.user(id: "u"))) == Lookup.notInCache)
         #expect(Lookup.notInCache.rawValue == 66 && Lookup.cacheUnusable.rawValue == 73)
         #expect(Lookup.exitCode(for: LookupError.invalidArgument("x")).rawValue == 64)
         let directory = URL(fileURLWithPath: "/nowhere")
@@ -70,7 +70,7 @@ import AvatarCacheTestKit
                       .damagedIndex(file: directory, reason: "r")] {
             #expect(Lookup.exitCode(for: error) == Lookup.cacheUnusable, "\(error)")
         }
-        #expect(Lookup.isNotInCache(LookupError.notFound("x")) && !Lookup.isNotInCache(LookupError.invalidArgument("x")))
+        #expect(Lookup.isNotInCache(LookupError.notFound(.user(id: "x"))) && !Lookup.isNotInCache(LookupError.invalidArgument("x")))
     }
 
     /// Run over a real cache: an answer (counted as an access for the prune), a user or a

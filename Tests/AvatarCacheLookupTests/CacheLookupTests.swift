@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AvatarCacheLookup
+import AvatarCacheModel
 import AvatarCacheMonograms
 import AvatarCacheTestKit
 
@@ -97,10 +98,10 @@ import AvatarCacheTestKit
         // An entry no profile shows: the photo alone.
         let orphan = try lookup.answer(forPhotoURL: inline, viewSize: 55, scale: 3)
         #expect(orphan.userID == nil && orphan.kind == .photo && orphan.side == 300 && orphan.photoURL == inline)
-        #expect(throws: LookupError.notFound("URL https://photos.example.com/other.jpg")) {
+        #expect(throws: LookupError.notFound(.photo(url: "https://photos.example.com/other.jpg"))) {
             try lookup.answer(forPhotoURL: "https://photos.example.com/other.jpg", viewSize: 55, scale: 3)
         }
-        #expect(throws: LookupError.notFound("user \"nobody\"")) { try lookup.answer(forUser: "nobody", viewSize: 55, scale: 3) }
+        #expect(throws: LookupError.notFound(.user(id: "nobody"))) { try lookup.answer(forUser: "nobody", viewSize: 55, scale: 3) }
     }
 
     @Test func argumentsOutOfRangeAreRefused() throws {
@@ -121,6 +122,12 @@ import AvatarCacheTestKit
         #expect(refused { try lookup.tiers(forUser: "") })
         #expect(refused { try lookup.users(limit: 0) })
         #expect(!refused { try lookup.answer(forUser: "pat", viewSize: CacheLookup.maximumViewSize, scale: 8) })
+        #expect(throws: LookupError.invalidArgument("the view size must be a number of points above 0 and at most 100000 (got 100001.0)")) {
+            try lookup.answer(forUser: "pat", viewSize: 100_001, scale: 3)
+        }
+        #expect(throws: LookupError.invalidArgument("readers must be at least 1 (got 0)")) {
+            try CacheLookup(cache: cache.directory, readers: 0)
+        }
     }
 
     @Test func theTierRule() {
@@ -171,7 +178,7 @@ import AvatarCacheTestKit
         ])
         #expect(try lookup.tiers(forUser: "lee").map(\.file) == [drawn[330], drawn[900]])
         #expect(try lookup.tiers(forUser: "kim").isEmpty, "nothing cached yet")
-        #expect(throws: LookupError.notFound("user \"nobody\"")) { try lookup.tiers(forUser: "nobody") }
+        #expect(throws: LookupError.notFound(.user(id: "nobody"))) { try lookup.tiers(forUser: "nobody") }
         // Listing is not an access: the prune's order stays.
         lookup.flush()
         #expect(try cache.index.lastAccess(of: Self.photoURL) == 1_000)
@@ -232,9 +239,61 @@ import AvatarCacheTestKit
             return try await group.reduce(0, +)
         }
         #expect(mismatches == 0)
-        await #expect(throws: LookupError.notFound("user \"nobody\"")) { try await lookup.answer(forUser: "nobody", viewSize: 55, scale: 3) }
+        await #expect(throws: LookupError.notFound(.user(id: "nobody"))) { try await lookup.answer(forUser: "nobody", viewSize: 55, scale: 3) }
         let byURL = try await lookup.answer(forPhotoURL: "https://photos.example.com/1.jpg", viewSize: 55, scale: 3)
         #expect(byURL.userID == "user-1" && byURL.kind == .photo)
+    }
+
+    /// Tasks answering in a loop, more of them than the concurrency pool has threads: each
+    /// gets its share (at least a fifth of the mean), as a server's requests would.
+    @Test func tasksAnsweringInALoopEachGetTheirShare() async throws {
+        let (cache, _, _) = try Self.people("lookup-fair")
+        defer { cache.remove() }
+        let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
+        let tasks = max(8, ProcessInfo.processInfo.activeProcessorCount * 4)
+        let end = Date().addingTimeInterval(1)
+        let counts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<tasks {
+                group.addTask {
+                    var answers = 0
+                    while Date() < end {
+                        _ = try await lookup.answer(forUser: "pat", viewSize: 55, scale: 3)
+                        answers += 1
+                    }
+                    return answers
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        let mean = Double(counts.reduce(0, +)) / Double(counts.count)
+        #expect(mean > 100, "\(counts)")
+        #expect(counts.allSatisfy { Double($0) >= mean / 5 }, "answers per task: \(counts.sorted())")
+    }
+
+    /// A lookup done while a warm-up holds the index's write lock waits for nothing: its
+    /// access goes to the cache's journal, which the next lookup able to write folds in.
+    @Test func anAccessTheIndexCannotTakeNowIsJournaledAndFoldedByTheNextWrite() throws {
+        let (cache, _, _) = try Self.people("lookup-journal")
+        defer { cache.remove() }
+        let journal = cache.directory.appendingPathComponent(AccessJournal.fileName).path
+        let started = Date().timeIntervalSince1970
+        try cache.index.execute("BEGIN IMMEDIATE")
+        var busy: CacheLookup? = try CacheLookup(cache: cache.directory)
+        #expect(try busy?.answer(forUser: "pat", viewSize: 55, scale: 3).kind == .photo)
+        let releasing = Date()
+        busy = nil
+        #expect(Date().timeIntervalSince(releasing) < 2, "not the busy timeout of 10 s")
+        try cache.index.execute("COMMIT")
+        #expect(FileManager.default.fileExists(atPath: journal), "the access waits in the journal")
+        #expect(try cache.index.lastAccess(of: Self.photoURL) == 1_000)
+
+        var next: CacheLookup? = try CacheLookup(cache: cache.directory)
+        #expect(try next?.answer(forUser: "lee", viewSize: 55, scale: 3).kind == .monogram)
+        next = nil
+        #expect(try #require(try cache.index.lastAccess(of: Self.photoURL)) >= started.rounded(.down), "folded in")
+        #expect(!FileManager.default.fileExists(atPath: journal))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: cache.directory.path).filter { $0.contains("journal") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
     /// A writer's open transaction holds no reader back: a lookup answers from the last

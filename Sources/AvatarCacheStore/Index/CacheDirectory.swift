@@ -1,3 +1,4 @@
+import AvatarCacheModel
 import AvatarCacheSupport
 import Foundation
 import Glibc
@@ -38,7 +39,8 @@ public struct CacheDirectory: Sendable {
     /// the lock): they do not count toward the budget, which evicting photos could not
     /// keep them under.
     public static func isBookkeeping(_ name: String) -> Bool {
-        name == metadataName || name == CacheLock.fileName || name == runMarkerName || CacheIndex.isIndexFile(name)
+        name == metadataName || name == CacheLock.fileName || name == runMarkerName || name == AccessJournal.fileName
+            || CacheIndex.isIndexFile(name)
     }
 
     /// Whether this process may write the directory and its file `name` (false on a

@@ -14,6 +14,10 @@ import Logging
 ///       the taken entries use (one file per content: names are content hashes)
 ///     -> one prune -> metadata.json -> delete what nothing references -> unlock
 ///
+/// The prune keeps the budget given (which the target then keeps), else the target's own,
+/// else, for a target that keeps none (a new one), the largest its sources keep, which the
+/// target then keeps: shards warmed with `--budget 1GB` merge into a cache of 1 GB.
+///
 /// Every row taken is claimed by its source's origin (`shard i/n`, or `cache <id>` for a
 /// cache that is not a shard), so merging a re-run shard again replaces what it brought
 /// before, and a merge that brings every shard of a split (0/n … n−1/n) replaces what
@@ -61,12 +65,19 @@ public enum CacheMerge {
         var shard: Shard?
     }
 
-    static func merge(_ sources: [CacheDirectory], into target: CacheDirectory, budgetBytes: Int64, trimRatio: Double,
+    static func merge(_ sources: [CacheDirectory], into target: CacheDirectory, budgetBytes: Int64? = nil, trimRatio: Double? = nil,
+                             wait: TimeInterval, logger: Logger) throws -> Outcome {
+        try merge(sources, into: target, pruner: Pruner(budgetBytes: budgetBytes, trimRatio: trimRatio), wait: wait, logger: logger)
+    }
+
+    static func merge(_ sources: [CacheDirectory], into target: CacheDirectory, pruner: Pruner,
                              wait: TimeInterval, logger: Logger) throws -> Outcome {
         guard !sources.isEmpty else { throw ConfigurationError(message: "merge: give at least one cache to merge") }
         let targetPath = canonicalPath(target.root)
         var seen: [String: String] = [:]
         var resolved: [Source] = []
+        // The largest budget and trim ratio the sources keep (for a target that keeps none).
+        var sourcesBudget = Pruner()
         for source in sources {
             let path = canonicalPath(source.root)
             guard path != targetPath else {
@@ -76,8 +87,12 @@ public enum CacheMerge {
             seen[path] = source.root.path
             // Opening it brings an older cache to this version's index (under its lock).
             let index = try CacheIndex.openExisting(source, lockWait: wait, role: .lookup)
-            let (id, shardText) = try index.read { db in
-                (try CacheSettings.value(db, CacheSettings.id) ?? "", try CacheSettings.value(db, CacheSettings.shard))
+            let (id, shardText, kept) = try index.read { db in
+                (try CacheSettings.value(db, CacheSettings.id) ?? "", try CacheSettings.value(db, CacheSettings.shard),
+                 try Pruner().kept(db, recording: false))
+            }
+            if kept.budgetOrigin == .cache, sourcesBudget.budgetOrigin != .given || kept.budgetBytes > sourcesBudget.budgetBytes {
+                sourcesBudget = Pruner(budgetBytes: kept.budgetBytes, trimRatio: kept.trimRatioOrigin == .cache ? kept.trimRatio : nil)
             }
             index.close()
             let shard = try shardText.map { try Shard(parsing: $0) }
@@ -135,7 +150,12 @@ public enum CacheMerge {
             outcomes.append(outcome)
         }
         let changed = !superseded.isEmpty || outcomes.contains { $0.entriesTaken + $0.entriesRefreshed + $0.entriesDropped > 0 }
-        let finish = try session.finish(pruner: Pruner(budgetBytes: budgetBytes, trimRatio: trimRatio), entriesChanged: changed, orphans: orphans)
+        var pruner = pruner
+        if pruner.budgetOrigin != .given, sourcesBudget.budgetOrigin == .given,
+           try index.read({ try Pruner().kept($0, recording: false).budgetOrigin }) != .cache {
+            pruner = sourcesBudget
+        }
+        let finish = try session.finish(pruner: pruner, entriesChanged: changed, orphans: orphans)
         try target.markRunFinished()
         let (entries, profiles) = try index.read { (try EntryRecords.count($0), try ProfileRecords.count($0)) }
         return Outcome(sources: outcomes, supersededOrigins: superseded, finish: finish, entries: entries, profiles: profiles)

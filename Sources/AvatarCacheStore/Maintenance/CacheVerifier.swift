@@ -30,7 +30,9 @@ public struct CacheVerifier: Sendable {
         public var entries: Int
         public var files: Int
         public var cacheBytes: Int64
+        /// The budget the cache was measured against, and where it came from.
         public var budgetBytes: Int64
+        public var budgetOrigin: Pruner.Origin
         public var problems: [Problem]
         /// With --repair: what was done.
         public var repaired: [String]
@@ -53,33 +55,36 @@ public struct CacheVerifier: Sendable {
     }
 
     /// `verify` in a session of its own, the lock waited for up to `wait` seconds
-    /// (`CacheStore.verify`, the `verify` command's).
-    public func verify(budgetBytes: Int64, repair: Bool, wait: TimeInterval = 0,
+    /// (`CacheStore.verify`, the `verify` command's), against `budgetBytes` when given,
+    /// else the cache's own budget, else the default. A budget given is used for this
+    /// check alone: verify never changes the budget the cache keeps.
+    public func verify(budgetBytes: Int64? = nil, repair: Bool, wait: TimeInterval = 0,
                        logger: Logger = Logger(label: "avatar-cache.verify")) throws -> Result {
         let session = try CacheSession.open(directory, wait: wait, create: false, logger: logger)
         defer { session.close() }
-        return try verify(session, budgetBytes: budgetBytes, repair: repair)
+        let budget = try session.index.read { try Pruner(budgetBytes: budgetBytes).kept($0, recording: false) }
+        return try verify(session, budget: budget, repair: repair)
     }
 
     /// Checks everything; with `repair`, drops broken entries (a profile then falls
     /// back to its monogram), rewrites metadata.json from the index and removes orphans
     /// and leftovers, leaving good entries as they are. Call inside a `CacheSession`.
-    func verify(_ session: CacheSession, budgetBytes: Int64, repair: Bool) throws -> Result {
+    func verify(_ session: CacheSession, budget: Pruner, repair: Bool) throws -> Result {
         let listing = try directory.listFiles()
         var findings = Findings(listing: listing, interrupted: directory.hasInterruptedRun)
         try checkEntries(session.index, &findings)
         let referenced = try session.index.read { try EntryRecords.allFileNames($0) }
         checkUnreferenced(referenced, &findings)
         checkDocument(&findings)
-        let total = try checkTotals(session.index, budgetBytes: budgetBytes, &findings)
+        let total = try checkTotals(session.index, budgetBytes: budget.budgetBytes, &findings)
         var repaired: [String] = []
         if repair && !findings.problems.isEmpty {
-            repaired = try self.repair(session, findings, referenced: referenced, budgetBytes: budgetBytes)
+            repaired = try self.repair(session, findings, referenced: referenced, budget: budget)
         }
-        var result = Result(entries: findings.entries, files: listing.count, cacheBytes: total, budgetBytes: budgetBytes,
-                            problems: findings.problems, repaired: repaired, notices: findings.notices)
+        var result = Result(entries: findings.entries, files: listing.count, cacheBytes: total, budgetBytes: budget.budgetBytes,
+                            budgetOrigin: budget.budgetOrigin, problems: findings.problems, repaired: repaired, notices: findings.notices)
         if !repaired.isEmpty {
-            result.unrepaired = try verify(session, budgetBytes: budgetBytes, repair: false).problems
+            result.unrepaired = try verify(session, budget: budget, repair: false).problems
         }
         return result
     }
@@ -232,7 +237,7 @@ public struct CacheVerifier: Sendable {
 
     /// Drops the broken entries, removes orphans and leftovers, prunes to the budget and
     /// rewrites metadata.json from the index. Returns what was done.
-    private func repair(_ session: CacheSession, _ findings: Findings, referenced: Set<String>, budgetBytes: Int64) throws -> [String] {
+    private func repair(_ session: CacheSession, _ findings: Findings, referenced: Set<String>, budget: Pruner) throws -> [String] {
         var repaired: [String] = []
         let broken = findings.broken.sorted()
         let freed = try session.index.write { db in
@@ -245,7 +250,7 @@ public struct CacheVerifier: Sendable {
         let orphans = Set(findings.listing.map(\.name).filter {
             $0.hasPrefix(CacheDirectory.temporaryPrefix) || (CacheDirectory.isCacheFileName($0) && !referenced.contains($0))
         })
-        let outcome = try session.finish(pruner: Pruner(budgetBytes: budgetBytes), entriesChanged: true, orphans: orphans)
+        let outcome = try session.finish(pruner: budget, recordsBudget: false, entriesChanged: true, orphans: orphans)
         if outcome.deletedFiles > 0 { repaired.append("removed \(outcome.deletedFiles) unreferenced or leftover files") }
         if !outcome.plan.evicted.isEmpty { repaired.append("evicted \(outcome.plan.evicted.count) least recently used entries to fit the budget") }
         repaired.append("rewrote \(CacheDirectory.metadataName) from the index")
@@ -269,7 +274,11 @@ public struct CacheStatistics: Codable, Sendable {
     public var profiles: Int
     public var files: Int
     public var cacheBytes: Int64
+    /// The budget the cache is measured against, and where it came from (given to
+    /// `stats`, the cache's own, or the default), with the trim ratio a prune goes down to.
     public var budgetBytes: Int64
+    public var budgetOrigin: Pruner.Origin
+    public var trimRatio: Double
     /// cacheBytes / budgetBytes.
     public var budgetUse: Double
     /// Tier in pixels -> bytes of its files (a file two tiers share counts once, under the larger).
@@ -278,7 +287,7 @@ public struct CacheStatistics: Codable, Sendable {
     public var newestAccess: Date?
     public var failingSources: Int
 
-    static func of(_ directory: CacheDirectory, budgetBytes: Int64) throws -> CacheStatistics {
+    static func of(_ directory: CacheDirectory, budgetBytes: Int64?) throws -> CacheStatistics {
         let index = try CacheIndex.openExisting(directory)
         defer { index.close() }
         return try index.read { db in
@@ -291,10 +300,12 @@ public struct CacheStatistics: Codable, Sendable {
             let access = try Row.fetchOne(db, sql: "SELECT MIN(lastAccess) AS oldest, MAX(lastAccess) AS newest FROM entry")
             let files = try EntryFileRecord.select(EntryFileRecord.Columns.filename).distinct().fetchCount(db)
             let total = try EntryRecords.cacheBytes(db)
+            let budget = try Pruner(budgetBytes: budgetBytes).kept(db, recording: false)
+            let budgetBytes = budget.budgetBytes
             return CacheStatistics(
                 entries: try EntryRecords.count(db), photoEntries: count(.photo), monogramEntries: count(.monogram),
                 profiles: try ProfileRecords.count(db), files: files, cacheBytes: total, budgetBytes: budgetBytes,
-                budgetUse: budgetBytes > 0 ? Double(total) / Double(budgetBytes) : 0, bytesByTier: byTier,
+                budgetOrigin: budget.budgetOrigin, trimRatio: budget.trimRatio, budgetUse: budgetBytes > 0 ? Double(total) / Double(budgetBytes) : 0, bytesByTier: byTier,
                 oldestAccess: (access?["oldest"] as Double?).map(Date.init(indexValue:)),
                 newestAccess: (access?["newest"] as Double?).map(Date.init(indexValue:)),
                 failingSources: try FailureRecords.count(db))

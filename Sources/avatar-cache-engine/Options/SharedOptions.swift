@@ -13,10 +13,11 @@ import Logging
 struct BudgetOption: ParsableArguments {
     @Option(help: Settings.budget.argumentHelp) var budget: Written<Int64>?
 
-    /// The budget given, else the setting's default (100MB).
-    func bytes() throws -> Int64 { try Settings.budget.value(of: budget?.text) }
+    /// The budget given, or nil: the cache's own (the last writer given one recorded
+    /// it), else the setting's default (100MB).
+    func given() throws -> Int64? { try budget.map { try Settings.budget.value(of: $0.text) } }
 
-    func validate() throws { _ = try bytes() }
+    func validate() throws { _ = try given() }
 }
 
 /// `--budget` and `--trim-ratio`: what a prune keeps, for warm and run, merge and prune.
@@ -26,8 +27,9 @@ struct PruneOptions: ParsableArguments {
 
     func validate() throws { _ = try pruner() }
 
+    /// The budget and trim ratio given; those not given are the cache's own, else the defaults.
     func pruner() throws -> Pruner {
-        Pruner(budgetBytes: try budget.bytes(), trimRatio: try Settings.trimRatio.value(of: trimRatio?.text))
+        Pruner(budgetBytes: try budget.given(), trimRatio: try trimRatio.map { try Settings.trimRatio.value(of: $0.text) })
     }
 }
 

@@ -38,13 +38,11 @@ struct Merge: AsyncParsableCommand {
     func run() async throws {
         let logger = Logging.make(format: .text, level: (try? Settings.logLevel.value(of: logLevel, else: .warning)) ?? .warning, progress: nil)
         let outcome: CacheMerge.Outcome
-        let pruner: Pruner
         do {
             guard !caches.isEmpty else { throw ConfigurationError(message: "merge: give at least one cache to merge") }
-            pruner = try prune.pruner()
             outcome = try CacheStore.merge(caches.map { CacheDirectory(root: URL(fileURLWithPath: $0)) },
                                            into: CacheDirectory(root: URL(fileURLWithPath: into)),
-                                           pruner: pruner, wait: try wait.seconds(), logger: logger)
+                                           pruner: try prune.pruner(), wait: try wait.seconds(), logger: logger)
         } catch {
             throw ExitCodes.fail(error)
         }
@@ -62,7 +60,8 @@ struct Merge: AsyncParsableCommand {
             print("replaced what an earlier split brought: \(outcome.supersededOrigins.joined(separator: ", "))")
         }
         let plan = outcome.finish.plan
+        let budget = outcome.finish.pruner
         print("merged \(outcome.sources.count) cache\(outcome.sources.count == 1 ? "" : "s") into \(into): \(outcome.entries) entries, \(outcome.profiles) profiles; "
-            + "evicted \(plan.evicted.count) (\(ByteSize.format(plan.freedBytes))); cache \(ByteSize.format(outcome.finish.cacheBytes)) of \(ByteSize.format(pruner.budgetBytes))")
+            + "evicted \(plan.evicted.count) (\(ByteSize.format(plan.freedBytes))); cache \(ByteSize.format(outcome.finish.cacheBytes)) of \(ByteSize.format(budget.budgetBytes))\(budget.budgetOrigin.inWords)")
     }
 }

@@ -25,7 +25,7 @@ struct Verify: AsyncParsableCommand {
         let directory = cache.directory
         let result: CacheVerifier.Result
         do {
-            switch try CacheStore.verify(directory, budgetBytes: try budget.bytes(), repair: repair,
+            switch try CacheStore.verify(directory, budgetBytes: try budget.given(), repair: repair,
                                          wait: try wait.seconds(), logger: Logging.make(format: .text, level: .warning, progress: nil)) {
             case .interruptedFirstRun(let note):
                 print("note: \(note)")
@@ -43,7 +43,7 @@ struct Verify: AsyncParsableCommand {
             for problem in result.problems { print(problem) }
             for action in result.repaired { print("repaired: \(action)") }
             for notice in result.notices { print("note: \(notice)") }
-            print("\(result.entries) entries, \(result.files) files, \(ByteSize.format(result.cacheBytes)) of \(ByteSize.format(result.budgetBytes)): "
+            print("\(result.entries) entries, \(result.files) files, \(ByteSize.format(result.cacheBytes)) of \(ByteSize.format(result.budgetBytes))\(result.budgetOrigin.inWords): "
                 + (result.problems.isEmpty ? "ok" : "\(result.problems.count) problem\(result.problems.count == 1 ? "" : "s")"
                    + (result.repaired.isEmpty ? "" : result.unrepaired.isEmpty ? " (all repaired)" : " (\(result.unrepaired.count) left after the repair)")))
         }
@@ -66,7 +66,7 @@ struct Stats: AsyncParsableCommand {
     func run() async throws {
         let stats: CacheStatistics
         do {
-            stats = try CacheStore.statistics(cache.directory, budgetBytes: try budget.bytes())
+            stats = try CacheStore.statistics(cache.directory, budgetBytes: try budget.given())
         } catch {
             throw ExitCodes.fail(error)
         }
@@ -79,7 +79,7 @@ struct Stats: AsyncParsableCommand {
         for (tier, bytes) in stats.bytesByTier.sorted(by: { (Int($0.key) ?? 0) < (Int($1.key) ?? 0) }) {
             print("  tier \(tier) px: \(ByteSize.format(bytes))")
         }
-        print(String(format: "budget use:     %.1f %% of %@", stats.budgetUse * 100, ByteSize.format(stats.budgetBytes)))
+        print(String(format: "budget use:     %.1f %% of %@", stats.budgetUse * 100, ByteSize.format(stats.budgetBytes) + stats.budgetOrigin.inWords))
         let formatter = ISO8601DateFormatter()
         print("oldest access:  \(stats.oldestAccess.map { formatter.string(from: $0) } ?? "-")")
         print("newest access:  \(stats.newestAccess.map { formatter.string(from: $0) } ?? "-")")

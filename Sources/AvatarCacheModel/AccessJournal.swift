@@ -1,0 +1,84 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Accesses a lookup could not write into the index without waiting (a warm-up held its
+/// write lock as the lookup's process ended): appended to `access-journal` in the cache
+/// directory, a line each (`<seconds since 1970>\t<entry key>\n`), and folded into the
+/// index by the next writer that opens it: a lookup process that finds the index free, or
+/// a warm, run, prune, merge or `verify --repair` before it prunes. So a lookup never waits
+/// for a warm, and its access still counts for the prune.
+///
+/// Bounded: past `limit` bytes an access is not appended (the prune then sees an older
+/// access time for it, nothing worse). Folding takes the journal under a name of its own
+/// first (a rename), so lookups appending meanwhile start a new one; one appending at that
+/// very instant may be lost, nothing else.
+public enum AccessJournal {
+    public static let fileName = "access-journal"
+    /// The prefix of a journal taken for folding (`.tmp-`: a fold killed before it removed
+    /// it leaves a leftover the next run sweeps).
+    static let takenPrefix = ".tmp-access-journal-"
+    /// 1 MB: about 12,000 accesses of photo URLs, more of monograms.
+    public static let limit = 1_000_000
+
+    /// Appends `accesses` (entry key -> seconds since 1970) in one `write(2)` with
+    /// `O_APPEND`, so that lines of processes appending at once never mix. Returns false
+    /// when the journal is full or cannot be written (nothing is then recorded).
+    @discardableResult
+    public static func append(_ accesses: [String: Double], toCacheAt directory: String) -> Bool {
+        var text = ""
+        for (key, time) in accesses where !key.contains("\n") && !key.contains("\t") {
+            text += "\(time)\t\(key)\n"
+        }
+        guard !text.isEmpty else { return true }
+        let descriptor = open(directory + "/" + fileName, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, Int(status.st_size) + text.utf8.count <= limit else { return false }
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } == bytes.count
+    }
+
+    /// A journal taken for folding: its accesses (the latest of each key), and the file to
+    /// remove once they are committed.
+    public struct Taken: Sendable {
+        public var accesses: [String: Double]
+        public var path: String
+
+        /// Removes the taken journal (after the commit that folded it).
+        public func remove() { unlink(path) }
+    }
+
+    /// Takes the journal of the cache at `directory`, if there is one: renamed to a name of
+    /// its own, then read. A line that does not read (a torn write of a process killed
+    /// mid-append) is skipped.
+    public static func take(fromCacheAt directory: String) -> Taken? {
+        let journal = directory + "/" + fileName
+        guard access(journal, F_OK) == 0 else { return nil }
+        let taken = directory + "/" + takenPrefix + "\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        guard rename(journal, taken) == 0 else { return nil }
+        guard let file = fopen(taken, "r") else { return Taken(accesses: [:], path: taken) }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let read = fread(&buffer, 1, buffer.count, file)
+            if read <= 0 { break }
+            bytes.append(contentsOf: buffer[0..<read])
+        }
+        // Whole lines only: a process killed mid-append leaves a line without its end.
+        let whole = bytes.lastIndex(of: UInt8(ascii: "\n")).map { bytes[...$0] } ?? []
+        var accesses: [String: Double] = [:]
+        for line in whole.split(separator: UInt8(ascii: "\n")) {
+            guard let tab = line.firstIndex(of: UInt8(ascii: "\t")),
+                  let time = Double(String(decoding: line[line.startIndex..<tab], as: UTF8.self)) else { continue }
+            let key = String(decoding: line[(tab + 1)...], as: UTF8.self)
+            guard !key.isEmpty else { continue }
+            accesses[key] = max(accesses[key] ?? 0, time)
+        }
+        return Taken(accesses: accesses, path: taken)
+    }
+}
