@@ -111,29 +111,94 @@ enum FieldChooser {
         return try? FieldPath(parsing: path)
     }
 
+    /// A role's choice with what decided it, for the note and `inspect`: the paths in
+    /// order, the evidence for the first, and the candidates passed over and why.
+    struct RoleChoice: Sendable {
+        var paths: [FieldPath] = []
+        var evidence: String?
+        var passed: [String] = []
+    }
+
     /// The name fields, the fullest names first: a field whose values are two words or
     /// more (`fullName`: "Ada Lovelace") before a handle (`username`: "ada_l") even when
     /// the handle is in more documents; then by how many have it. The others follow as
     /// alternatives, for the documents without the first.
-    static func nameFields(in samples: [DocumentFields]) -> [FieldPath] {
+    static func nameFields(in samples: [DocumentFields]) -> [FieldPath] { nameChoice(in: samples).paths }
+
+    /// `nameFields`, judged by the values too: a candidate whose values are mostly
+    /// e-mail addresses, URLs, phone numbers, ids, dates, organisations' names or
+    /// one-character placeholders, or one value shared by (nearly) every document, is no
+    /// person's name whatever it is called (`ValueEvidence.nameVerdict`). When no field
+    /// named as a name is left, a field of any name whose values read as people's names
+    /// (`ValueEvidence.looksLikePersonName`) is taken.
+    static func nameChoice(in samples: [DocumentFields]) -> RoleChoice {
         struct Ranked { var path: String; var fullNames: Int; var count: Int; var order: Int }
+        var choice = RoleChoice()
         var ranked: [Ranked] = []
-        for (index, entry) in found(nameCandidates(in: samples), in: samples).enumerated() {
-            var fullNames = 0
-            for value in entry.values {
-                guard case .string(let text) = value, !text.contains("@") else { continue }
-                if text.split(separator: " ").count >= 2 { fullNames += 1 }
+        let named = found(nameCandidates(in: samples), in: samples)
+        for (index, entry) in named.enumerated() {
+            let texts = entry.values.compactMap(PeoplePlan.nameText)
+            let verdict = ValueEvidence.nameVerdict(texts, collectionSize: samples.count)
+            guard verdict.isName else {
+                choice.passed.append("\(entry.path) (\(verdict))")
+                continue
             }
-            // Full names in at least half of the documents that have the field.
-            let counted = fullNames * 2 >= max(entry.count, 1) ? fullNames : 0
-            ranked.append(Ranked(path: entry.path, fullNames: counted, count: entry.count, order: index))
+            ranked.append(Ranked(path: entry.path, fullNames: countedFullNames(entry.values, count: entry.count), count: entry.count, order: index))
+        }
+        var byValue = false
+        if ranked.isEmpty {
+            let taken = Set(named.map(\.path))
+            for (index, entry) in personNameFields(in: samples).enumerated() where !taken.contains(entry.path) {
+                ranked.append(Ranked(path: entry.path, fullNames: countedFullNames(entry.values, count: entry.count), count: entry.count, order: index))
+                byValue = true
+            }
         }
         ranked.sort { a, b in
             if a.fullNames != b.fullNames { return a.fullNames > b.fullNames }
             if a.count != b.count { return a.count > b.count }
             return a.order < b.order
         }
-        return ranked.compactMap { try? FieldPath(parsing: $0.path) }
+        choice.paths = ranked.compactMap { try? FieldPath(parsing: $0.path) }
+        if let best = ranked.first {
+            choice.evidence = "on \(best.count) of \(samples.count) documents, \(best.fullNames) of them full names" + (byValue ? ", read as people's names by their values" : "")
+        }
+        choice.passed = ranked.dropFirst().prefix(3).map { "\($0.path) (on \($0.count), \($0.fullNames) full names)" } + choice.passed
+        return choice
+    }
+
+    /// How many of `values` are full names (two words or more, not an e-mail), when they
+    /// are at least half of the `count` documents with the field; else 0.
+    private static func countedFullNames(_ values: [DocumentValue], count: Int) -> Int {
+        var fullNames = 0
+        for value in values {
+            guard case .string(let text) = value, !text.contains("@") else { continue }
+            if text.split(separator: " ").count >= 2 { fullNames += 1 }
+        }
+        return fullNames * 2 >= max(count, 1) ? fullNames : 0
+    }
+
+    /// Top-level text fields of any name whose values read as people's names: on half the
+    /// documents or more, eight in ten of their values a name, half of them two words or
+    /// more (or a name in a script written without spaces), nearly all different.
+    static func personNameFields(in samples: [DocumentFields]) -> [(path: String, count: Int, values: [DocumentValue])] {
+        var order: [String] = []
+        for fields in samples {
+            for (name, value) in zip(fields.names, fields.values) where !order.contains(name) && !name.contains(".") && !name.contains("[") {
+                if case .string = value { order.append(name) }
+            }
+        }
+        var result: [(path: String, count: Int, values: [DocumentValue])] = []
+        for name in order {
+            let values = samples.compactMap { $0[name] }.filter { !$0.isEmpty }
+            let texts = values.compactMap { value -> String? in if case .string(let text) = value { return text } else { return nil } }
+            guard !texts.isEmpty, texts.count * 2 >= samples.count else { continue }
+            let names = texts.filter(ValueEvidence.looksLikePersonName)
+            let full = names.filter { $0.split(whereSeparator: \.isWhitespace).count >= 2 || !($0.first?.isCased ?? true) }
+            guard names.count * 10 >= texts.count * 8, full.count * 2 >= texts.count,
+                  Set(texts.map { $0.lowercased() }).count * 10 >= texts.count * 8 || texts.count < 4 else { continue }
+            result.append((name, texts.count, values))
+        }
+        return result.sorted { $0.count > $1.count }
     }
 
     /// How much a collection's samples look like people: the share with a name, with a
@@ -390,23 +455,72 @@ enum FieldChooser {
     /// The photo fields, those whose values most often are a photo one can take first
     /// (a field of URLs before one of relative paths, however common); fields of no usable
     /// value only when no field has one (they are then reported).
-    static func photoFields(in samples: [DocumentFields]) -> [FieldPath] {
-        struct Ranked { var path: String; var values: [DocumentValue]; var count: Int; var usable: Int; var order: Int }
+    static func photoFields(in samples: [DocumentFields]) -> [FieldPath] { photoChoice(in: samples).paths }
+
+    /// `photoFields`, judged by the values too: of the usable ones, a field whose values
+    /// are images (`ValueEvidence.looksLikePhoto`: an image's URL, a Storage path, a data
+    /// URI) before one of pages; when no field is named as a photo, a field of any name
+    /// whose values are images.
+    static func photoChoice(in samples: [DocumentFields]) -> RoleChoice {
+        struct Ranked { var path: String; var values: [DocumentValue]; var count: Int; var usable: Int; var images: Int; var order: Int }
         var ranked: [Ranked] = []
-        for (index, entry) in found(photoCandidates(in: samples), in: samples).enumerated() {
-            ranked.append(Ranked(path: entry.path, values: entry.values, count: entry.count, usable: entry.values.filter(isUsablePhoto).count, order: index))
+        var entries = found(photoCandidates(in: samples), in: samples)
+        var byValue = false
+        if entries.isEmpty {
+            entries = imageFields(in: samples)
+            byValue = !entries.isEmpty
+        }
+        for (index, entry) in entries.enumerated() {
+            ranked.append(Ranked(path: entry.path, values: entry.values, count: entry.count, usable: entry.values.filter(isUsablePhoto).count,
+                                 images: entry.values.filter(isImage).count, order: index))
         }
         ranked.sort { a, b in
+            // Images before pages among fields that are mostly usable.
+            let aImages = a.images * 2 >= a.usable, bImages = b.images * 2 >= b.usable
+            if a.usable > 0, b.usable > 0, aImages != bImages { return aImages }
             if a.usable != b.usable { return a.usable > b.usable }
             if a.count != b.count { return a.count > b.count }
             return a.order < b.order
         }
         let anyUsable = ranked.contains { $0.usable > 0 }
-        var paths: [FieldPath] = []
+        var choice = RoleChoice()
         for entry in ranked where !anyUsable || entry.usable > 0 {
-            if let path = urlPath(entry.path, values: entry.values) { paths.append(path) }
+            if let path = urlPath(entry.path, values: entry.values) { choice.paths.append(path) }
         }
-        return paths
+        if let best = ranked.first {
+            choice.evidence = "on \(best.count) of \(samples.count) documents, \(best.images) of them images, \(best.usable) usable" + (byValue ? " (found by its values)" : "")
+        }
+        choice.passed = ranked.dropFirst().prefix(3).map { "\($0.path) (on \($0.count), \($0.images) images, \($0.usable) usable)" }
+        return choice
+    }
+
+    /// A photo value that is an image (not a page, not a bare word): bytes, or text
+    /// (in a map's URL key or an array's first element) that `ValueEvidence.looksLikePhoto`.
+    static func isImage(_ value: DocumentValue) -> Bool {
+        switch value {
+        case .string(let text): return ValueEvidence.looksLikePhoto(text)
+        case .map(let fields): return PhotoValue.urlKeys.contains { fields[$0].map(isImage) ?? false } || fields["fullPath"] != nil
+        case .array(let elements): return elements.first.map(isImage) ?? false
+        case .bytes(let bytes): return !bytes.isEmpty
+        default: return false
+        }
+    }
+
+    /// Top-level fields of any name (not a cover or a banner) whose values are images on
+    /// half the documents or more.
+    static func imageFields(in samples: [DocumentFields]) -> [(path: String, count: Int, values: [DocumentValue])] {
+        var order: [String] = []
+        for fields in samples {
+            for name in fields.names where !order.contains(name) && !name.contains(".") && !name.contains("[") { order.append(name) }
+        }
+        var result: [(path: String, count: Int, values: [DocumentValue])] = []
+        for name in order where !notPhotoWords.contains(where: { normalized(name[...]).contains($0) }) {
+            let values = samples.compactMap { $0[name] }.filter { !$0.isEmpty }
+            let images = values.filter { isImage($0) && isUsablePhoto($0) }.count
+            guard images > 0, images * 2 >= samples.count else { continue }
+            result.append((name, values.count, values))
+        }
+        return result.sorted { $0.count > $1.count }
     }
 
     /// The people's collection by what its documents look like: of those with a name or
@@ -476,13 +590,38 @@ enum FieldChooser {
             let differs = zip(samples, documentIDs).contains { fields, id in field.value(in: fields).flatMap(PeoplePlan.text) != id }
             if have * 10 >= samples.count * 9 && differs { plan.id = [field] }
         }
-        plan.name = given(.name) ?? nameFields(in: samples)
+        if let name = given(.name) {
+            plan.name = name
+        } else {
+            let choice = nameChoice(in: samples)
+            plan.name = choice.paths
+            plan.evidence[.name] = choice.evidence
+            plan.passed[.name] = choice.passed
+        }
         plan.givenName = given(.givenName) ?? field(givenNameFields, in: samples).map { [$0] } ?? []
         plan.familyName = given(.familyName) ?? field(familyNameFields, in: samples).map { [$0] } ?? []
         // What the operator maps wins over what the chooser finds.
         plan.joinsBareName = given(.name) == nil
         plan.givenAndFamilyFirst = given(.name) == nil && (given(.givenName) != nil || given(.familyName) != nil)
-        plan.photo = given(.photo) ?? photoFields(in: samples)
+        if given(.name) == nil, !plan.givenAndFamilyFirst, let givenPath = plan.givenName.first, let familyPath = plan.familyName.first {
+            // Coverage counts: a given and a family name on (nearly) every document name the
+            // people before a name field on fewer (an old spelling left on one of them).
+            func has(_ path: FieldPath, _ fields: DocumentFields) -> Bool { path.value(in: fields).map { !$0.isEmpty } ?? false }
+            let both = samples.filter { has(givenPath, $0) && has(familyPath, $0) }.count
+            let named = samples.filter { fields in plan.name.contains { has($0, fields) } }.count
+            if both * 10 >= samples.count * 9, both > named {
+                plan.givenAndFamilyFirst = true
+                plan.evidence[.name] = "a given and a family name on \(both) of \(samples.count) documents, a name field on \(named)"
+            }
+        }
+        if let photo = given(.photo) {
+            plan.photo = photo
+        } else {
+            let choice = photoChoice(in: samples)
+            plan.photo = choice.paths
+            plan.evidence[.photo] = choice.evidence
+            plan.passed[.photo] = choice.passed
+        }
         plan.color = given(.color) ?? field(colorFields, in: samples).map { [$0] } ?? []
         return plan
     }
@@ -490,7 +629,7 @@ enum FieldChooser {
     /// What a person reading the log needs to know of a plan: `id = uid, name = displayName, …`.
     static func describe(_ plan: PeoplePlan) -> String {
         func paths(_ paths: [FieldPath]) -> String { paths.isEmpty ? "none" : paths.map(\.text).joined(separator: "|") }
-        var parts = ["id=\(plan.id.map(paths) ?? "the document id")"]
+        var parts = ["id=\(plan.id.map(paths) ?? "the document id")" + (plan.evidence[.id].map { " (\($0))" } ?? "")]
         if plan.givenAndFamilyFirst {
             parts.append("given-name=\(paths(plan.givenName))")
             parts.append("family-name=\(paths(plan.familyName))")

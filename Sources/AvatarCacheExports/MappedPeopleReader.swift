@@ -105,6 +105,8 @@ struct MappedPeopleReader {
         var counts: [String: Int] = [:]
         var order: [String] = []
         var samples: [String: [(id: String, fields: DocumentFields)]] = [:]
+        /// The parents subcollection documents name, for the id's evidence.
+        var references = IDReferences()
     }
 
     /// The people's collection: the map's, else the one whose documents look most like
@@ -324,6 +326,7 @@ struct MappedPeopleReader {
                     }
                 }
                 counts[last] += 1
+                if document.path.count > 1 { scan.references.noteParent(group: collection, parentID: document.path[document.path.count - 2].id) }
                 if counts[last] <= FieldChooser.sampleSize, sampleBytes < Self.maxSampleBytes {
                     scan.samples[collection, default: []].append((document.id, document.fields(wanted: nil).0))
                     sampleBytes += max(document.bytes.count, 256)
@@ -381,6 +384,9 @@ struct MappedPeopleReader {
         }
         // Damage is reported once: a JSON export's first records after the first look, the
         // rest (and all of a Firestore export's) in the pass that counts the people.
+        if readsJSON, !partsFollow, map.namesDocumentID {
+            throw ExportError(file: path, reason: "--map \(map.written.first { $0.contains(FieldPath.documentName) } ?? "id=__name__"): \(FieldPath.documentName) is a Firestore document's id, and this is a JSON export, whose records have none: name the field that holds the id (--map id=FIELD); an object keyed by user id is read by its keys without a map")
+        }
         let (scan, damages) = try firstLook()
         for damage in damages { try body(.bad(damage)) }
         let auth = self.auth.byID, authOrder = self.auth.order
@@ -407,6 +413,11 @@ struct MappedPeopleReader {
         if readsJSON, map[.id] == nil, !samples.isEmpty, samples.allSatisfy({ !$0.id.isEmpty }) {
             // A JSON object keyed by user id: the key is the id.
             plan.id = nil
+        }
+        if !readsJSON, map[.id] == nil,
+           let (id, evidence) = scan.references.choose(people: collection, samples: samples, current: plan.id, others: scan.samples, authIDs: Set(auth.keys)) {
+            plan.id = id
+            plan.evidence[.id] = evidence
         }
         if plan.name.isEmpty && plan.givenName.isEmpty && plan.photo.isEmpty && map[.users] == nil && auth.isEmpty, !readsJSON {
             throw ExportError(file: path, reason: "collection \"\(collection)\" has no name or photo field of the common names; \(describeCollections(scan))\(suggestion(scan))")
@@ -548,6 +559,12 @@ struct MappedPeopleReader {
             note += "; \(conversations.count) conversations in \"\(conversationPlan.collection)\", \(rank.count) participants first"
         }
         if map.isEmpty { note += " (chosen from the documents; --map sets them)" }
+        if let observer = PeopleChoice.observer {
+            let key: String? = readsJSON ? (partsFollow ? nil : map.names(.users)?.first) : collection
+            observer.add(plan.choice(source: path, collection: readsJSON ? (partsFollow ? "node \"\(collection)\"" : "the records") : collection,
+                                     collectionKey: key, collectionEvidence: chosen?.why, map: map,
+                                     documentID: readsJSON && !partsFollow ? nil : FieldPath.documentName, tally: tally))
+        }
         try body(.note(note))
         try account(read: documentsRead, body)
         if skipped > 0 {

@@ -23,6 +23,15 @@ struct PeoplePlan: Sendable {
     var joinsBareName = true
     /// Photos in Firebase Storage: an emulator export's blobs, a bucket for storage paths.
     var storage: FirebaseStorage?
+    /// What decided each role the chooser filled, and the candidates it passed over and
+    /// why (for the note and `inspect`).
+    var evidence: [FieldMap.Key: String] = [:]
+    var passed: [FieldMap.Key: [String]] = [:]
+
+    /// Whether a path names the document's id (`__name__`).
+    var usesDocumentName: Bool {
+        ((id ?? []) + name + givenName + familyName + photo + color).contains(where: \.isDocumentName)
+    }
 
     /// The top-level names these paths start from, as UTF-8 (what a Firestore decode needs).
     var wantedHeads: [[UInt8]] {
@@ -96,6 +105,8 @@ struct PeoplePlan: Sendable {
     func profile(documentID: String, fields: DocumentFields, limits: ReaderLimits,
                  tally: inout Tally, problems: inout [String]) -> Profile? {
         tally.documents += 1
+        var fields = fields
+        if usesDocumentName { fields[FieldPath.documentName] = .string(documentID) }
         var userID = documentID
         if let id {
             guard let (path, value) = Self.first(id, in: fields) else {
@@ -117,7 +128,9 @@ struct PeoplePlan: Sendable {
         let family = familyFound.flatMap { Self.text($0.1) } ?? ""
         var displayName = ""
         if givenAndFamilyFirst {
-            displayName = Self.joined(given: given, family: family)
+            // A given-name field that holds the whole name already is not joined again.
+            let whole = !family.isEmpty && given.range(of: family, options: [.caseInsensitive, .diacriticInsensitive]) != nil
+            displayName = whole ? given : Self.joined(given: given, family: family)
             if !displayName.isEmpty { tally.count("given-name + family-name") }
         }
         if displayName.isEmpty, let (path, value) = Self.first(name, in: fields) {
