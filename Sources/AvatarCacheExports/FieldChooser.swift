@@ -117,6 +117,8 @@ enum FieldChooser {
         var paths: [FieldPath] = []
         var evidence: String?
         var passed: [String] = []
+        /// Paths whose one value every document shares (read only where no other is).
+        var shared: Set<FieldPath> = []
     }
 
     /// The name fields, the fullest names first: a field whose values are two words or
@@ -132,18 +134,22 @@ enum FieldChooser {
     /// named as a name is left, a field of any name whose values read as people's names
     /// (`ValueEvidence.looksLikePersonName`) is taken.
     static func nameChoice(in samples: [DocumentFields]) -> RoleChoice {
-        struct Ranked { var path: String; var fullNames: Int; var count: Int; var order: Int }
+        struct Ranked { var path: String; var fullNames: Int; var count: Int; var order: Int; var shared = false }
         var choice = RoleChoice()
         var ranked: [Ranked] = []
         let named = found(nameCandidates(in: samples), in: samples)
         for (index, entry) in named.enumerated() {
             let texts = entry.values.compactMap(PeoplePlan.nameText)
             let verdict = ValueEvidence.nameVerdict(texts, collectionSize: samples.count)
-            guard verdict.isName else {
+            if verdict.kind != nil {
                 choice.passed.append("\(entry.path) (\(verdict))")
                 continue
             }
-            ranked.append(Ranked(path: entry.path, fullNames: countedFullNames(entry.values, count: entry.count), count: entry.count, order: index))
+            // One value on every document (a company's): read only where no other name is,
+            // so a collection whose only name is shared still has it.
+            if verdict.shared != nil { choice.passed.append("\(entry.path) (\(verdict))") }
+            ranked.append(Ranked(path: entry.path, fullNames: countedFullNames(entry.values, count: entry.count), count: entry.count, order: index,
+                                 shared: verdict.shared != nil))
         }
         var byValue = false
         if ranked.isEmpty {
@@ -154,15 +160,17 @@ enum FieldChooser {
             }
         }
         ranked.sort { a, b in
+            if a.shared != b.shared { return !a.shared }
             if a.fullNames != b.fullNames { return a.fullNames > b.fullNames }
             if a.count != b.count { return a.count > b.count }
             return a.order < b.order
         }
         choice.paths = ranked.compactMap { try? FieldPath(parsing: $0.path) }
+        choice.shared = Set(ranked.filter(\.shared).compactMap { try? FieldPath(parsing: $0.path) })
         if let best = ranked.first {
             choice.evidence = "on \(best.count) of \(samples.count) documents, \(best.fullNames) of them full names" + (byValue ? ", read as people's names by their values" : "")
         }
-        choice.passed = ranked.dropFirst().prefix(3).map { "\($0.path) (on \($0.count), \($0.fullNames) full names)" } + choice.passed
+        choice.passed = ranked.dropFirst().filter { !$0.shared }.prefix(3).map { "\($0.path) (on \($0.count), \($0.fullNames) full names)" } + choice.passed
         return choice
     }
 
@@ -320,8 +328,11 @@ enum FieldChooser {
     /// Fields that name a user by their id (a plain `id` names anything).
     static let userIDFields = ["uid", "userId", "userID", "user_id"]
 
+    /// `byValue`: a document's values mark it too, whatever its fields are called: a
+    /// person's name, an image, an e-mail address or a phone number among them (for
+    /// exports whose names no list knows).
     static func shape(_ samples: [(id: String, fields: DocumentFields)], name: String, authIDs: Set<String>,
-                      authEmails: Set<String> = []) -> PeopleShape {
+                      authEmails: Set<String> = [], byValue: Bool = false) -> PeopleShape {
         var shape = PeopleShape(documents: samples.count)
         shape.commonName = userCollections.contains { $0.lowercased() == name.lowercased() } || namedForPeople(name)
         let lastName = normalized(name.split(separator: "/").last ?? "")
@@ -337,10 +348,12 @@ enum FieldChooser {
                 candidates.lazy.compactMap { resolve($0, in: fields).flatMap { PeoplePlan.text($0.value) } }.first { !$0.isEmpty }
             }
             let names = nameCandidates(in: [fields])
-            if has(names) || has(givenNameFields) { shape.names += 1 }
-            if has(photoCandidates(in: [fields])) { shape.photos += 1 }
+            let texts = byValue ? fields.values.compactMap { value -> String? in if case .string(let text) = value { return text } else { return nil } } : []
+            if has(names) || has(givenNameFields) || texts.contains(where: { ValueEvidence.looksLikePersonName($0) && $0.contains(" ") }) { shape.names += 1 }
+            if has(photoCandidates(in: [fields])) || texts.contains(where: ValueEvidence.looksLikePhoto) { shape.photos += 1 }
             let uid = userIDFields.lazy.compactMap { resolve($0, in: fields).flatMap { PeoplePlan.text($0.value) } }.first
-            if has(personFields) || authIDs.contains(id) || uid == id || uid.map(authIDs.contains) == true || looksLikeAuthUID(id) { shape.persons += 1 }
+            let markedByValue = texts.contains { [.email, .phone].contains(ValueEvidence.kind($0)) }
+            if has(personFields) || markedByValue || authIDs.contains(id) || uid == id || uid.map(authIDs.contains) == true || looksLikeAuthUID(id) { shape.persons += 1 }
             if authIDs.contains(id) || looksLikeAuthUID(id) || (uid == id && !id.isEmpty) { shape.ownAccounts += 1 }
             // Each a different account's: by the id, a user id field, the e-mail.
             var account: (key: String, by: String)?
@@ -531,12 +544,15 @@ enum FieldChooser {
     static func peopleCollection(_ samples: [String: [(id: String, fields: DocumentFields)]], order: [String], counts: [String: Int] = [:],
                                  authIDs: Set<String>, authEmails: Set<String> = []) -> (name: String, why: String)? {
         var candidates: [(name: String, shape: PeopleShape)] = []
-        for name in order {
-            var shape = shape(samples[name] ?? [], name: name, authIDs: authIDs, authEmails: authEmails)
-            shape.total = counts[name] ?? shape.documents
-            let knownToAuth = !authIDs.isEmpty && (samples[name] ?? []).filter { authIDs.contains($0.id) }.count * 2 > shape.documents
-            guard shape.eligible || knownToAuth else { continue }
-            candidates.append((name, shape))
+        // By the fields' names first; by the values when no collection is named as people's.
+        for byValue in [false, true] where candidates.isEmpty {
+            for name in order {
+                var shape = shape(samples[name] ?? [], name: name, authIDs: authIDs, authEmails: authEmails, byValue: byValue)
+                shape.total = counts[name] ?? shape.documents
+                let knownToAuth = !authIDs.isEmpty && (samples[name] ?? []).filter { authIDs.contains($0.id) }.count * 2 > shape.documents
+                guard shape.eligible || knownToAuth else { continue }
+                candidates.append((name, shape))
+            }
         }
         // Records about the people of another candidate (a membership naming its user by
         // `userId`) are not the people: that collection is.
@@ -590,10 +606,12 @@ enum FieldChooser {
             let differs = zip(samples, documentIDs).contains { fields, id in field.value(in: fields).flatMap(PeoplePlan.text) != id }
             if have * 10 >= samples.count * 9 && differs { plan.id = [field] }
         }
+        var sharedNames: Set<FieldPath> = []
         if let name = given(.name) {
             plan.name = name
         } else {
             let choice = nameChoice(in: samples)
+            sharedNames = choice.shared
             plan.name = choice.paths
             plan.evidence[.name] = choice.evidence
             plan.passed[.name] = choice.passed
@@ -608,7 +626,7 @@ enum FieldChooser {
             // people before a name field on fewer (an old spelling left on one of them).
             func has(_ path: FieldPath, _ fields: DocumentFields) -> Bool { path.value(in: fields).map { !$0.isEmpty } ?? false }
             let both = samples.filter { has(givenPath, $0) && has(familyPath, $0) }.count
-            let named = samples.filter { fields in plan.name.contains { has($0, fields) } }.count
+            let named = samples.filter { fields in plan.name.contains { !sharedNames.contains($0) && has($0, fields) } }.count
             if both * 10 >= samples.count * 9, both > named {
                 plan.givenAndFamilyFirst = true
                 plan.evidence[.name] = "a given and a family name on \(both) of \(samples.count) documents, a name field on \(named)"

@@ -448,7 +448,7 @@ struct MappedPeopleReader {
         // the document lacks. The account is still read alone by its own id (the id an app
         // signed in with looks its picture up by).
         var byEmail: [String: String] = [:]
-        if !auth.isEmpty, map[.id] == nil {
+        if !auth.isEmpty {
             var counts: [String: Int] = [:]
             for (id, entry) in auth {
                 guard let email = entry.account.email?.trimmedWhitespace.lowercased(), !email.isEmpty else { continue }

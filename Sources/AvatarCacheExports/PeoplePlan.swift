@@ -54,6 +54,21 @@ struct PeoplePlan: Sendable {
         return nil
     }
 
+    /// The first of the name fields the chooser found whose value is not an e-mail
+    /// address (a `displayName` some users' sign-up filled with theirs), else the first.
+    static func firstName(_ paths: [FieldPath], in fields: DocumentFields) -> (FieldPath, DocumentValue)? {
+        var fallback: (FieldPath, DocumentValue)?
+        for path in paths {
+            guard let value = path.value(in: fields), !value.isEmpty else { continue }
+            if case .string(let text) = value, ValueEvidence.isEmail(text.trimmedWhitespace) {
+                if fallback == nil { fallback = (path, value) }
+                continue
+            }
+            return (path, value)
+        }
+        return fallback
+    }
+
     /// The text of an id, a name or a colour: text, or a whole number.
     static func text(_ value: DocumentValue) -> String? {
         switch value {
@@ -133,7 +148,7 @@ struct PeoplePlan: Sendable {
             displayName = whole ? given : Self.joined(given: given, family: family)
             if !displayName.isEmpty { tally.count("given-name + family-name") }
         }
-        if displayName.isEmpty, let (path, value) = Self.first(name, in: fields) {
+        if displayName.isEmpty, let (path, value) = joinsBareName ? Self.firstName(name, in: fields) : Self.first(name, in: fields) {
             if let text = Self.nameText(value) {
                 displayName = text
                 if let familyPath = familyFound?.0, !family.isEmpty, joinsBareName, Self.isBareName(path),
