@@ -81,16 +81,18 @@ enum FieldChooser {
     static func found(_ candidates: [String], in samples: [DocumentFields]) -> [(path: String, count: Int, values: [DocumentValue])] {
         var order: [String] = []
         var found: [String: (count: Int, values: [DocumentValue])] = [:]
+        // Names found through two candidates (photoURL, photoUrl) counted once per document.
+        var seen: [String: Set<Int>] = [:]
         for candidate in candidates {
-            for fields in samples {
-                guard let (path, value) = resolve(candidate, in: fields), !value.isEmpty else { continue }
+            for (index, fields) in samples.enumerated() {
+                guard let (path, value) = resolve(candidate, in: fields), !value.isEmpty,
+                      seen[path, default: []].insert(index).inserted else { continue }
                 if found[path] == nil { order.append(path) }
                 found[path, default: (0, [])].count += 1
                 found[path]!.values.append(value)
             }
         }
-        // Names found through two candidates (photoURL, photoUrl) counted once per document.
-        return order.enumerated().map { (index, path) in (path, min(found[path]!.count, samples.count), found[path]!.values, index) }
+        return order.enumerated().map { (index, path) in (path, found[path]!.count, found[path]!.values, index) }
             .sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.3 < $1.3 }
             .map { ($0.0, $0.1, $0.2) }
     }

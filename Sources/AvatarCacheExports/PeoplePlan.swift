@@ -144,7 +144,7 @@ struct PeoplePlan: Sendable {
         var displayName = ""
         if givenAndFamilyFirst {
             // A given-name field that holds the whole name already is not joined again.
-            let whole = !family.isEmpty && given.range(of: family, options: [.caseInsensitive, .diacriticInsensitive]) != nil
+            let whole = !family.isEmpty && given.count > family.count && given.range(of: family, options: [.caseInsensitive, .diacriticInsensitive]) != nil
             displayName = whole ? given : Self.joined(given: given, family: family)
             if !displayName.isEmpty { tally.count("given-name + family-name") }
         }
