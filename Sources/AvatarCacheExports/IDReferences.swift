@@ -32,12 +32,10 @@ struct IDReferences {
         var total: Int { hits.reduce(0) { $0 + $1.1 } }
     }
 
-    /// The candidate the references hit most, and the evidence for the note; nil when
-    /// nothing points at any of them. `current`: the id the names chose (nil: the
-    /// document id), kept unless another candidate is hit strictly more.
-    func choose(people group: String, samples: [(id: String, fields: DocumentFields)], current: [FieldPath]?,
-                others: [String: [(id: String, fields: DocumentFields)]], authIDs: Set<String>) -> (id: [FieldPath]?, evidence: String)? {
-        guard !samples.isEmpty else { return nil }
+    /// The id candidates of the people's sampled documents: the document id, then an `id`
+    /// field and the user id fields on half of them or more, then `current` (the id the
+    /// names chose; nil: the document id).
+    static func candidates(_ samples: [(id: String, fields: DocumentFields)], current: [FieldPath]?) -> [Candidate] {
         var candidates = [Candidate(path: nil, label: "the document id", values: Set(samples.map(\.id).filter { !$0.isEmpty }))]
         for name in ["id"] + FieldChooser.userIDFields {
             var path: String?
@@ -57,20 +55,58 @@ struct IDReferences {
             let values = Set(samples.compactMap { path.value(in: $0.fields).flatMap(PeoplePlan.text) }.filter { !$0.isEmpty })
             candidates.append(Candidate(path: path, label: path.text, values: values))
         }
-        guard candidates.count > 1 else { return nil }
+        return candidates
+    }
 
-        // Other collections' documents pointing at a candidate's values.
-        for (other, documents) in others.sorted(by: { $0.key < $1.key }) where other != group {
-            var counts = Array(repeating: 0, count: candidates.count)
-            for (_, fields) in documents {
-                var tokens = Set<String>()
-                Self.collect(.map(fields), into: &tokens, depth: 0, topLevel: true)
-                for index in candidates.indices where !tokens.isDisjoint(with: candidates[index].values) { counts[index] += 1 }
+    /// Whether the candidates say different things (an `id` field repeating the document
+    /// id does not): only then is the choice worth a pass over the other documents.
+    static func disagree(_ candidates: [Candidate]) -> Bool {
+        Set(candidates.map(\.values)).count > 1
+    }
+
+    /// Documents of other collections looked at in the pass for the references, at most.
+    static let maxDocumentsLookedAt = 200_000
+
+    /// Counts, per collection group, the documents pointing at each candidate: by a
+    /// value, a map key below the top level, or their own id (a `settings/{uid}` kept per
+    /// person, a subcollection of participants keyed by user id).
+    struct Counter {
+        var candidates: [Candidate]
+        var counts: [String: [Int]] = [:]
+        var documents: [String: Int] = [:]
+        var order: [String] = []
+
+        mutating func add(group: String, id: String, fields: DocumentFields) {
+            var tokens: Set<String> = id.isEmpty ? [] : [id]
+            IDReferences.collect(.map(fields), into: &tokens, depth: 0, topLevel: true)
+            if counts[group] == nil {
+                counts[group] = Array(repeating: 0, count: candidates.count)
+                order.append(group)
             }
-            for index in candidates.indices where counts[index] > 0 {
-                candidates[index].hits.append(("\(counts[index]) of \(documents.count) sampled \"\(other)\" records", counts[index]))
-            }
+            documents[group, default: 0] += 1
+            for index in candidates.indices where !tokens.isDisjoint(with: candidates[index].values) { counts[group]![index] += 1 }
         }
+
+        /// The counts as the candidates' hits ("120 of 300 \"sessions\" records").
+        func hits(sampled: Bool) -> [Candidate] {
+            var result = candidates
+            for group in order.sorted() {
+                for index in result.indices where counts[group]![index] > 0 {
+                    result[index].hits.append(("\(counts[group]![index]) of \(documents[group]!)\(sampled ? " sampled" : "") \"\(group)\" records", counts[group]![index]))
+                }
+            }
+            return result
+        }
+    }
+
+    /// The candidate the references hit most, and the evidence for the note; nil when
+    /// nothing points at any of them. `counted`: the candidates with the other
+    /// collections' hits (`Counter`, over the samples or every document); the
+    /// subcollections under the people's documents and the Auth accounts are added here.
+    /// `current` is kept unless another candidate is hit strictly more.
+    func choose(people group: String, counted: [Candidate], current: [FieldPath]?, authIDs: Set<String>) -> (id: [FieldPath]?, evidence: String)? {
+        var candidates = counted
+        guard candidates.count > 1 else { return nil }
         // Subcollections of the people's documents name their parent by the document id.
         for (child, ids) in parents.sorted(by: { $0.key < $1.key }) where child.hasPrefix(group + "/") && child.split(separator: "/").count == group.split(separator: "/").count + 1 {
             for index in candidates.indices {

@@ -158,6 +158,33 @@ struct MappedPeopleReader {
         return "; to read people from \"\(name)\": \(line)"
     }
 
+    /// The id candidates of the people's samples with the other collections' documents
+    /// pointing at each (`IDReferences`): counted over every document of the others (up
+    /// to `IDReferences.maxDocumentsLookedAt`) when the candidates disagree, else over
+    /// the samples.
+    private func referenceHits(_ scan: Scan, people collection: String, current: [FieldPath]?) throws -> [IDReferences.Candidate] {
+        let candidates = IDReferences.candidates(scan.samples[collection] ?? [], current: current)
+        var counter = IDReferences.Counter(candidates: candidates)
+        guard candidates.count > 1 else { return candidates }
+        guard IDReferences.disagree(candidates) else {
+            for group in scan.order where group != collection {
+                for (id, fields) in scan.samples[group] ?? [] { counter.add(group: group, id: id, fields: fields) }
+            }
+            return counter.hits(sampled: true)
+        }
+        var looked = 0
+        do {
+            try documents(reportDamage: false, verify: false, { document in
+                let group = document.group
+                guard group != collection else { return }
+                counter.add(group: group, id: document.id, fields: document.fields(wanted: nil).0)
+                looked += 1
+                if looked >= IDReferences.maxDocumentsLookedAt { throw Stop() }
+            }, damage: { _ in })
+        } catch is Stop {}
+        return counter.hits(sampled: looked >= IDReferences.maxDocumentsLookedAt)
+    }
+
     // MARK: Conversations
 
     struct Conversation {
@@ -414,8 +441,9 @@ struct MappedPeopleReader {
             // A JSON object keyed by user id: the key is the id.
             plan.id = nil
         }
-        if !readsJSON, map[.id] == nil,
-           let (id, evidence) = scan.references.choose(people: collection, samples: samples, current: plan.id, others: scan.samples, authIDs: Set(auth.keys)) {
+        if !readsJSON, map[.id] == nil, !samples.isEmpty,
+           let (id, evidence) = scan.references.choose(people: collection, counted: try referenceHits(scan, people: collection, current: plan.id),
+                                                       current: plan.id, authIDs: Set(auth.keys)) {
             plan.id = id
             plan.evidence[.id] = evidence
         }

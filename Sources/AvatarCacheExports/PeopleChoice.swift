@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Where a reader found the people of one part of an export, each role's fields and the
 /// evidence for them, and the `--map` line that reads the same people: what `inspect`
@@ -32,15 +33,14 @@ public struct PeopleChoice: Sendable, Codable, Equatable {
     public var mapLine: String { map.map { "--map \(shellQuoted($0))" }.joined(separator: " ") }
 
     /// Receives the choices made while a reader runs in `PeopleChoice.$observer.withValue`.
-    public final class Observer: @unchecked Sendable {
-        private let lock = NSLock()
-        private var list: [PeopleChoice] = []
+    public final class Observer: Sendable {
+        private let list = Mutex<[PeopleChoice]>([])
 
         public init() {}
 
-        public var choices: [PeopleChoice] { lock.withLock { list } }
+        public var choices: [PeopleChoice] { list.withLock { $0 } }
 
-        func add(_ choice: PeopleChoice) { lock.withLock { list.append(choice) } }
+        func add(_ choice: PeopleChoice) { list.withLock { $0.append(choice) } }
     }
 
     @TaskLocal public static var observer: Observer?
