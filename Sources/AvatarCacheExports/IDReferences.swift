@@ -106,7 +106,7 @@ struct IDReferences {
     /// `current` is kept unless another candidate is hit strictly more.
     func choose(people group: String, counted: [Candidate], current: [FieldPath]?, authIDs: Set<String>) -> (id: [FieldPath]?, evidence: String)? {
         var candidates = counted
-        guard candidates.count > 1 else { return nil }
+        guard !candidates.isEmpty else { return nil }
         // Subcollections of the people's documents name their parent by the document id.
         for (child, ids) in parents.sorted(by: { $0.key < $1.key }) where child.hasPrefix(group + "/") && child.split(separator: "/").count == group.split(separator: "/").count + 1 {
             for index in candidates.indices {

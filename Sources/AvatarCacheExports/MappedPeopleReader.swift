@@ -165,7 +165,6 @@ struct MappedPeopleReader {
     private func referenceHits(_ scan: Scan, people collection: String, current: [FieldPath]?) throws -> [IDReferences.Candidate] {
         let candidates = IDReferences.candidates(scan.samples[collection] ?? [], current: current)
         var counter = IDReferences.Counter(candidates: candidates)
-        guard candidates.count > 1 else { return candidates }
         guard IDReferences.disagree(candidates) else {
             for group in scan.order where group != collection {
                 for (id, fields) in scan.samples[group] ?? [] { counter.add(group: group, id: id, fields: fields) }
