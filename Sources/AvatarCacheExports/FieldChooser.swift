@@ -1,3 +1,4 @@
+import AvatarCacheSupport
 import Foundation
 /// Chooses where the people and conversations are when the field map does not say: the
 /// collection from the common names, and each field from the common names by how many
@@ -135,8 +136,11 @@ enum FieldChooser {
     /// person's name whatever it is called (`ValueEvidence.nameVerdict`). When no field
     /// named as a name is left, a field of any name whose values read as people's names
     /// (`ValueEvidence.looksLikePersonName`) is taken.
-    static func nameChoice(in samples: [DocumentFields]) -> RoleChoice {
-        struct Ranked { var path: String; var fullNames: Int; var count: Int; var order: Int; var shared = false }
+    ///
+    /// `authNames`: the Firebase Auth accounts' display names (lower case): a candidate
+    /// whose values they are is confirmed, and comes first.
+    static func nameChoice(in samples: [DocumentFields], authNames: Set<String> = []) -> RoleChoice {
+        struct Ranked { var path: String; var fullNames: Int; var count: Int; var order: Int; var shared = false; var confirmed = 0 }
         var choice = RoleChoice()
         var ranked: [Ranked] = []
         let named = found(nameCandidates(in: samples), in: samples)
@@ -150,8 +154,9 @@ enum FieldChooser {
             // One value on every document (a company's): read only where no other name is,
             // so a collection whose only name is shared still has it.
             if verdict.shared != nil { choice.passed.append("\(entry.path) (\(verdict))") }
+            let confirmed = authNames.isEmpty ? 0 : texts.filter { authNames.contains($0.trimmedWhitespace.lowercased()) }.count
             ranked.append(Ranked(path: entry.path, fullNames: countedFullNames(entry.values, count: entry.count), count: entry.count, order: index,
-                                 shared: verdict.shared != nil))
+                                 shared: verdict.shared != nil, confirmed: confirmed))
         }
         var byValue = false
         if ranked.isEmpty {
@@ -163,6 +168,8 @@ enum FieldChooser {
         }
         ranked.sort { a, b in
             if a.shared != b.shared { return !a.shared }
+            // Confirmed by the accounts when one candidate is and the other is not.
+            if (a.confirmed > 0) != (b.confirmed > 0) { return a.confirmed > 0 }
             if a.fullNames != b.fullNames { return a.fullNames > b.fullNames }
             if a.count != b.count { return a.count > b.count }
             return a.order < b.order
@@ -171,6 +178,7 @@ enum FieldChooser {
         choice.shared = Set(ranked.filter(\.shared).compactMap { try? FieldPath(parsing: $0.path) })
         if let best = ranked.first {
             choice.evidence = "on \(best.count) of \(samples.count) documents, \(best.fullNames) of them full names" + (byValue ? ", read as people's names by their values" : "")
+                + (best.confirmed > 0 ? ", \(best.confirmed) the display name of a Firebase Auth account" : "")
         }
         choice.passed = ranked.dropFirst().filter { !$0.shared }.prefix(3).map { "\($0.path) (on \($0.count), \($0.fullNames) full names)" } + choice.passed
         return choice
@@ -594,7 +602,7 @@ enum FieldChooser {
     }
 
     /// Fills the roles the map leaves open from `samples`.
-    static func plan(_ map: FieldMap, samples: [DocumentFields], documentIDs: [String], idFromRecord: Bool) -> PeoplePlan {
+    static func plan(_ map: FieldMap, samples: [DocumentFields], documentIDs: [String], idFromRecord: Bool, authNames: Set<String> = []) -> PeoplePlan {
         func given(_ key: FieldMap.Key) -> [FieldPath]? { map[key]?.compactMap(\.first) }
         var plan = PeoplePlan()
         if let id = given(.id) {
@@ -612,7 +620,7 @@ enum FieldChooser {
         if let name = given(.name) {
             plan.name = name
         } else {
-            let choice = nameChoice(in: samples)
+            let choice = nameChoice(in: samples, authNames: authNames)
             sharedNames = choice.shared
             plan.name = choice.paths
             plan.evidence[.name] = choice.evidence

@@ -374,6 +374,11 @@ struct MappedPeopleReader {
         var byID: [String: AuthAccount] = [:]
         var order: [String] = []
 
+        /// The accounts' display names, lower case (they confirm a name field).
+        var names: Set<String> {
+            Set(byID.values.compactMap { $0.account.displayName?.trimmedWhitespace.lowercased() }.filter { !$0.isEmpty })
+        }
+
         /// The accounts' e-mails, lower case (a document is known by its e-mail too).
         var emails: Set<String> {
             Set(byID.values.compactMap { $0.account.email?.trimmedWhitespace.lowercased() }.filter { !$0.isEmpty })
@@ -434,7 +439,7 @@ struct MappedPeopleReader {
             throw ExportError(file: path, reason: "no collection of people found (looked for \(FieldChooser.userCollections.prefix(6).joined(separator: ", ")), …); \(describeCollections(scan))\(suggestion(scan))")
         }
         let samples = scan.samples[collection] ?? []
-        var plan = FieldChooser.plan(map, samples: samples.map(\.fields), documentIDs: samples.map(\.id), idFromRecord: readsJSON)
+        var plan = FieldChooser.plan(map, samples: samples.map(\.fields), documentIDs: samples.map(\.id), idFromRecord: readsJSON, authNames: self.auth.names)
         plan.storage = storage
         if readsJSON, map[.id] == nil, !samples.isEmpty, samples.allSatisfy({ !$0.id.isEmpty }) {
             // A JSON object keyed by user id: the key is the id.

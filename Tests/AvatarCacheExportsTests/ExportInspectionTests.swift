@@ -55,6 +55,6 @@ import AvatarCacheTestKit
         let choice = try #require(inspection.choices.first)
         #expect(choice.map == ["users=users", "id=__name__", "name=displayName"])
         #expect(choice.mapLine == "--map users=users --map id=__name__ --map name=displayName")
-        #expect(choice.roles.first { $0.key == "name" }?.evidence == "on 3 of 3 documents, 3 of them full names")
+        #expect(choice.roles.first { $0.key == "name" }?.evidence == "on 3 of 3 documents, 3 of them full names, 3 the display name of a Firebase Auth account")
     }
 }

@@ -59,6 +59,26 @@ extension PeopleChooserTests {
         #expect(names(read) == ["m0": "Zoë Brandt", "m1": "Ilse Meyer", "m2": "Jonas Weber", "m3": "Karl Fischer"], "\(read.notes)")
     }
 
+    /// Two name fields of full names, one of them each account's display name in
+    /// Firebase Auth: the one the accounts confirm, and the note says so.
+    @Test func anAuthAccountsDisplayNameConfirmsTheName() throws {
+        let people = [("Lucía Fernández", "Ventas Norte"), ("Javier Ortega", "Ventas Sur"), ("Pablo Serrano", "Compras Este")]
+        var documents: [(path: String, fields: [String: Any])] = []
+        for (index, (person, team)) in people.enumerated() {
+            documents.append(("usuarios/acct\(index)", ["displayName": team, "nombre": person, "email": "p\(index)@example.com"]))
+        }
+        let out = try export(documents, auth: (0..<3).map { ("acct\($0)", "p\($0)@example.com") })
+        #expect(Set(names(try read(out)).values) == Set(people.map(\.1)), "without names in Auth, the first name field")
+        // The accounts with their display names.
+        let accounts = out + "/auth_export/accounts.json"
+        var json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: accounts))) as? [String: Any])
+        json["users"] = (0..<3).map { ["localId": "acct\($0)", "email": "p\($0)@example.com", "displayName": people[$0].0] }
+        try JSONSerialization.data(withJSONObject: json).write(to: URL(fileURLWithPath: accounts))
+        let read = try read(out)
+        #expect(names(read) == ["acct0": "Lucía Fernández", "acct1": "Javier Ortega", "acct2": "Pablo Serrano"], "\(read.notes)")
+        #expect(try peopleNote(read).contains("name=nombre"), "\(read.notes)")
+    }
+
     /// What the values are, judged one by one.
     @Test func valuesAreToldApart() {
         #expect(ValueEvidence.kind("ada@example.com") == .email)
