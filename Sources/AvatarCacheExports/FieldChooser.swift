@@ -485,7 +485,7 @@ enum FieldChooser {
     /// URI) before one of pages; when no field is named as a photo, a field of any name
     /// whose values are images.
     static func photoChoice(in samples: [DocumentFields]) -> RoleChoice {
-        struct Ranked { var path: String; var values: [DocumentValue]; var count: Int; var usable: Int; var images: Int; var order: Int }
+        struct Ranked { var path: String; var values: [DocumentValue]; var count: Int; var usable: Int; var images: Int; var pages: Int; var shared: Bool; var order: Int }
         var ranked: [Ranked] = []
         var entries = found(photoCandidates(in: samples), in: samples)
         var byValue = false
@@ -494,13 +494,20 @@ enum FieldChooser {
             byValue = !entries.isEmpty
         }
         for (index, entry) in entries.enumerated() {
+            let texts = entry.values.compactMap { value -> String? in if case .string(let text) = value { return text } else { return nil } }
+            let sharedValue = Dictionary(grouping: texts, by: { $0 }).values.map(\.count).max() ?? 0
             ranked.append(Ranked(path: entry.path, values: entry.values, count: entry.count, usable: entry.values.filter(isUsablePhoto).count,
-                                 images: entry.values.filter(isImage).count, order: index))
+                                 images: entry.values.filter(isImage).count, pages: texts.filter(ValueEvidence.looksLikePage).count,
+                                 shared: texts.count >= 4 && sharedValue * 10 >= max(samples.count, texts.count) * 9, order: index))
         }
         ranked.sort { a, b in
-            // Images before pages among fields that are mostly usable.
-            let aImages = a.images * 2 >= a.usable, bImages = b.images * 2 >= b.usable
-            if a.usable > 0, b.usable > 0, aImages != bImages { return aImages }
+            // Among usable fields: each person's own before one default for everyone, and
+            // images before web pages.
+            if a.usable > 0, b.usable > 0 {
+                if a.shared != b.shared { return !a.shared }
+                let aPages = a.pages * 2 > a.usable, bPages = b.pages * 2 > b.usable
+                if aPages != bPages { return !aPages }
+            }
             if a.usable != b.usable { return a.usable > b.usable }
             if a.count != b.count { return a.count > b.count }
             return a.order < b.order
@@ -510,10 +517,13 @@ enum FieldChooser {
         for entry in ranked where !anyUsable || entry.usable > 0 {
             if let path = urlPath(entry.path, values: entry.values) { choice.paths.append(path) }
         }
-        if let best = ranked.first {
-            choice.evidence = "on \(best.count) of \(samples.count) documents, \(best.images) of them images, \(best.usable) usable" + (byValue ? " (found by its values)" : "")
+        func described(_ entry: Ranked) -> String {
+            "\(entry.images) of them images, \(entry.usable) usable" + (entry.pages > 0 ? ", \(entry.pages) web pages" : "") + (entry.shared ? ", one value on nearly all" : "")
         }
-        choice.passed = ranked.dropFirst().prefix(3).map { "\($0.path) (on \($0.count), \($0.images) images, \($0.usable) usable)" }
+        if let best = ranked.first {
+            choice.evidence = "on \(best.count) of \(samples.count) documents, \(described(best))" + (byValue ? " (found by its values)" : "")
+        }
+        choice.passed = ranked.dropFirst().prefix(3).map { "\($0.path) (on \($0.count), \(described($0)))" }
         return choice
     }
 

@@ -413,11 +413,11 @@ struct MappedPeopleReader {
             }
             try outerBody(item)
         }
-        // Damage is reported once: a JSON export's first records after the first look, the
-        // rest (and all of a Firestore export's) in the pass that counts the people.
         if readsJSON, !partsFollow, map.namesDocumentID {
             throw ExportError(file: path, reason: "--map \(map.written.first { $0.contains(FieldPath.documentName) } ?? "id=__name__"): \(FieldPath.documentName) is a Firestore document's id, and this is a JSON export, whose records have none: name the field that holds the id (--map id=FIELD); an object keyed by user id is read by its keys without a map")
         }
+        // Damage is reported once: a JSON export's first records after the first look, the
+        // rest (and all of a Firestore export's) in the pass that counts the people.
         let (scan, damages) = try firstLook()
         for damage in damages { try body(.bad(damage)) }
         let auth = self.auth.byID, authOrder = self.auth.order

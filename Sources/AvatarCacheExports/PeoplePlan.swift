@@ -30,7 +30,7 @@ struct PeoplePlan: Sendable {
 
     /// Whether a path names the document's id (`__name__`).
     var usesDocumentName: Bool {
-        ((id ?? []) + name + givenName + familyName + photo + color).contains(where: \.isDocumentName)
+        (id?.contains(where: \.isDocumentName) ?? false) || [name, givenName, familyName, photo, color].contains { $0.contains(where: \.isDocumentName) }
     }
 
     /// The top-level names these paths start from, as UTF-8 (what a Firestore decode needs).

@@ -70,13 +70,15 @@ enum ValueEvidence {
     }
 
     /// One token of letters and digits (and `-`, `_`, `:`) that a system made: digits
-    /// alone (three or more), or letters and digits mixed, eight characters or more.
+    /// alone (three or more), or letters and digits mixed, sixteen characters or more
+    /// (Firestore's 20, Auth's 28, a UUID's 36); a handle a person chose (`johnsmith1990`)
+    /// is shorter.
     static func isIdentifier(_ text: String) -> Bool {
         guard !text.isEmpty, !text.contains(where: \.isWhitespace),
               text.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_:".unicodeScalars.contains($0)) }) else { return false }
         let digits = text.filter(\.isNumber).count
         if digits == text.count { return digits >= 3 }
-        return text.count >= 8 && digits > 0
+        return text.count >= 16 && digits > 0
     }
 
     static func isOrganisation(_ text: String) -> Bool {
@@ -153,6 +155,16 @@ enum ValueEvidence {
             guard let first = word.first else { return false }
             return !first.isCased || first.isUppercase || particles.contains(word.lowercased()) || word.hasPrefix("al-") || word.hasPrefix("d'")
         }
+    }
+
+    /// An http(s) URL of a web page, not of an image: no image extension, no image host,
+    /// and no word of a picture in it (`https://twitter.com/ada`, `https://example.com/u/ada`).
+    static func looksLikePage(_ raw: String) -> Bool {
+        let lower = raw.trimmingCharacters(in: .whitespaces).lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://"), !looksLikePhoto(raw) else { return false }
+        let pictureWords = ["photo", "avatar", "image", "img", "pic", "picture", "profile", "media", "static", "upload", "file", "thumb",
+                            "asset", "storage", "blob", "content", "download", "gravatar", "icon", "alt=media", "foto", "bild", "imagen"]
+        return !pictureWords.contains { lower.contains($0) }
     }
 
     /// A value that is a photo: an image's URL (an image extension, an image host's or

@@ -110,6 +110,18 @@ extension PeopleChooserTests {
         #expect(read.profiles.map(\.photoURL) == (0..<4).map { "http://127.0.0.1:9/avatars/u\($0).png" }, "\(read.notes)")
     }
 
+    /// One default image on every document beside each person's own photo: their own;
+    /// the default where they have none.
+    @Test func oneDefaultImageForEveryoneIsNotTheirPhoto() throws {
+        var documents: [(path: String, fields: [String: Any])] = (0..<5).map { index in
+            ("users/u\(index)", ["displayName": "Person \(["Ana", "Bo", "Cy", "Di", "Ed"][index]) Example", "avatar": "http://127.0.0.1:9/static/default.png",
+                                 "photoURL": "https://platform-lookaside.fbsbx.com/platform/profilepic/?asid=\(index)"])
+        }
+        documents.append(("users/u5", ["displayName": "Person Flo Example", "avatar": "http://127.0.0.1:9/static/default.png"]))
+        let read = try read(try export(documents))
+        #expect(read.profiles.map(\.photoURL) == (0..<5).map { "https://platform-lookaside.fbsbx.com/platform/profilepic/?asid=\($0)" } + ["http://127.0.0.1:9/static/default.png"], "\(read.notes)")
+    }
+
     // MARK: References as evidence for the id
 
     /// An app keying its people by its own numeric id (the document id, repeated in `id`),

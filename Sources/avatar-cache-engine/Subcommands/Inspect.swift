@@ -70,7 +70,8 @@ struct Inspect: AsyncParsableCommand {
             lines.append("    reproduce: \(choice.mapLine)")
         }
         if inspection.choices.isEmpty {
-            lines.append("  read by the \(inspection.format) format's own fields (no choice to make)")
+            // No fields chosen: what the reader said instead (its own format's names, Auth alone).
+            lines.append(inspection.notes.isEmpty ? "  read by the \(inspection.format) format's own fields" : inspection.notes.map { "  \($0)" }.joined(separator: "\n"))
         }
         lines.append("  people: \(inspection.people), \(inspection.peopleWithPhoto) with a photo, \(inspection.people - inspection.peopleWithPhoto) monograms; bad records: \(inspection.badRecords)")
         for count in inspection.counts { lines.append("  \(count.source): \(count)") }
