@@ -33,7 +33,8 @@ struct IDReferences {
     }
 
     /// The id candidates of the people's sampled documents: the document id, then an `id`
-    /// field and the user id fields on half of them or more, then `current` (the id the
+    /// field and the user id fields on half of them or more, then fields of any name
+    /// holding a different system-made id on nearly each, then `current` (the id the
     /// names chose; nil: the document id).
     static func candidates(_ samples: [(id: String, fields: DocumentFields)], current: [FieldPath]?) -> [Candidate] {
         var candidates = [Candidate(path: nil, label: "the document id", values: Set(samples.map(\.id).filter { !$0.isEmpty }))]
@@ -50,6 +51,18 @@ struct IDReferences {
             guard let path, have * 2 >= samples.count, let fieldPath = try? FieldPath(parsing: path),
                   !candidates.contains(where: { $0.path == fieldPath }) else { continue }
             candidates.append(Candidate(path: fieldPath, label: path, values: values))
+        }
+        // Fields of any name whose values are ids a system made, one per document (an
+        // app's own key under a name no list knows).
+        var order: [String] = []
+        for (_, fields) in samples {
+            for name in fields.names where !order.contains(name) && !name.contains(".") && !name.contains("[") { order.append(name) }
+        }
+        for name in order {
+            let texts = samples.compactMap { $0.fields[name].flatMap(PeoplePlan.text) }.filter { !$0.isEmpty }
+            guard texts.count * 10 >= samples.count * 9, texts.filter(ValueEvidence.isIdentifier).count * 10 >= texts.count * 9,
+                  Set(texts).count == texts.count, !candidates.contains(where: { $0.path == FieldPath(key: name) }) else { continue }
+            candidates.append(Candidate(path: FieldPath(key: name), label: name, values: Set(texts)))
         }
         if let current, let path = current.first, !candidates.contains(where: { $0.path == path }) {
             let values = Set(samples.compactMap { path.value(in: $0.fields).flatMap(PeoplePlan.text) }.filter { !$0.isEmpty })

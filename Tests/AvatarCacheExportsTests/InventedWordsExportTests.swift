@@ -52,6 +52,37 @@ extension PeopleChooserTests {
         return export
     }
 
+    /// The same exports, the people keyed by random document ids nothing points at, each
+    /// holding the id the rest of the export uses in a field of an invented name (a
+    /// 28-character id, as Firebase Auth's): that field is the id.
+    @Test(arguments: 0..<3)
+    func theIDTheOtherCollectionsUseIsFoundUnderAnyName(seed: Int) throws {
+        var invented = Self.inventedExport(seed: seed)
+        var random = SeededRandom(seed: UInt64(seed) &+ 7_000)
+        let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        let key = Self.inventedWords[(seed * 5 + 11) % Self.inventedWords.count] + "Ref"
+        var keys: [String: String] = [:]
+        var people: [String: (name: String, photo: String)] = [:]
+        for index in invented.documents.indices where invented.documents[index].path.hasPrefix(invented.collection + "/") {
+            let documentID = String(invented.documents[index].path.dropFirst(invented.collection.count + 1))
+            let uid = String((0..<28).map { _ in letters[random.below(letters.count)] })
+            invented.documents[index].fields[key] = uid
+            keys[documentID] = uid
+            people[uid] = invented.people[documentID]
+        }
+        // The other collection points at people by that id, not by the document id.
+        for index in invented.documents.indices where !invented.documents[index].path.hasPrefix(invented.collection + "/") {
+            for (field, value) in invented.documents[index].fields {
+                if let documentID = value as? String, let uid = keys[documentID] { invented.documents[index].fields[field] = uid }
+            }
+        }
+        let read = try read(try export(invented.documents))
+        let note = try peopleNote(read)
+        #expect(Set(read.profiles.map(\.id)) == Set(people.keys), "\(note)")
+        #expect(read.profiles.allSatisfy { people[$0.id]?.name == $0.displayName }, "\(note)")
+        #expect(note.contains("id=\(key) (") && note.contains("point at it") && note.contains("the document id matches none"), "\(note)")
+    }
+
     @Test(arguments: 0..<6)
     func onlyTheValuesAndReferencesTellThePeople(seed: Int) throws {
         let invented = Self.inventedExport(seed: seed)
