@@ -143,12 +143,16 @@ enum FieldChooser {
         struct Ranked { var path: String; var fullNames: Int; var count: Int; var order: Int; var shared = false; var confirmed = 0 }
         var choice = RoleChoice()
         var ranked: [Ranked] = []
+        var emails: [FieldPath] = []
         let named = found(nameCandidates(in: samples), in: samples)
         for (index, entry) in named.enumerated() {
             let texts = entry.values.compactMap(PeoplePlan.nameText)
             let verdict = ValueEvidence.nameVerdict(texts, collectionSize: samples.count)
             if verdict.kind != nil {
                 choice.passed.append("\(entry.path) (\(verdict))")
+                // E-mail addresses stay the last resort of a person with no name at all
+                // (their initials still tell people apart).
+                if verdict.kind == .email, let path = try? FieldPath(parsing: entry.path) { emails.append(path) }
                 continue
             }
             // One value on every document (a company's): read only where no other name is,
@@ -174,7 +178,7 @@ enum FieldChooser {
             if a.count != b.count { return a.count > b.count }
             return a.order < b.order
         }
-        choice.paths = ranked.compactMap { try? FieldPath(parsing: $0.path) }
+        choice.paths = ranked.compactMap { try? FieldPath(parsing: $0.path) } + emails
         choice.shared = Set(ranked.filter(\.shared).compactMap { try? FieldPath(parsing: $0.path) })
         if let best = ranked.first {
             choice.evidence = "on \(best.count) of \(samples.count) documents, \(best.fullNames) of them full names" + (byValue ? ", read as people's names by their values" : "")
@@ -198,10 +202,15 @@ enum FieldChooser {
     /// Top-level text fields of any name whose values read as people's names: on half the
     /// documents or more, eight in ten of their values a name, half of them two words or
     /// more (or a name in a script written without spaces), nearly all different.
+    /// Fields named as something else than a person (`jobTitle: "Software Engineer"`,
+    /// `city: "New York"`) are not taken for a name by their values.
     static func personNameFields(in samples: [DocumentFields]) -> [(path: String, count: Int, values: [DocumentValue])] {
+        let notNames = ["title", "job", "role", "position", "city", "country", "state", "address", "street", "company", "team", "department",
+                        "status", "description", "bio", "about", "label", "category", "type", "location", "school", "org", "group", "message"]
         var order: [String] = []
         for fields in samples {
             for (name, value) in zip(fields.names, fields.values) where !order.contains(name) && !name.contains(".") && !name.contains("[") {
+                guard !notNames.contains(where: normalized(name[...]).contains) else { continue }
                 if case .string = value { order.append(name) }
             }
         }
