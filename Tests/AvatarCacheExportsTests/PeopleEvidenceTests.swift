@@ -144,6 +144,18 @@ extension PeopleChooserTests {
         #expect(note.contains("id=the document id (") && note.contains("\"sessions\" records") && note.contains("uid matches none"), "\(note)")
     }
 
+    /// Other records pointing at people who are not there (ids no document has) change
+    /// nothing: the id the names chose stays, and no one is made up.
+    @Test func referencesToNoOneChangeNothing() throws {
+        var documents: [(path: String, fields: [String: Any])] = (0..<4).map { index in
+            ("people/\(randomID(index))", ["uid": "user-\(index)-\(randomID(40 + index))", "displayName": "Name \(["Ana", "Bo", "Cy", "Di"][index]) Test"])
+        }
+        for index in 0..<6 { documents.append(("visits/v\(index)", ["visitor": "ghost-\(index)", "host": 99_000 + index])) }
+        let read = try read(try export(documents))
+        #expect(Set(read.profiles.map(\.id)) == Set((0..<4).map { "user-\($0)-\(randomID(40 + $0))" }), "\(read.notes)")
+        #expect(read.profiles.count == 4)
+    }
+
     /// `--map id=__name__` names the document id (where the chooser took `uid`), and on a
     /// JSON export, whose records have none, is refused naming it.
     @Test func aMapNamesTheDocumentIDAsFirestoreDoes() throws {
