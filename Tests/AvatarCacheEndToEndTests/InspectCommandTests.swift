@@ -12,7 +12,8 @@ import AvatarCacheTestKit
         let path = Fixtures.firebaseExport(export)
         let untouched = directory.appendingPathComponent("never-made").path
 
-        let text = try Binary.run(["inspect", path, "--cache", untouched])
+        // A warm's command line, "warm" replaced by "inspect".
+        let text = try Binary.run(["inspect", path, "--cache", untouched, "--budget", "50MB", "--wait", "1", "--concurrency", "4"])
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.stdout.contains("people from collection \""), "\(text.stdout)")
         #expect(!FileManager.default.fileExists(atPath: untouched), "inspect writes nothing")

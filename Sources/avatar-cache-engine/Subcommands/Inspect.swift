@@ -27,10 +27,15 @@ struct Inspect: AsyncParsableCommand {
 
     @OptionGroup var options: PipelineOptions
 
+    // Warm's too, so that its command line is taken whole; nothing is pruned or locked.
+    @OptionGroup var prune: PruneOptions
+
+    @OptionGroup var wait: WaitOption
+
     func run() async throws {
         let inspections: [ExportInspection]
         do {
-            var settings = try options.settings()
+            var settings = try PipelineOptions.settings(of: options, prune, wait)
             // Nothing is written: a cache directory is only what the configuration requires.
             settings[Settings.cache] = cache ?? FileManager.default.temporaryDirectory.path
             settings.inputs = exports.map { PipelineInput(path: $0) }
