@@ -31,7 +31,7 @@ public enum Settings {
         valueName: "i/n", binding: .optional(\.shard))
     public static let map = Setting<FieldMap>(
         "map", .fieldMap, default: FieldMap(), defaultInWords: "NexusAI's names, else chosen from the documents",
-        help: "Where an app keeps its people: KEY=PATH, repeatable; keys users, id, name, given-name, family-name, photo, color, conversations, participants, updated-at, last-sender; a path reaches into maps and arrays (profile_photo.downloadUrl, imagePaths[0]); PATH|PATH: the first present wins.",
+        help: "Where an app keeps its people: KEY=PATH, repeatable; keys users, id, name, given-name, family-name, photo, color, conversations, participants, updated-at, last-sender; a path reaches into maps and arrays (profile_photo.downloadUrl, imagePaths[0]); __name__ is a Firestore document's id (id=__name__); PATH|PATH: the first present wins.",
         valueName: "key=path", binding: .at(\.fieldMap))
     public static let storageBucket = Setting<String>(
         "storage-bucket", .text("a bucket name"),

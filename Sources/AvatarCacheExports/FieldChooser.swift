@@ -1,3 +1,4 @@
+import AvatarCacheSupport
 import Foundation
 /// Chooses where the people and conversations are when the field map does not say: the
 /// collection from the common names, and each field from the common names by how many
@@ -81,16 +82,18 @@ enum FieldChooser {
     static func found(_ candidates: [String], in samples: [DocumentFields]) -> [(path: String, count: Int, values: [DocumentValue])] {
         var order: [String] = []
         var found: [String: (count: Int, values: [DocumentValue])] = [:]
+        // Names found through two candidates (photoURL, photoUrl) counted once per document.
+        var seen: [String: Set<Int>] = [:]
         for candidate in candidates {
-            for fields in samples {
-                guard let (path, value) = resolve(candidate, in: fields), !value.isEmpty else { continue }
+            for (index, fields) in samples.enumerated() {
+                guard let (path, value) = resolve(candidate, in: fields), !value.isEmpty,
+                      seen[path, default: []].insert(index).inserted else { continue }
                 if found[path] == nil { order.append(path) }
                 found[path, default: (0, [])].count += 1
                 found[path]!.values.append(value)
             }
         }
-        // Names found through two candidates (photoURL, photoUrl) counted once per document.
-        return order.enumerated().map { (index, path) in (path, min(found[path]!.count, samples.count), found[path]!.values, index) }
+        return order.enumerated().map { (index, path) in (path, found[path]!.count, found[path]!.values, index) }
             .sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.3 < $1.3 }
             .map { ($0.0, $0.1, $0.2) }
     }
@@ -111,29 +114,118 @@ enum FieldChooser {
         return try? FieldPath(parsing: path)
     }
 
+    /// A role's choice with what decided it, for the note and `inspect`: the paths in
+    /// order, the evidence for the first, and the candidates passed over and why.
+    struct RoleChoice: Sendable {
+        var paths: [FieldPath] = []
+        var evidence: String?
+        var passed: [String] = []
+        /// Paths whose one value every document shares (read only where no other is).
+        var shared: Set<FieldPath> = []
+    }
+
     /// The name fields, the fullest names first: a field whose values are two words or
     /// more (`fullName`: "Ada Lovelace") before a handle (`username`: "ada_l") even when
     /// the handle is in more documents; then by how many have it. The others follow as
     /// alternatives, for the documents without the first.
-    static func nameFields(in samples: [DocumentFields]) -> [FieldPath] {
-        struct Ranked { var path: String; var fullNames: Int; var count: Int; var order: Int }
+    static func nameFields(in samples: [DocumentFields]) -> [FieldPath] { nameChoice(in: samples).paths }
+
+    /// `nameFields`, judged by the values too: a candidate whose values are mostly
+    /// e-mail addresses, URLs, phone numbers, ids, dates, organisations' names or
+    /// one-character placeholders, or one value shared by (nearly) every document, is no
+    /// person's name whatever it is called (`ValueEvidence.nameVerdict`). When no field
+    /// named as a name is left, a field of any name whose values read as people's names
+    /// (`ValueEvidence.looksLikePersonName`) is taken.
+    ///
+    /// `authNames`: the Firebase Auth accounts' display names (lower case): a candidate
+    /// whose values they are is confirmed, and comes first.
+    static func nameChoice(in samples: [DocumentFields], authNames: Set<String> = []) -> RoleChoice {
+        struct Ranked { var path: String; var fullNames: Int; var count: Int; var order: Int; var shared = false; var confirmed = 0 }
+        var choice = RoleChoice()
         var ranked: [Ranked] = []
-        for (index, entry) in found(nameCandidates(in: samples), in: samples).enumerated() {
-            var fullNames = 0
-            for value in entry.values {
-                guard case .string(let text) = value, !text.contains("@") else { continue }
-                if text.split(separator: " ").count >= 2 { fullNames += 1 }
+        var emails: [FieldPath] = []
+        let named = found(nameCandidates(in: samples), in: samples)
+        for (index, entry) in named.enumerated() {
+            let texts = entry.values.compactMap(PeoplePlan.nameText)
+            let verdict = ValueEvidence.nameVerdict(texts, collectionSize: samples.count)
+            if verdict.kind != nil {
+                choice.passed.append("\(entry.path) (\(verdict))")
+                // E-mail addresses stay the last resort of a person with no name at all
+                // (their initials still tell people apart).
+                if verdict.kind == .email, let path = try? FieldPath(parsing: entry.path) { emails.append(path) }
+                continue
             }
-            // Full names in at least half of the documents that have the field.
-            let counted = fullNames * 2 >= max(entry.count, 1) ? fullNames : 0
-            ranked.append(Ranked(path: entry.path, fullNames: counted, count: entry.count, order: index))
+            // One value on every document (a company's): read only where no other name is,
+            // so a collection whose only name is shared still has it.
+            if verdict.shared != nil { choice.passed.append("\(entry.path) (\(verdict))") }
+            let confirmed = authNames.isEmpty ? 0 : texts.filter { authNames.contains($0.trimmedWhitespace.lowercased()) }.count
+            ranked.append(Ranked(path: entry.path, fullNames: countedFullNames(entry.values, count: entry.count), count: entry.count, order: index,
+                                 shared: verdict.shared != nil, confirmed: confirmed))
+        }
+        var byValue = false
+        if ranked.isEmpty {
+            let taken = Set(named.map(\.path))
+            for (index, entry) in personNameFields(in: samples).enumerated() where !taken.contains(entry.path) {
+                ranked.append(Ranked(path: entry.path, fullNames: countedFullNames(entry.values, count: entry.count), count: entry.count, order: index))
+                byValue = true
+            }
         }
         ranked.sort { a, b in
+            if a.shared != b.shared { return !a.shared }
+            // Confirmed by the accounts when one candidate is and the other is not.
+            if (a.confirmed > 0) != (b.confirmed > 0) { return a.confirmed > 0 }
             if a.fullNames != b.fullNames { return a.fullNames > b.fullNames }
             if a.count != b.count { return a.count > b.count }
             return a.order < b.order
         }
-        return ranked.compactMap { try? FieldPath(parsing: $0.path) }
+        choice.paths = ranked.compactMap { try? FieldPath(parsing: $0.path) } + emails
+        choice.shared = Set(ranked.filter(\.shared).compactMap { try? FieldPath(parsing: $0.path) })
+        if let best = ranked.first {
+            choice.evidence = "on \(best.count) of \(samples.count) documents, \(best.fullNames) of them full names" + (byValue ? ", read as people's names by their values" : "")
+                + (best.confirmed > 0 ? ", \(best.confirmed) the display name of a Firebase Auth account" : "")
+        }
+        choice.passed = ranked.dropFirst().filter { !$0.shared }.prefix(3).map { "\($0.path) (on \($0.count), \($0.fullNames) full names)" } + choice.passed
+        return choice
+    }
+
+    /// How many of `values` are full names (two words or more, not an e-mail), when they
+    /// are at least half of the `count` documents with the field; else 0.
+    private static func countedFullNames(_ values: [DocumentValue], count: Int) -> Int {
+        var fullNames = 0
+        for value in values {
+            guard case .string(let text) = value, !text.contains("@") else { continue }
+            if text.split(separator: " ").count >= 2 { fullNames += 1 }
+        }
+        return fullNames * 2 >= max(count, 1) ? fullNames : 0
+    }
+
+    /// Top-level text fields of any name whose values read as people's names: on half the
+    /// documents or more, eight in ten of their values a name, half of them two words or
+    /// more (or a name in a script written without spaces), nearly all different.
+    /// Fields named as something else than a person (`jobTitle: "Software Engineer"`,
+    /// `city: "New York"`) are not taken for a name by their values.
+    static func personNameFields(in samples: [DocumentFields]) -> [(path: String, count: Int, values: [DocumentValue])] {
+        let notNames = ["title", "job", "role", "position", "city", "country", "state", "address", "street", "company", "team", "department",
+                        "status", "description", "bio", "about", "label", "category", "type", "location", "school", "org", "group", "message"]
+        var order: [String] = []
+        for fields in samples {
+            for (name, value) in zip(fields.names, fields.values) where !order.contains(name) && !name.contains(".") && !name.contains("[") {
+                guard !notNames.contains(where: normalized(name[...]).contains) else { continue }
+                if case .string = value { order.append(name) }
+            }
+        }
+        var result: [(path: String, count: Int, values: [DocumentValue])] = []
+        for name in order {
+            let values = samples.compactMap { $0[name] }.filter { !$0.isEmpty }
+            let texts = values.compactMap { value -> String? in if case .string(let text) = value { return text } else { return nil } }
+            guard !texts.isEmpty, texts.count * 2 >= samples.count else { continue }
+            let names = texts.filter(ValueEvidence.looksLikePersonName)
+            let full = names.filter { $0.split(whereSeparator: \.isWhitespace).count >= 2 || !($0.first?.isCased ?? true) }
+            guard names.count * 10 >= texts.count * 8, full.count * 2 >= texts.count,
+                  Set(texts.map { $0.lowercased() }).count * 10 >= texts.count * 8 || texts.count < 4 else { continue }
+            result.append((name, texts.count, values))
+        }
+        return result.sorted { $0.count > $1.count }
     }
 
     /// How much a collection's samples look like people: the share with a name, with a
@@ -255,8 +347,11 @@ enum FieldChooser {
     /// Fields that name a user by their id (a plain `id` names anything).
     static let userIDFields = ["uid", "userId", "userID", "user_id"]
 
+    /// `byValue`: a document's values mark it too, whatever its fields are called: a
+    /// person's name, an image, an e-mail address or a phone number among them (for
+    /// exports whose names no list knows).
     static func shape(_ samples: [(id: String, fields: DocumentFields)], name: String, authIDs: Set<String>,
-                      authEmails: Set<String> = []) -> PeopleShape {
+                      authEmails: Set<String> = [], byValue: Bool = false) -> PeopleShape {
         var shape = PeopleShape(documents: samples.count)
         shape.commonName = userCollections.contains { $0.lowercased() == name.lowercased() } || namedForPeople(name)
         let lastName = normalized(name.split(separator: "/").last ?? "")
@@ -272,10 +367,12 @@ enum FieldChooser {
                 candidates.lazy.compactMap { resolve($0, in: fields).flatMap { PeoplePlan.text($0.value) } }.first { !$0.isEmpty }
             }
             let names = nameCandidates(in: [fields])
-            if has(names) || has(givenNameFields) { shape.names += 1 }
-            if has(photoCandidates(in: [fields])) { shape.photos += 1 }
+            let texts = byValue ? fields.values.compactMap { value -> String? in if case .string(let text) = value { return text } else { return nil } } : []
+            if has(names) || has(givenNameFields) || texts.contains(where: { ValueEvidence.looksLikePersonName($0) && $0.contains(" ") }) { shape.names += 1 }
+            if has(photoCandidates(in: [fields])) || texts.contains(where: ValueEvidence.looksLikePhoto) { shape.photos += 1 }
             let uid = userIDFields.lazy.compactMap { resolve($0, in: fields).flatMap { PeoplePlan.text($0.value) } }.first
-            if has(personFields) || authIDs.contains(id) || uid == id || uid.map(authIDs.contains) == true || looksLikeAuthUID(id) { shape.persons += 1 }
+            let markedByValue = texts.contains { [.email, .phone].contains(ValueEvidence.kind($0)) }
+            if has(personFields) || markedByValue || authIDs.contains(id) || uid == id || uid.map(authIDs.contains) == true || looksLikeAuthUID(id) { shape.persons += 1 }
             if authIDs.contains(id) || looksLikeAuthUID(id) || (uid == id && !id.isEmpty) { shape.ownAccounts += 1 }
             // Each a different account's: by the id, a user id field, the e-mail.
             var account: (key: String, by: String)?
@@ -390,23 +487,82 @@ enum FieldChooser {
     /// The photo fields, those whose values most often are a photo one can take first
     /// (a field of URLs before one of relative paths, however common); fields of no usable
     /// value only when no field has one (they are then reported).
-    static func photoFields(in samples: [DocumentFields]) -> [FieldPath] {
-        struct Ranked { var path: String; var values: [DocumentValue]; var count: Int; var usable: Int; var order: Int }
+    static func photoFields(in samples: [DocumentFields]) -> [FieldPath] { photoChoice(in: samples).paths }
+
+    /// `photoFields`, judged by the values too: of the usable ones, a field whose values
+    /// are images (`ValueEvidence.looksLikePhoto`: an image's URL, a Storage path, a data
+    /// URI) before one of pages; when no field is named as a photo, a field of any name
+    /// whose values are images.
+    static func photoChoice(in samples: [DocumentFields]) -> RoleChoice {
+        struct Ranked { var path: String; var values: [DocumentValue]; var count: Int; var usable: Int; var images: Int; var pages: Int; var shared: Bool; var order: Int }
         var ranked: [Ranked] = []
-        for (index, entry) in found(photoCandidates(in: samples), in: samples).enumerated() {
-            ranked.append(Ranked(path: entry.path, values: entry.values, count: entry.count, usable: entry.values.filter(isUsablePhoto).count, order: index))
+        var entries = found(photoCandidates(in: samples), in: samples)
+        var byValue = false
+        if entries.isEmpty {
+            entries = imageFields(in: samples)
+            byValue = !entries.isEmpty
+        }
+        for (index, entry) in entries.enumerated() {
+            let texts = entry.values.compactMap { value -> String? in if case .string(let text) = value { return text } else { return nil } }
+            let sharedValue = Dictionary(grouping: texts, by: { $0 }).values.map(\.count).max() ?? 0
+            ranked.append(Ranked(path: entry.path, values: entry.values, count: entry.count, usable: entry.values.filter(isUsablePhoto).count,
+                                 images: entry.values.filter(isImage).count, pages: texts.filter(ValueEvidence.looksLikePage).count,
+                                 shared: texts.count >= 4 && sharedValue * 10 >= max(samples.count, texts.count) * 9, order: index))
         }
         ranked.sort { a, b in
+            // Among usable fields: each person's own before one default for everyone, and
+            // images before web pages.
+            if a.usable > 0, b.usable > 0 {
+                if a.shared != b.shared { return !a.shared }
+                let aPages = a.pages * 2 > a.usable, bPages = b.pages * 2 > b.usable
+                if aPages != bPages { return !aPages }
+            }
             if a.usable != b.usable { return a.usable > b.usable }
             if a.count != b.count { return a.count > b.count }
             return a.order < b.order
         }
         let anyUsable = ranked.contains { $0.usable > 0 }
-        var paths: [FieldPath] = []
+        var choice = RoleChoice()
         for entry in ranked where !anyUsable || entry.usable > 0 {
-            if let path = urlPath(entry.path, values: entry.values) { paths.append(path) }
+            if let path = urlPath(entry.path, values: entry.values) { choice.paths.append(path) }
         }
-        return paths
+        func described(_ entry: Ranked) -> String {
+            "\(entry.images) of them images, \(entry.usable) usable" + (entry.pages > 0 ? ", \(entry.pages) web pages" : "") + (entry.shared ? ", one value on nearly all" : "")
+        }
+        if let best = ranked.first {
+            choice.evidence = "on \(best.count) of \(samples.count) documents, \(described(best))" + (byValue ? " (found by its values)" : "")
+        }
+        choice.passed = ranked.dropFirst().prefix(3).map { "\($0.path) (on \($0.count), \(described($0)))" }
+        return choice
+    }
+
+    /// A photo value that is an image (not a page, not a bare word): bytes, or text
+    /// (in a map's URL key or an array's first element) that `ValueEvidence.looksLikePhoto`.
+    static func isImage(_ value: DocumentValue) -> Bool {
+        switch value {
+        case .string(let text): return ValueEvidence.looksLikePhoto(text)
+        case .map(let fields): return PhotoValue.urlKeys.contains { fields[$0].map(isImage) ?? false } || fields["fullPath"] != nil
+        case .array(let elements): return elements.first.map(isImage) ?? false
+        case .bytes(let bytes): return !bytes.isEmpty
+        default: return false
+        }
+    }
+
+    /// Top-level fields of any name (not a cover or a banner) whose values are images on
+    /// half the documents or more.
+    static func imageFields(in samples: [DocumentFields]) -> [(path: String, count: Int, values: [DocumentValue])] {
+        var order: [String] = []
+        for fields in samples {
+            for name in fields.names where !order.contains(name) && !name.contains(".") && !name.contains("[") { order.append(name) }
+        }
+        var result: [(path: String, count: Int, values: [DocumentValue])] = []
+        for name in order where !notPhotoWords.contains(where: { normalized(name[...]).contains($0) }) {
+            let values = samples.compactMap { $0[name] }.filter { !$0.isEmpty }
+            let images = values.filter { isImage($0) && isUsablePhoto($0) }.count
+            guard images > 0, images * 2 >= samples.count else { continue }
+            result.append((name, values.count, values))
+        }
+        return result.sorted { $0.count > $1.count }
     }
 
     /// The people's collection by what its documents look like: of those with a name or
@@ -417,12 +573,15 @@ enum FieldChooser {
     static func peopleCollection(_ samples: [String: [(id: String, fields: DocumentFields)]], order: [String], counts: [String: Int] = [:],
                                  authIDs: Set<String>, authEmails: Set<String> = []) -> (name: String, why: String)? {
         var candidates: [(name: String, shape: PeopleShape)] = []
-        for name in order {
-            var shape = shape(samples[name] ?? [], name: name, authIDs: authIDs, authEmails: authEmails)
-            shape.total = counts[name] ?? shape.documents
-            let knownToAuth = !authIDs.isEmpty && (samples[name] ?? []).filter { authIDs.contains($0.id) }.count * 2 > shape.documents
-            guard shape.eligible || knownToAuth else { continue }
-            candidates.append((name, shape))
+        // By the fields' names first; by the values when no collection is named as people's.
+        for byValue in [false, true] where candidates.isEmpty {
+            for name in order {
+                var shape = shape(samples[name] ?? [], name: name, authIDs: authIDs, authEmails: authEmails, byValue: byValue)
+                shape.total = counts[name] ?? shape.documents
+                let knownToAuth = !authIDs.isEmpty && (samples[name] ?? []).filter { authIDs.contains($0.id) }.count * 2 > shape.documents
+                guard shape.eligible || knownToAuth else { continue }
+                candidates.append((name, shape))
+            }
         }
         // Records about the people of another candidate (a membership naming its user by
         // `userId`) are not the people: that collection is.
@@ -462,7 +621,7 @@ enum FieldChooser {
     }
 
     /// Fills the roles the map leaves open from `samples`.
-    static func plan(_ map: FieldMap, samples: [DocumentFields], documentIDs: [String], idFromRecord: Bool) -> PeoplePlan {
+    static func plan(_ map: FieldMap, samples: [DocumentFields], documentIDs: [String], idFromRecord: Bool, authNames: Set<String> = []) -> PeoplePlan {
         func given(_ key: FieldMap.Key) -> [FieldPath]? { map[key]?.compactMap(\.first) }
         var plan = PeoplePlan()
         if let id = given(.id) {
@@ -476,13 +635,40 @@ enum FieldChooser {
             let differs = zip(samples, documentIDs).contains { fields, id in field.value(in: fields).flatMap(PeoplePlan.text) != id }
             if have * 10 >= samples.count * 9 && differs { plan.id = [field] }
         }
-        plan.name = given(.name) ?? nameFields(in: samples)
+        var sharedNames: Set<FieldPath> = []
+        if let name = given(.name) {
+            plan.name = name
+        } else {
+            let choice = nameChoice(in: samples, authNames: authNames)
+            sharedNames = choice.shared
+            plan.name = choice.paths
+            plan.evidence[.name] = choice.evidence
+            plan.passed[.name] = choice.passed
+        }
         plan.givenName = given(.givenName) ?? field(givenNameFields, in: samples).map { [$0] } ?? []
         plan.familyName = given(.familyName) ?? field(familyNameFields, in: samples).map { [$0] } ?? []
         // What the operator maps wins over what the chooser finds.
         plan.joinsBareName = given(.name) == nil
         plan.givenAndFamilyFirst = given(.name) == nil && (given(.givenName) != nil || given(.familyName) != nil)
-        plan.photo = given(.photo) ?? photoFields(in: samples)
+        if given(.name) == nil, !plan.givenAndFamilyFirst, let givenPath = plan.givenName.first, let familyPath = plan.familyName.first {
+            // Coverage counts: a given and a family name on (nearly) every document name the
+            // people before a name field on fewer (an old spelling left on one of them).
+            func has(_ path: FieldPath, _ fields: DocumentFields) -> Bool { path.value(in: fields).map { !$0.isEmpty } ?? false }
+            let both = samples.filter { has(givenPath, $0) && has(familyPath, $0) }.count
+            let named = samples.filter { fields in plan.name.contains { !sharedNames.contains($0) && has($0, fields) } }.count
+            if both * 10 >= samples.count * 9, both > named {
+                plan.givenAndFamilyFirst = true
+                plan.evidence[.name] = "a given and a family name on \(both) of \(samples.count) documents, a name field on \(named)"
+            }
+        }
+        if let photo = given(.photo) {
+            plan.photo = photo
+        } else {
+            let choice = photoChoice(in: samples)
+            plan.photo = choice.paths
+            plan.evidence[.photo] = choice.evidence
+            plan.passed[.photo] = choice.passed
+        }
         plan.color = given(.color) ?? field(colorFields, in: samples).map { [$0] } ?? []
         return plan
     }
@@ -490,7 +676,7 @@ enum FieldChooser {
     /// What a person reading the log needs to know of a plan: `id = uid, name = displayName, …`.
     static func describe(_ plan: PeoplePlan) -> String {
         func paths(_ paths: [FieldPath]) -> String { paths.isEmpty ? "none" : paths.map(\.text).joined(separator: "|") }
-        var parts = ["id=\(plan.id.map(paths) ?? "the document id")"]
+        var parts = ["id=\(plan.id.map(paths) ?? "the document id")" + (plan.evidence[.id].map { " (\($0))" } ?? "")]
         if plan.givenAndFamilyFirst {
             parts.append("given-name=\(paths(plan.givenName))")
             parts.append("family-name=\(paths(plan.familyName))")

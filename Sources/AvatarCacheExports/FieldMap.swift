@@ -3,8 +3,9 @@
 /// (`profile_photo.downloadUrl`, `imagePaths[0]`); a key may list alternatives separated
 /// by `|` (`name=displayName|fullName|username`): the first present and not empty wins.
 /// `participants` may join fields with `+` (`participants=buyerId+sellerId`: two named
-/// roles). A key not given is chosen from the documents (`FieldChooser`), NexusAI's names
-/// first.
+/// roles). `__name__`, Firestore's own name for it, is a document's id (`id=__name__`: the
+/// document id, not a field). A key not given is chosen from the documents
+/// (`FieldChooser`), NexusAI's names first.
 public struct FieldMap: Sendable, Hashable, CustomStringConvertible {
     public enum Key: String, Sendable, CaseIterable {
         case users, id, name
@@ -72,6 +73,10 @@ public struct FieldMap: Sendable, Hashable, CustomStringConvertible {
 
     public var isEmpty: Bool { entries.isEmpty }
 
+    /// Whether a key names the document id (`__name__`), which only a Firestore export's
+    /// documents and a Realtime Database's members have.
+    var namesDocumentID: Bool { entries.values.contains { $0.contains { $0.contains(where: \.isDocumentName) } } }
+
     /// The map without its collections (`users`, `conversations`): its fields, for another
     /// part of an export whose people are not in a collection of that name.
     var withoutCollections: FieldMap {
@@ -85,7 +90,9 @@ public struct FieldMap: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A path into a document: keys of maps and indexes of arrays
-/// (`profile_photo.downloadUrl`, `imagePaths[0]`, `a.b[2].c`).
+/// (`profile_photo.downloadUrl`, `imagePaths[0]`, `a.b[2].c`); a key holding a dot or a
+/// bracket in backticks, as Firestore writes such a field path (`` `profile.photo`.url ``).
+/// `__name__` alone is the document's id.
 public struct FieldPath: Sendable, Equatable, Hashable, CustomStringConvertible {
     public enum Component: Sendable, Equatable, Hashable {
         case key(String)
@@ -98,6 +105,12 @@ public struct FieldPath: Sendable, Equatable, Hashable, CustomStringConvertible 
 
     public let components: [Component]
     public let text: String
+
+    /// Firestore's name for a document's id in a field path (`__name__`).
+    public static let documentName = "__name__"
+
+    /// The document's id, not a field (`__name__`).
+    public var isDocumentName: Bool { components == [.key(Self.documentName)] }
 
     /// The path of one key at the top of a document (`id`).
     public init(key: String) {
@@ -118,6 +131,20 @@ public struct FieldPath: Sendable, Equatable, Hashable, CustomStringConvertible 
         while let character = characters.first {
             characters = characters.dropFirst()
             switch character {
+            case "`":
+                guard key.isEmpty, let close = characters.firstIndex(of: "`") else {
+                    throw Error(description: "path \"\(text)\": a backtick opens a quoted name that must close before a . or [")
+                }
+                key = String(characters[..<close])
+                characters = characters[characters.index(after: close)...]
+                try endKey()
+                if let next = characters.first, next != ".", next != "[" {
+                    throw Error(description: "path \"\(text)\": expected . or [ after a quoted name")
+                }
+                if characters.first == "." {
+                    characters = characters.dropFirst()
+                    if characters.isEmpty { throw Error(description: "path \"\(text)\" ends with a dot") }
+                }
             case ".":
                 if key.isEmpty, case .index = components.last { continue }
                 try endKey()

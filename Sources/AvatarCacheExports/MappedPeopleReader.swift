@@ -105,6 +105,8 @@ struct MappedPeopleReader {
         var counts: [String: Int] = [:]
         var order: [String] = []
         var samples: [String: [(id: String, fields: DocumentFields)]] = [:]
+        /// The parents subcollection documents name, for the id's evidence.
+        var references = IDReferences()
     }
 
     /// The people's collection: the map's, else the one whose documents look most like
@@ -154,6 +156,32 @@ struct MappedPeopleReader {
         if let nameField { line += " --map name=\(nameField)" }
         line += " --map photo=\(photo ?? "FIELD")"
         return "; to read people from \"\(name)\": \(line)"
+    }
+
+    /// The id candidates of the people's samples with the other collections' documents
+    /// pointing at each (`IDReferences`): counted over every document of the others (up
+    /// to `IDReferences.maxDocumentsLookedAt`) when the candidates disagree, else over
+    /// the samples.
+    private func referenceHits(_ scan: Scan, people collection: String, current: [FieldPath]?) throws -> [IDReferences.Candidate] {
+        let candidates = IDReferences.candidates(scan.samples[collection] ?? [], current: current)
+        var counter = IDReferences.Counter(candidates: candidates)
+        guard IDReferences.disagree(candidates) else {
+            for group in scan.order where group != collection {
+                for (id, fields) in scan.samples[group] ?? [] { counter.add(group: group, id: id, fields: fields) }
+            }
+            return counter.hits(sampled: true)
+        }
+        var looked = 0
+        do {
+            try documents(reportDamage: false, verify: false, { document in
+                let group = document.group
+                guard group != collection else { return }
+                counter.add(group: group, id: document.id, fields: document.fields(wanted: nil).0)
+                looked += 1
+                if looked >= IDReferences.maxDocumentsLookedAt { throw Stop() }
+            }, damage: { _ in })
+        } catch is Stop {}
+        return counter.hits(sampled: looked >= IDReferences.maxDocumentsLookedAt)
     }
 
     // MARK: Conversations
@@ -324,6 +352,7 @@ struct MappedPeopleReader {
                     }
                 }
                 counts[last] += 1
+                if document.path.count > 1 { scan.references.noteParent(group: collection, parentID: document.path[document.path.count - 2].id) }
                 if counts[last] <= FieldChooser.sampleSize, sampleBytes < Self.maxSampleBytes {
                     scan.samples[collection, default: []].append((document.id, document.fields(wanted: nil).0))
                     sampleBytes += max(document.bytes.count, 256)
@@ -344,6 +373,11 @@ struct MappedPeopleReader {
         var path: String?
         var byID: [String: AuthAccount] = [:]
         var order: [String] = []
+
+        /// The accounts' display names, lower case (they confirm a name field).
+        var names: Set<String> {
+            Set(byID.values.compactMap { $0.account.displayName?.trimmedWhitespace.lowercased() }.filter { !$0.isEmpty })
+        }
 
         /// The accounts' e-mails, lower case (a document is known by its e-mail too).
         var emails: Set<String> {
@@ -379,6 +413,9 @@ struct MappedPeopleReader {
             }
             try outerBody(item)
         }
+        if readsJSON, !partsFollow, map.namesDocumentID {
+            throw ExportError(file: path, reason: "--map \(map.written.first { $0.contains(FieldPath.documentName) } ?? "id=__name__"): \(FieldPath.documentName) is a Firestore document's id, and this is a JSON export, whose records have none: name the field that holds the id (--map id=FIELD); an object keyed by user id is read by its keys without a map")
+        }
         // Damage is reported once: a JSON export's first records after the first look, the
         // rest (and all of a Firestore export's) in the pass that counts the people.
         let (scan, damages) = try firstLook()
@@ -402,11 +439,17 @@ struct MappedPeopleReader {
             throw ExportError(file: path, reason: "no collection of people found (looked for \(FieldChooser.userCollections.prefix(6).joined(separator: ", ")), …); \(describeCollections(scan))\(suggestion(scan))")
         }
         let samples = scan.samples[collection] ?? []
-        var plan = FieldChooser.plan(map, samples: samples.map(\.fields), documentIDs: samples.map(\.id), idFromRecord: readsJSON)
+        var plan = FieldChooser.plan(map, samples: samples.map(\.fields), documentIDs: samples.map(\.id), idFromRecord: readsJSON, authNames: self.auth.names)
         plan.storage = storage
         if readsJSON, map[.id] == nil, !samples.isEmpty, samples.allSatisfy({ !$0.id.isEmpty }) {
             // A JSON object keyed by user id: the key is the id.
             plan.id = nil
+        }
+        if !readsJSON, map[.id] == nil, !samples.isEmpty,
+           let (id, evidence) = scan.references.choose(people: collection, counted: try referenceHits(scan, people: collection, current: plan.id),
+                                                       current: plan.id, authIDs: Set(auth.keys)) {
+            plan.id = id
+            plan.evidence[.id] = evidence
         }
         if plan.name.isEmpty && plan.givenName.isEmpty && plan.photo.isEmpty && map[.users] == nil && auth.isEmpty, !readsJSON {
             throw ExportError(file: path, reason: "collection \"\(collection)\" has no name or photo field of the common names; \(describeCollections(scan))\(suggestion(scan))")
@@ -437,7 +480,7 @@ struct MappedPeopleReader {
         // the document lacks. The account is still read alone by its own id (the id an app
         // signed in with looks its picture up by).
         var byEmail: [String: String] = [:]
-        if !auth.isEmpty, map[.id] == nil {
+        if !auth.isEmpty {
             var counts: [String: Int] = [:]
             for (id, entry) in auth {
                 guard let email = entry.account.email?.trimmedWhitespace.lowercased(), !email.isEmpty else { continue }
@@ -548,6 +591,12 @@ struct MappedPeopleReader {
             note += "; \(conversations.count) conversations in \"\(conversationPlan.collection)\", \(rank.count) participants first"
         }
         if map.isEmpty { note += " (chosen from the documents; --map sets them)" }
+        if let observer = PeopleChoice.observer {
+            let key: String? = readsJSON ? (partsFollow ? nil : map.names(.users)?.first) : collection
+            observer.add(plan.choice(source: path, collection: readsJSON ? (partsFollow ? "node \"\(collection)\"" : "the records") : collection,
+                                     collectionKey: key, collectionEvidence: chosen?.why, map: map,
+                                     documentID: readsJSON && !partsFollow ? nil : FieldPath.documentName, tally: tally))
+        }
         try body(.note(note))
         try account(read: documentsRead, body)
         if skipped > 0 {

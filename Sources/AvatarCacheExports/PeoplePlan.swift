@@ -23,6 +23,15 @@ struct PeoplePlan: Sendable {
     var joinsBareName = true
     /// Photos in Firebase Storage: an emulator export's blobs, a bucket for storage paths.
     var storage: FirebaseStorage?
+    /// What decided each role the chooser filled, and the candidates it passed over and
+    /// why (for the note and `inspect`).
+    var evidence: [FieldMap.Key: String] = [:]
+    var passed: [FieldMap.Key: [String]] = [:]
+
+    /// Whether a path names the document's id (`__name__`).
+    var usesDocumentName: Bool {
+        (id?.contains(where: \.isDocumentName) ?? false) || [name, givenName, familyName, photo, color].contains { $0.contains(where: \.isDocumentName) }
+    }
 
     /// The top-level names these paths start from, as UTF-8 (what a Firestore decode needs).
     var wantedHeads: [[UInt8]] {
@@ -43,6 +52,21 @@ struct PeoplePlan: Sendable {
             if let value = path.value(in: fields), !value.isEmpty { return (path, value) }
         }
         return nil
+    }
+
+    /// The first of the name fields the chooser found whose value is not an e-mail
+    /// address (a `displayName` some users' sign-up filled with theirs), else the first.
+    static func firstName(_ paths: [FieldPath], in fields: DocumentFields) -> (FieldPath, DocumentValue)? {
+        var fallback: (FieldPath, DocumentValue)?
+        for path in paths {
+            guard let value = path.value(in: fields), !value.isEmpty else { continue }
+            if case .string(let text) = value, ValueEvidence.isEmail(text.trimmedWhitespace) {
+                if fallback == nil { fallback = (path, value) }
+                continue
+            }
+            return (path, value)
+        }
+        return fallback
     }
 
     /// The text of an id, a name or a colour: text, or a whole number.
@@ -96,6 +120,8 @@ struct PeoplePlan: Sendable {
     func profile(documentID: String, fields: DocumentFields, limits: ReaderLimits,
                  tally: inout Tally, problems: inout [String]) -> Profile? {
         tally.documents += 1
+        var fields = fields
+        if usesDocumentName { fields[FieldPath.documentName] = .string(documentID) }
         var userID = documentID
         if let id {
             guard let (path, value) = Self.first(id, in: fields) else {
@@ -117,10 +143,12 @@ struct PeoplePlan: Sendable {
         let family = familyFound.flatMap { Self.text($0.1) } ?? ""
         var displayName = ""
         if givenAndFamilyFirst {
-            displayName = Self.joined(given: given, family: family)
+            // A given-name field that holds the whole name already is not joined again.
+            let whole = !family.isEmpty && given.count > family.count && given.range(of: family, options: [.caseInsensitive, .diacriticInsensitive]) != nil
+            displayName = whole ? given : Self.joined(given: given, family: family)
             if !displayName.isEmpty { tally.count("given-name + family-name") }
         }
-        if displayName.isEmpty, let (path, value) = Self.first(name, in: fields) {
+        if displayName.isEmpty, let (path, value) = joinsBareName ? Self.firstName(name, in: fields) : Self.first(name, in: fields) {
             if let text = Self.nameText(value) {
                 displayName = text
                 if let familyPath = familyFound?.0, !family.isEmpty, joinsBareName, Self.isBareName(path),

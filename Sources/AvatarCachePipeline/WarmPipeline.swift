@@ -173,23 +173,15 @@ public final class WarmPipeline: Sendable {
 
     /// The read stage of this run: its exports, how to read them, where to record them.
     private func readStage(_ formats: [ExportFormat], state: RunState) -> ReadStage {
-        var limits = ReaderLimits()
-        limits.maxInlineBytes = configuration.fetchLimits.maxBytes
-        limits.maxRecordBytes = configuration.maxRecordBytes
-        limits.storageBucket = configuration.storageBucket
-        return ReadStage(exports: Array(zip(configuration.exports, formats)), limits: limits, fieldMap: configuration.fieldMap,
-                         shard: configuration.shard, store: state.store, metadata: state.metadata, started: state.started,
-                         logger: logger)
+        ReadStage(exports: Array(zip(configuration.exports, formats)), limits: configuration.readerLimits, fieldMap: configuration.fieldMap,
+                  shard: configuration.shard, store: state.store, metadata: state.metadata, started: state.started,
+                  logger: logger)
     }
 
     /// Each export's format, once every export is found there and readable, before the
     /// cache is touched: a mistyped path leaves no lock, marker or directory behind.
     private func exportFormats() throws -> [ExportFormat] {
-        try configuration.exports.map { path -> ExportFormat in
-            guard FileManager.default.fileExists(atPath: path) else { throw ExportError(file: path, reason: "no such file or folder") }
-            guard FileManager.default.isReadableFile(atPath: path) else { throw ExportError(file: path, reason: "cannot be read (permissions)") }
-            return try configuration.exportFormats[path] ?? configuration.format ?? ExportFormat.detect(path: path)
-        }
+        try configuration.exportFormatsChecked()
     }
 
     /// The run begun in the index, and the cache directory listed once for the run (the

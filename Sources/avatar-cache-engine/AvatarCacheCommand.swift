@@ -22,7 +22,7 @@ struct AvatarCacheCommand: AsyncParsableCommand {
             (what was done is saved).
             """,
         version: AvatarCacheVersion.string,
-        subcommands: [Warm.self, Run.self, Merge.self, Prune.self, Verify.self, Stats.self, Lookup.self]
+        subcommands: [Warm.self, Inspect.self, Run.self, Merge.self, Prune.self, Verify.self, Stats.self, Lookup.self]
     )
 
     static func main() async {
