@@ -60,7 +60,7 @@ struct Inspect: AsyncParsableCommand {
     static func text(_ inspection: ExportInspection) -> String {
         var lines = ["\(inspection.export) (\(inspection.format))"]
         for choice in inspection.choices {
-            lines.append("  people from \(choice.collection.hasPrefix("node ") || choice.collection == "the records" ? choice.collection : "collection \"\(choice.collection)\"") (\(choice.documents) documents)")
+            lines.append("  people from \(choice.collection.hasPrefix("node ") || choice.collection == "the records" ? choice.collection : "collection \"\(choice.collection)\"") (\(choice.documents) document\(choice.documents == 1 ? "" : "s"))")
             if let why = choice.collectionEvidence { lines.append("    why: \(why)") }
             let width = choice.roles.map(\.key.count).max() ?? 0
             for role in choice.roles {
