@@ -212,6 +212,17 @@ public final class CacheLookup: Sendable {
         return answered.0
     }
 
+    /// What to draw for a user the cache does not hold yet (a message's new sender, before
+    /// the next warm): the monogram a warm would give them, from their id and name, and the
+    /// colour their source gives when it is a `#RRGGBB` (else the palette's colour for the
+    /// id, the one a warm assigns): initials, colour, the text colour on it and a
+    /// placeholder of that colour. No file: `kind` is `.none`, draw the initials.
+    public static func monogram(forUser id: String, displayName: String, colorHex: String? = nil) -> Answer {
+        let color = AvatarColor.normalized(colorHex) ?? AvatarColor.paletteColor(forUserID: id)
+        return Answer(userID: id, displayName: displayName, initials: Initials.from(displayName: displayName), color: color,
+                      textColor: AvatarColor.textColor(on: color), kind: .none, placeholder: Placeholder(color: color))
+    }
+
     /// The apps' decode rule: a view of `points` needs a decode of max(points × 2, 110)
     /// points × `scale` pixels; the smallest tier at least that large, else the largest.
     public static func tier(forViewPoints points: Double, scale: Int, available: [Int]) -> Int? {
