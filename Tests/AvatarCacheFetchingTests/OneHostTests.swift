@@ -1,7 +1,6 @@
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOHTTP1
 import Testing
 @testable import AvatarCacheFetching
 import AvatarCacheTestKit
