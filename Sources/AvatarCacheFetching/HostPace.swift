@@ -22,10 +22,6 @@ struct HostPace {
     /// After a hold, one request goes alone until it is answered: a limit that lets one
     /// through a second is not met by the whole allowance at once.
     var probing = false
-    /// Probes sent so far: which one a patience that ran out was for; `probeOut`: the last
-    /// one not answered yet.
-    var probes = 0
-    var probeOut = false
     /// Refusals in a row without an answer between (the backoff of a refusal naming no time).
     var refusalsInARow = 0
     /// Probes refused in a row without an answer between: two, and the host is refusing.

@@ -34,8 +34,9 @@ public final class RequestLimiter: Sendable {
     public let perHost: Int
     public let perHTTP1Host: Int
     public let minimumWindow: Int
-    /// Seconds a host's probe (its first request after a hold) goes alone before the rest of
-    /// its line follows unanswered: a slow answer is not a refusal. Default 1.
+    /// Seconds a request to a paced host may be out unanswered before it stops counting
+    /// against that pace, and a probe (the first request after a hold) before the rest of its
+    /// line follows: a slow answer is not a refusal (`RequestSlot.sent`). Default 1.
     public let probePatience: Double
 
     fileprivate typealias Waiter = CheckedContinuation<SourceFailure?, Never>
@@ -302,6 +303,7 @@ public final class RequestSlot: Sendable {
     private struct Held {
         var held = false
         var sent = 0
+        var alone = false
         var overdue = false
     }
     private let state = Mutex(Held())
@@ -331,6 +333,7 @@ public final class RequestSlot: Sendable {
         guard paced else { return alone }
         let request = state.withLock { held -> Int in
             held.sent += 1
+            held.alone = alone
             return held.sent
         }
         Task { [weak self, patience = limiter.probePatience] in
@@ -341,12 +344,12 @@ public final class RequestSlot: Sendable {
     }
 
     private func outPastPatience(_ request: Int) {
-        let counts = state.withLock { held -> Bool in
-            guard held.held, held.sent == request, !held.overdue else { return false }
+        let probe = state.withLock { held -> Bool? in
+            guard held.held, held.sent == request, !held.overdue else { return nil }
             held.overdue = true
-            return true
+            return held.alone
         }
-        if counts { limiter.overdue(host) }
+        if let probe { limiter.overdue(host, probe: probe) }
     }
 
     /// Gives the slot back, if held.
@@ -372,63 +375,40 @@ public final class RequestSlot: Sendable {
 extension RequestLimiter {
     /// A request to `host` is being sent (for the report). Returns true when it goes alone
     /// after a hold the host named (the probe): a refusal of it is its own, not its host's.
-    /// A probe not answered within `probePatience` seconds opens the host's line all the
-    /// same: a slow answer is not a refusal.
     @discardableResult
     public func sent(_ host: String) -> Bool {
         sending(host).alone
     }
 
     /// `sent`, and whether the host is paced now (held after refusals, or below its cap):
-    /// a request to it out past `probePatience` stops counting against its pace
-    /// (`RequestSlot.sent`, `overdue`).
+    /// a request to it out past `probePatience` stops counting against that pace, and a
+    /// probe out that long opens the host's line (`RequestSlot.sent`, `overdue`).
     func sending(_ host: String) -> (alone: Bool, paced: Bool) {
-        var paced = false
-        let probe = state.withLock { state -> Int? in
+        state.withLock { state in
             let now = DispatchTime.now().uptimeNanoseconds
             var pace = state.paces[host] ?? HostPace()
             pace.requests += 1
             if pace.firstRequest == nil { pace.firstRequest = now }
             let alone = pace.probing && (state.hosts[host]?.inFlight ?? 0) <= 1
-            if alone {
-                pace.probes += 1
-                pace.probeOut = true
-            }
-            paced = pace.probing || pace.allowance != nil
+            let paced = pace.probing || pace.allowance != nil
             state.paces[host] = pace
             state.forgetQuietHosts()
-            return alone ? pace.probes : nil
+            return (alone, paced)
         }
-        guard let probe else { return (false, paced) }
-        Task { [weak self, probePatience] in
-            try? await Task.sleep(nanoseconds: UInt64(probePatience * 1e9))
-            self?.probeOverdue(host, probe: probe)
-        }
-        return (true, paced)
     }
 
-    /// A request to `host` has been out past `probePatience` (`RequestSlot.sent`): it no
-    /// longer counts against the host's pace, so another may go beside it.
-    func overdue(_ host: String) {
+    /// A request to `host` has been out past `probePatience` unanswered (`RequestSlot.sent`):
+    /// slow, not refused. It no longer counts against the host's pace, so another may go
+    /// beside it; a probe (`probe`) opens the host's line, its pace grown as for an answer.
+    func overdue(_ host: String, probe: Bool) {
         let granted = state.withLock { state -> [Waiter] in
             guard state.hosts[host] != nil else { return [] }
             state.hosts[host]?.overdue += 1
-            return state.grant()
-        }
-        for continuation in granted { continuation.resume(returning: nil) }
-    }
-
-    /// The probe `probe` of `host` has not been answered in `probePatience`: the host's line
-    /// goes on at its pace, unless another probe or an answer came meanwhile.
-    private func probeOverdue(_ host: String, probe: Int) {
-        let granted = state.withLock { state -> [Waiter] in
-            guard var pace = state.paces[host], pace.probing, pace.probeOut, pace.probes == probe,
-                  pace.heldUntil <= DispatchTime.now().uptimeNanoseconds else { return [] }
-            pace.probing = false
-            // Unanswered is not refused: the pace grows as for an answer, so that one more
-            // request goes beside the slow one.
-            _ = pace.grow(toward: state.ownCap(host))
-            state.paces[host] = pace
+            if probe, var pace = state.paces[host], pace.probing, pace.heldUntil <= DispatchTime.now().uptimeNanoseconds {
+                pace.probing = false
+                _ = pace.grow(toward: state.ownCap(host))
+                state.paces[host] = pace
+            }
             return state.grant()
         }
         for continuation in granted { continuation.resume(returning: nil) }
@@ -441,7 +421,6 @@ extension RequestLimiter {
             var pace = state.paces[host] ?? HostPace()
             let now = DispatchTime.now().uptimeNanoseconds
             pace.answered += 1
-            pace.probeOut = false
             pace.refusalsInARow = 0
             pace.probeRefusalsInARow = 0
             pace.recent.answered()
@@ -490,7 +469,6 @@ extension RequestLimiter {
             var pace = state.paces[host] ?? HostPace()
             pace.refusals[status, default: 0] += 1
             pace.lastAnswer = now
-            pace.probeOut = false
             let isolated = pace.recent.isolated
             pace.recent.refused()
             let refusedAgain = refusedBefore && alone && pace.probeRefusalsInARow < 2

@@ -134,18 +134,21 @@ import AvatarCacheTestKit
         // After a hold one request goes alone; answered slowly, it opens its host's line
         // after the patience (0.2 s here) all the same, rather than when its answer comes.
         let limiter = RequestLimiter(total: 8, perHost: 8, perHTTP1Host: 4, probePatience: 0.2)
-        let host = "https://slow.example:443"
+        let url = "https://slow.example/p.jpg", host = RequestLimiter.host(of: url)
         #expect(await limiter.acquire(host) == nil)
         #expect(limiter.refused(host, status: 503, wait: 0.05, budget: 10) == .hostHeld)
         limiter.release(host)
         try await Task.sleep(for: .milliseconds(80))
-        #expect(await limiter.acquire(host) == nil)
-        #expect(limiter.sent(host), "the first request after the hold goes alone")
+        let probe = RequestSlot(limiter, for: url), next = RequestSlot(limiter, for: url)
+        #expect(await probe.acquire() == nil)
+        #expect(probe.sent(), "the first request after the hold goes alone")
         let started = Date()
-        #expect(await limiter.acquire(host) == nil)
+        #expect(await next.acquire() == nil)
         let waited = Date().timeIntervalSince(started)
         #expect(waited >= 0.15 && waited < 1, "the line followed the unanswered probe after \(waited) s")
-        #expect(!limiter.sent(host), "the second goes beside it, not as a probe")
+        #expect(!next.sent(), "the second goes beside it, not as a probe")
+        probe.release()
+        next.release()
     }
 
     @Test func slowAnswersDoNotHoldAPacedHostsLine() async throws {
