@@ -5,7 +5,15 @@ import Synchronization
 /// front ends 100); the rest would queue in the client, a round trip each batch. So, as Go's
 /// HTTP/2 transport does, a request that finds every connection to its host at
 /// `streamsPerConnection` opens another, up to `maxConnections`; otherwise it goes over the
-/// least busy one.
+/// first connection with a stream free (packed: a few requests in flight share one
+/// connection, as cheap on loopback as before there were several).
+///
+/// A connection costs its set-up (TCP, TLS, HTTP/2's settings: about four round trips before
+/// its first answer), so the ones a host's line will need are opened together, at its first
+/// requests, not one by one once the window has grown: while a host's requests (in flight
+/// and waiting, `demand`) need more connections than it has, each request that finds all of
+/// them busy opens the next. Far away, the window that grows at the first answer then finds
+/// its connections ready.
 ///
 /// Connection `n` of a host is the fetcher's client number `n` (each client its own pool,
 /// so its own connection to the host); connection 0 is the one every host starts with. A
@@ -25,14 +33,22 @@ final class ConnectionSpread: Sendable {
     }
 
     /// The connection for a request to `host`, counted in flight until `release`.
-    func lease(_ host: String, mayOpen: Bool) -> Int {
+    /// `demand`: the host's requests in flight and waiting, this one included.
+    func lease(_ host: String, mayOpen: Bool, demand: Int = 1) -> Int {
         inFlight.withLock { all in
             var counts = all[host] ?? [0]
-            var chosen = 0
-            for index in counts.indices where counts[index] < counts[chosen] { chosen = index }
-            if counts[chosen] >= streamsPerConnection, mayOpen, counts.count < maxConnections {
+            let chosen: Int
+            let wanted = min(maxConnections, (max(1, demand) + streamsPerConnection - 1) / streamsPerConnection)
+            if mayOpen, counts.count < wanted, counts.allSatisfy({ $0 > 0 }) {
                 counts.append(0)
                 chosen = counts.count - 1
+            } else if let free = counts.firstIndex(where: { $0 < streamsPerConnection }) {
+                chosen = free
+            } else if mayOpen, counts.count < maxConnections {
+                counts.append(0)
+                chosen = counts.count - 1
+            } else {
+                chosen = counts.indices.min { counts[$0] < counts[$1] } ?? 0
             }
             counts[chosen] += 1
             all[host] = counts

@@ -306,7 +306,8 @@ public final class HTTPFetcher: Sendable {
             let addresses = try await policy.checkAddresses(of: url)
             // Its connection to the host, for this hop until its body is read.
             let hostKey = RequestLimiter.host(of: url.absoluteString)
-            let connection = spread.lease(hostKey, mayOpen: slot?.limiter.mayOpenConnection(hostKey) ?? false)
+            let connection = spread.lease(hostKey, mayOpen: slot?.limiter.mayOpenConnection(hostKey) ?? false,
+                                          demand: slot?.limiter.demand(hostKey) ?? 1)
             defer { spread.release(hostKey, connection) }
             var answer: HTTPClientResponse?
             // A request the server never processed (its connection rotated: a stream refused

@@ -87,13 +87,17 @@ public final class RequestLimiter: Sendable {
 
     private let state: Mutex<State>
 
-    public init(total: Int, perHost: Int, perHTTP1Host: Int, minimumWindow: Int = 16, probePatience: Double = 1) {
+    /// `initialWindow`: the window until the first answer sizes it (`resize`); default
+    /// `minimumWindow`.
+    public init(total: Int, perHost: Int, perHTTP1Host: Int, minimumWindow: Int = 16, initialWindow: Int? = nil,
+                probePatience: Double = 1) {
         self.probePatience = max(0, probePatience)
         self.total = max(1, total)
         self.perHost = max(1, perHost)
         self.perHTTP1Host = max(1, perHTTP1Host)
         self.minimumWindow = min(self.total, max(1, minimumWindow))
-        state = Mutex(State(perHost: self.perHost, perHTTP1Host: self.perHTTP1Host, window: self.minimumWindow))
+        let initial = min(self.total, max(self.minimumWindow, initialWindow ?? self.minimumWindow))
+        state = Mutex(State(perHost: self.perHost, perHTTP1Host: self.perHTTP1Host, window: initial))
     }
 
     /// Requests allowed in flight now.
@@ -132,6 +136,12 @@ public final class RequestLimiter: Sendable {
     /// The most requests in flight at once so far.
     public var peakRequestsInFlight: Int {
         state.withLock { $0.peak }
+    }
+
+    /// Requests to `host` in flight and waiting for a slot now: what its connections are
+    /// sized for (`ConnectionSpread`).
+    public func demand(_ host: String) -> Int {
+        state.withLock { state in state.hosts[host].map { $0.inFlight + $0.waitingCount } ?? 0 }
     }
 
     /// Requests in flight to `host` now.

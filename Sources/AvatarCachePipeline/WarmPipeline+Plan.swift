@@ -24,13 +24,31 @@ extension WarmPipeline {
         private(set) var skippedRecentlyFailed = 0
         var settled: Int { fresh + skippedRecentlyFailed }
 
-        init(pipeline: WarmPipeline, state: RunState) {
+        /// Jobs that go after the first page with a photo to download, planned then: the
+        /// monograms of the profiles without a photo, drawn while the first requests wait
+        /// for their answers (far away, four round trips). A run with nothing to download
+        /// (a re-run inside the TTL) plans none here.
+        private var alongside: (() throws -> [Job])?
+        /// How many jobs `alongside` gave (for the progress).
+        private(set) var alongsideCount = 0
+        /// A page planned so far had a photo to download.
+        private var plannedDownload = false
+
+        init(pipeline: WarmPipeline, state: RunState, alongside: (() throws -> [Job])? = nil) {
             self.pipeline = pipeline
             self.state = state
+            self.alongside = alongside
         }
 
         func next() throws -> Job? {
             while buffer.isEmpty && !exhausted { try refill() }
+            if let plan = alongside, plannedDownload {
+                alongside = nil
+                // Highest priority last in the plan: first here.
+                let jobs = try plan().reversed()
+                alongsideCount = jobs.count
+                buffer.append(contentsOf: jobs)
+            }
             return buffer.isEmpty ? nil : buffer.removeFirst()
         }
 
@@ -86,7 +104,9 @@ extension WarmPipeline {
                 }
                 let work: Work
                 switch source.photo {
-                case let .url(url, sendMonicaToken): work = .download(url, sendMonicaToken: sendMonicaToken)
+                case let .url(url, sendMonicaToken):
+                    work = .download(url, sendMonicaToken: sendMonicaToken)
+                    plannedDownload = true
                 case .inline(let photo): work = .inline(photo)
                 }
                 jobs.append(Job(key: source.key, work: work, rank: source.rank, previous: complete ? previous : nil))
@@ -113,9 +133,10 @@ extension WarmPipeline {
     }
 
     /// Monograms for this run's profiles that have no cached photo; a cached one is
-    /// marked accessed at its best rank.
-    func planMonograms(state: RunState) throws -> MonogramPlan {
-        let census = try state.store.monogramCensus()
+    /// marked accessed at its best rank. `photoless`: only those of the profiles with no
+    /// photo to fetch, which are known before the photos are.
+    func planMonograms(state: RunState, photoless: Bool = false) throws -> MonogramPlan {
+        let census = try state.store.monogramCensus(photoless: photoless)
         var groups: [String: MonogramGroup] = [:]
         for group in census.groups {
             let spec = MonogramSpec(initials: group.initials, glyph: group.glyph, background: group.color,

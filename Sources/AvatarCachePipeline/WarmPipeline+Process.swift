@@ -27,9 +27,12 @@ extension WarmPipeline {
                 caFile: configuration.caFile,
                 trace: logger
             )
-            limiter = RequestLimiter(total: configuration.requestsInFlight,
-                                     perHost: min(configuration.requestsPerHost, configuration.streamsPerConnection * configuration.maxConnectionsPerHost),
-                                     perHTTP1Host: configuration.maxConnectionsPerHost)
+            // Until the first answer times a request, the window is what one host's
+            // connections carry: far away, the round trips before that answer (TCP, TLS,
+            // HTTP/2's settings, the request) bring a full window, not sixteen photos.
+            let perHost = min(configuration.requestsPerHost, configuration.streamsPerConnection * configuration.maxConnectionsPerHost)
+            limiter = RequestLimiter(total: configuration.requestsInFlight, perHost: perHost,
+                                     perHTTP1Host: configuration.maxConnectionsPerHost, initialWindow: perHost)
             let gate = DecodeMemoryGate(budgetBytes: configuration.maxDecodeMemory)
             pool = DecodeWorkerPool(threads: configuration.decodeThreads, gate: gate)
             // The batch's syncfs waits for the disk here, not on a decode thread (the files
@@ -74,7 +77,7 @@ extension WarmPipeline {
     /// bodies among them held by the backlog): memory is bounded at any size of export,
     /// and a slow host's sources waiting do not keep the others from being read.
     func process(
-        stage: String, total: Int, next: () throws -> Job?, settled: () -> Int,
+        stage: String, total: () -> Int, next: () throws -> Job?, settled: () -> Int,
         state: RunState, workers: inout Workers?
     ) async throws -> JobTally {
         guard !control.isStopping, let first = try next() else { return JobTally() }
@@ -191,7 +194,7 @@ extension WarmPipeline {
             }
             func progressed() {
                 done += 1
-                onProgress?(RunProgress(done: done + settled(), total: max(total, done + settled()), stage: stage))
+                onProgress?(RunProgress(done: done + settled(), total: max(total(), done + settled()), stage: stage))
             }
             try readMore()
             startRenders()

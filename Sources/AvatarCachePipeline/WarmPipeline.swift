@@ -219,21 +219,26 @@ public final class WarmPipeline: Sendable {
         var plan: MonogramPlan
     }
 
-    /// The photos' jobs (`sources` of them, for the progress), then the monograms'.
+    /// The photos' jobs (`sources` of them, for the progress), with the monograms of the
+    /// profiles that have no photo (known already: drawn while the first requests wait
+    /// for their answers, which far away take four round trips); then the monograms of
+    /// the profiles whose photo failed.
     private func processJobs(state: RunState, sources: Int, workers: inout Workers?,
                              stages: inout StageTimer) async throws -> JobsOutcome {
-        let photos = PhotoJobFeed(pipeline: self, state: state)
-        var jobs = try await process(stage: "photos", total: sources, next: { try photos.next() }, settled: { photos.settled },
-                                     state: state, workers: &workers)
+        let photos = PhotoJobFeed(pipeline: self, state: state, alongside: { [self] in try planMonograms(state: state, photoless: true).jobs })
+        var jobs = try await process(stage: "photos", total: { sources + photos.alongsideCount }, next: { try photos.next() },
+                                     settled: { photos.settled }, state: state, workers: &workers)
         try state.store.markSourcesAccessed(at: state.started)
         stages.done("photos", pool: workers?.pool)
         Vips.returnFreedMemory()
         var monograms = try planMonograms(state: state)
         stages.done("plan monograms")
-        jobs.add(try await process(stage: "monograms", total: monograms.jobs.count, next: { monograms.jobs.popLast() }, settled: { 0 },
+        let drawing = monograms.jobs.count
+        jobs.add(try await process(stage: "monograms", total: { drawing }, next: { monograms.jobs.popLast() }, settled: { 0 },
                                    state: state, workers: &workers))
-        await workers?.shutdown()
         stages.done("monograms", pool: workers?.pool)
+        await workers?.shutdown()
+        stages.done("shutdown")
         return JobsOutcome(jobs: jobs, fresh: photos.fresh, skippedRecentlyFailed: photos.skippedRecentlyFailed, plan: monograms)
     }
 

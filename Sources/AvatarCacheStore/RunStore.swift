@@ -145,12 +145,15 @@ package struct RunStore: Sendable {
         package var profilesShowingPhoto = 0
     }
 
-    package func monogramCensus() throws -> MonogramCensus {
+    /// The monograms this run's profiles without a cached photo show; `photoless`: only
+    /// those of the profiles with no photo to fetch (known before any photo is).
+    package func monogramCensus(photoless: Bool = false) throws -> MonogramCensus {
         try index.write { db in
             var census = MonogramCensus()
             // Initials, glyph and colour (as bytes) -> their group.
             var groupOf: [[UInt8]: Int] = [:]
             try RunTables.forEachProfile(db) { profile in
+                if photoless && profile.hasPhotoSource { return }
                 if !profile.hasPhotoSource { census.profilesWithoutPhoto += 1 }
                 if profile.photoCached {
                     census.profilesShowingPhoto += 1

@@ -51,6 +51,41 @@ import AvatarCacheTestKit
         #expect(elapsed < 1.4, "24 photos of 0.4 s over 4 connections of 6 streams: one round, not four (\(elapsed) s)")
     }
 
+    @Test func aLongLineOpensItsConnectionsAtItsFirstRequests() {
+        let spread = ConnectionSpread(streamsPerConnection: 100, maxConnections: 8)
+        // 1,000 requests for one host: its first 8 open the 8 connections the line will
+        // need, together (each costs its set-up's round trips before its first answer)...
+        #expect((0..<8).map { _ in spread.lease("far", mayOpen: true, demand: 1000) } == Array(0..<8))
+        // ...then each goes over the first connection with a stream free: packed, not spread.
+        #expect((0..<5).map { _ in spread.lease("far", mayOpen: true, demand: 1000) } == [0, 0, 0, 0, 0])
+        // 250 waiting need 3 connections; 3 photos need one; a host holding us gets no other.
+        #expect((0..<4).map { _ in spread.lease("middle", mayOpen: true, demand: 250) } == [0, 1, 2, 0])
+        #expect((0..<3).map { _ in spread.lease("few", mayOpen: true, demand: 3) } == [0, 0, 0])
+        #expect((0..<3).map { _ in spread.lease("held", mayOpen: false, demand: 1000) } == [0, 0, 0])
+        // A connection with a stream free again takes the next request; all released, the host is forgotten.
+        spread.release("few", 0)
+        #expect(spread.connectionsInUse("few") == 1)
+        for _ in 0..<2 { spread.release("few", 0) }
+        #expect(spread.connectionsInUse("few") == 0)
+    }
+
+    @Test func theWindowIsOneHostsConnectionsUntilTheFirstAnswerSizesIt() async {
+        let limiter = RequestLimiter(total: 1024, perHost: 800, perHTTP1Host: 8, initialWindow: 800)
+        #expect(limiter.currentWindow == 800)
+        // Its line: the requests in flight and waiting, what its connections are sized for.
+        for _ in 0..<3 { await limiter.acquire("https://far:443") }
+        #expect(limiter.demand("https://far:443") == 3)
+        // On loopback the first answer (1 ms, decodes of 2 ms, 2 threads) sizes it down to the minimum...
+        limiter.resize(afterRequestOf: 0.001, decodeSeconds: 0.002, threads: 2)
+        #expect(limiter.currentWindow == limiter.minimumWindow)
+        // ...and 250 ms away, up to what hides the round trip.
+        let far = RequestLimiter(total: 1024, perHost: 800, perHTTP1Host: 8, initialWindow: 5000)
+        #expect(far.currentWindow == 1024, "never above the total")
+        far.resize(afterRequestOf: 1.0, decodeSeconds: 0.002, threads: 2)
+        #expect(far.currentWindow == 1024)
+        for _ in 0..<3 { limiter.release("https://far:443") }
+    }
+
     @Test func aHostThatRefusesGetsNoOtherConnection() async throws {
         // Every third request refused (429, Retry-After 0.2 s): the host holds us, so its
         // requests stay on one connection however many wait.

@@ -15,8 +15,12 @@ Only 127.0.0.1, for listening and for the target. Exits on SIGTERM or SIGINT. Pr
 line when ready: "latency_proxy: pid PID ready on 127.0.0.1:PORT[,PORT...] -> 127.0.0.1:TARGET, rtt N ms".
 At exit, prints the connections and bytes forwarded.
 
+With --timeline FILE, writes at exit one line per 50 ms from the first connection: the
+milliseconds, the connections accepted and the bytes forwarded down (server to client) in
+that slice, to see when a run's answers flowed.
+
 usage: latency_proxy.py --listen PORT [--listen PORT ...] --target PORT --rtt-ms N
-                        [--max-buffer BYTES] [--no-handshake-rtt]
+                        [--max-buffer BYTES] [--no-handshake-rtt] [--timeline FILE]
 """
 import argparse
 import asyncio
@@ -34,6 +38,15 @@ class Stats:
     bytes_up = 0
     bytes_down = 0
     errors = 0
+    start = None
+    slices = collections.defaultdict(lambda: [0, 0])   # 50 ms slice -> [accepted, bytes down]
+
+    @classmethod
+    def slice(cls, loop):
+        now = loop.time()
+        if cls.start is None:
+            cls.start = now
+        return int((now - cls.start) / 0.05)
 
 
 async def pipe(reader, writer, delay, not_before, max_buffer, up):
@@ -87,6 +100,7 @@ async def pipe(reader, writer, delay, not_before, max_buffer, up):
                 Stats.bytes_up += len(data)
             else:
                 Stats.bytes_down += len(data)
+                Stats.slices[Stats.slice(loop)][1] += len(data)
             if held < max_buffer:
                 room.set()
             await writer.drain()
@@ -102,6 +116,7 @@ async def handle(client_reader, client_writer, target, delay, handshake, max_buf
     loop = asyncio.get_running_loop()
     accepted = loop.time()
     Stats.connections += 1
+    Stats.slices[Stats.slice(loop)][0] += 1
     try:
         server_reader, server_writer = await asyncio.open_connection(HOST, target)
     except OSError:
@@ -136,6 +151,7 @@ async def main():
     parser.add_argument("--rtt-ms", type=float, required=True, help="round trip added, ms (half each way)")
     parser.add_argument("--max-buffer", type=int, default=16 << 20, help="bytes held per direction of a connection")
     parser.add_argument("--no-handshake-rtt", action="store_true", help="do not add the TCP handshake's round trip")
+    parser.add_argument("--timeline", help="file for the connections and bytes down per 50 ms, written at exit")
     args = parser.parse_args()
     if args.rtt_ms < 0 or args.rtt_ms > 10000:
         parser.error("--rtt-ms must be between 0 and 10000")
@@ -156,6 +172,12 @@ async def main():
     await stop.wait()
     for s in servers:
         s.close()
+    if args.timeline:
+        with open(args.timeline, "w") as out:
+            out.write("ms\taccepted\tbytes_down\n")
+            for k in range(max(Stats.slices, default=-1) + 1):
+                accepted, down = Stats.slices.get(k, (0, 0))
+                out.write(f"{k * 50}\t{accepted}\t{down}\n")
     print(f"latency_proxy: stopped: {Stats.connections} connections, {Stats.bytes_up} bytes up, {Stats.bytes_down} down, "
           f"{Stats.errors} ended by an error", flush=True)
 
