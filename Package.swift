@@ -12,6 +12,12 @@ let buildCommit = (ProcessInfo.processInfo.environment["AVATAR_CACHE_COMMIT"] ??
 // the work to the plain libvips path): scripts/test runs the image tests once so.
 let fastPaths = ProcessInfo.processInfo.environment["AVATAR_CACHE_FAST_PATHS"] != "off"
 
+/// Another package's product, for the engine's targets: built only with the trait
+/// "Engine", so that an app linking only AvatarCacheLookup resolves no other package.
+func engineProduct(_ name: String, from package: String) -> Target.Dependency {
+    .product(name: name, package: package, condition: .when(traits: ["Engine"]))
+}
+
 let package = Package(
     name: "avatar-cache",
     products: [
@@ -110,13 +116,13 @@ let package = Package(
             name: "AvatarCacheFetching",
             dependencies: [
                 "AvatarCacheModel", "AvatarCacheSupport",
-                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Engine"])),
-                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
-                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["Engine"])),
+                engineProduct("AsyncHTTPClient", from: "async-http-client"),
+                engineProduct("Crypto", from: "swift-crypto"),
+                engineProduct("Logging", from: "swift-log"),
+                engineProduct("NIOCore", from: "swift-nio"),
+                engineProduct("NIOHTTP1", from: "swift-nio"),
+                engineProduct("NIOSSL", from: "swift-nio-ssl"),
+                engineProduct("NIOHTTP2", from: "swift-nio-http2"),
             ]
         ),
         .target(
@@ -130,18 +136,18 @@ let package = Package(
             name: "AvatarCacheStore",
             dependencies: [
                 "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport",
-                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
-                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
-                .product(name: "GRDBSQLite", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
-                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
+                engineProduct("Crypto", from: "swift-crypto"),
+                engineProduct("GRDB", from: "GRDB.swift"),
+                engineProduct("GRDBSQLite", from: "GRDB.swift"),
+                engineProduct("Logging", from: "swift-log"),
             ]
         ),
         .target(
             name: "AvatarCacheConfiguration",
             dependencies: [
                 "AvatarCacheExports", "AvatarCacheFetching", "AvatarCacheModel", "AvatarCacheStore", "AvatarCacheSupport",
-                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
-                .product(name: "Yams", package: "Yams", condition: .when(traits: ["Engine"])),
+                engineProduct("Logging", from: "swift-log"),
+                engineProduct("Yams", from: "Yams"),
             ]
         ),
         .target(
@@ -149,7 +155,7 @@ let package = Package(
             dependencies: [
                 "AvatarCacheConfiguration", "AvatarCacheExports", "AvatarCacheFetching", "AvatarCacheImaging",
                 "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheStore", "AvatarCacheSupport",
-                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
+                engineProduct("Logging", from: "swift-log"),
             ]
         ),
         .target(
@@ -170,7 +176,7 @@ let package = Package(
             name: "AvatarCacheLookupCommand",
             dependencies: [
                 "AvatarCacheLookup",
-                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Engine"])),
+                engineProduct("ArgumentParser", from: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
@@ -179,7 +185,7 @@ let package = Package(
                 "AvatarCacheLookup",
                 "AvatarCacheLookupCommand",
                 "AvatarCacheSupport",
-                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Engine"])),
+                engineProduct("ArgumentParser", from: "swift-argument-parser"),
             ]
         ),
         .executableTarget(
@@ -187,8 +193,8 @@ let package = Package(
             dependencies: [
                 "AvatarCache",
                 "AvatarCacheLookupCommand",
-                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Engine"])),
-                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
+                engineProduct("ArgumentParser", from: "swift-argument-parser"),
+                engineProduct("Logging", from: "swift-log"),
             ]
         ),
         // docs/embedding.md's example: a server route's handler over AvatarCacheLookup alone.
@@ -223,13 +229,13 @@ let package = Package(
                 "AvatarCacheExports",
                 "AvatarCacheModel",
                 "CSQLite",
-                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Engine"])),
+                engineProduct("Logging", from: "swift-log"),
+                engineProduct("NIOConcurrencyHelpers", from: "swift-nio"),
+                engineProduct("NIOCore", from: "swift-nio"),
+                engineProduct("NIOHTTP1", from: "swift-nio"),
+                engineProduct("NIOHTTP2", from: "swift-nio-http2"),
+                engineProduct("NIOPosix", from: "swift-nio"),
+                engineProduct("NIOSSL", from: "swift-nio-ssl"),
             ],
             path: "Tests/AvatarCacheTestKit"
         ),
@@ -262,7 +268,7 @@ let package = Package(
             name: "AvatarCacheModelTests",
             dependencies: [
                 "AvatarCacheModel",
-                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
+                engineProduct("Crypto", from: "swift-crypto"),
             ],
             path: "Tests/AvatarCacheModelTests"
         ),
@@ -308,10 +314,10 @@ let package = Package(
                 "AvatarCacheModel",
                 "AvatarCacheSupport",
                 "AvatarCacheTestKit",
-                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["Engine"])),
+                engineProduct("AsyncHTTPClient", from: "async-http-client"),
+                engineProduct("NIOConcurrencyHelpers", from: "swift-nio"),
+                engineProduct("NIOCore", from: "swift-nio"),
+                engineProduct("NIOHTTP2", from: "swift-nio-http2"),
             ],
             path: "Tests/AvatarCacheFetchingTests"
         ),
@@ -338,7 +344,7 @@ let package = Package(
                 "AvatarCacheStore",
                 "AvatarCacheSupport",
                 "AvatarCacheTestKit",
-                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
+                engineProduct("GRDB", from: "GRDB.swift"),
             ],
             path: "Tests/AvatarCacheStoreTests"
         ),
@@ -360,8 +366,8 @@ let package = Package(
                 "AvatarCacheStore",
                 "AvatarCacheTestKit",
                 "AvatarCacheTestSupport",
-                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Engine"])),
+                engineProduct("Crypto", from: "swift-crypto"),
+                engineProduct("NIOConcurrencyHelpers", from: "swift-nio"),
             ],
             path: "Tests/AvatarCachePipelineTests"
         ),
@@ -394,7 +400,7 @@ let package = Package(
                 "AvatarCacheLookup",
                 "AvatarCacheLookupCommand",
                 "AvatarCacheTestKit",
-                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Engine"])),
+                engineProduct("ArgumentParser", from: "swift-argument-parser"),
             ],
             path: "Tests/AvatarCacheLookupCommandTests"
         ),
@@ -418,13 +424,13 @@ let package = Package(
                 "avatar-cache",
                 "avatar-cache-engine",
                 "lookup-route",
-                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Engine"])),
-                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Engine"])),
-                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Engine"])),
-                .product(name: "GRDB", package: "GRDB.swift", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Engine"])),
-                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Engine"])),
-                .product(name: "Yams", package: "Yams", condition: .when(traits: ["Engine"])),
+                engineProduct("ArgumentParser", from: "swift-argument-parser"),
+                engineProduct("AsyncHTTPClient", from: "async-http-client"),
+                engineProduct("Crypto", from: "swift-crypto"),
+                engineProduct("GRDB", from: "GRDB.swift"),
+                engineProduct("NIOCore", from: "swift-nio"),
+                engineProduct("NIOHTTP1", from: "swift-nio"),
+                engineProduct("Yams", from: "Yams"),
             ],
             path: "Tests/AvatarCacheEndToEndTests"
         ),

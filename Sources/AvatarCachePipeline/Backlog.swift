@@ -92,9 +92,17 @@ actor Backlog {
         self.slowAfter = slowAfter
     }
 
+    /// Downloads woken to start (`wake`) that have not yet taken their place: each counts
+    /// for the estimate meanwhile, so that a wake lets start only what fits.
+    private var woken = 0
+    /// Downloads under way whose body has not come (slow ones aside): the bodies they will
+    /// bring, which a wake leaves room for under the count bounds.
+    private var underway = 0
+
     /// One download at least always runs, whatever its size.
     private var withinBounds: Bool {
-        held < limit && smallHeld < max(smallLimit, window()) && (bytes < byteLimit || places.isEmpty)
+        held < limit && smallHeld < max(smallLimit, window())
+            && (bytes + woken * estimate < byteLimit || (places.isEmpty && woken == 0))
     }
     private var hasRoom: Bool { withinBounds || (starving.on && extraDownloading == 0 && extraHeld < extraLimit) }
 
@@ -102,7 +110,7 @@ actor Backlog {
     func starving(_ on: Bool, sequence: Int) {
         guard sequence > starving.sequence else { return }
         starving = (on, sequence)
-        wakeOne()
+        wake()
     }
 
     /// What a download counts for before its size is known: the mean of the sizes known
@@ -113,6 +121,7 @@ actor Backlog {
     func admit() async -> Ticket {
         while !hasRoom {
             await withCheckedContinuation { waiters.append($0) }
+            woken -= 1
         }
         nextID += 1
         let ticket = Ticket(id: nextID)
@@ -124,6 +133,7 @@ actor Backlog {
         }
         places[ticket.id] = place
         bytes += estimate
+        underway += 1
         if !watching {
             watching = true
             Task { await self.watchSlow() }
@@ -159,7 +169,7 @@ actor Backlog {
         learn(size, &place)
         if !place.slow { count(size, &place) }
         places[ticket.id] = place
-        wakeOne()
+        wake()
     }
 
     /// The body is downloaded (`size` bytes) and waits for its decode. Returns how many
@@ -174,12 +184,13 @@ actor Backlog {
         case .small: smallHeld += 1
         }
         place.hold = hold
+        if !place.slow { underway -= 1 }
         if place.extra { extraDownloading -= 1 }
         count(size, &place)
         waitingBytes += size
         peakWaitingBytes = max(peakWaitingBytes, waitingBytes)
         places[ticket.id] = place
-        wakeOne()
+        wake()
         return held + smallHeld
     }
 
@@ -187,6 +198,7 @@ actor Backlog {
     func release(_ ticket: Ticket) {
         guard let place = places.removeValue(forKey: ticket.id) else { return }
         bytes -= place.bytes
+        if place.hold == nil && !place.slow { underway -= 1 }
         if place.hold != nil { waitingBytes -= place.bytes }
         if place.extra {
             extraHeld -= 1
@@ -197,25 +209,39 @@ actor Backlog {
         case .small: smallHeld -= 1
         case nil: break
         }
-        wakeOne()
+        wake()
     }
 
     /// `slowAfter` has passed since the download started: if it is still under way, it
     /// stops counting.
     private func markSlow(_ ticket: Ticket) {
-        guard var place = places[ticket.id], place.hold == nil else { return }
+        guard var place = places[ticket.id], place.hold == nil, !place.slow else { return }
+        underway -= 1
         place.slow = true
         count(0, &place)
         places[ticket.id] = place
-        wakeOne()
+        wake()
     }
 
-    /// Lets the first waiting download look again, if there is room. Every change of a
-    /// place calls it, so waiting downloads start one per change: a wait that woke them
-    /// all let each start before any had a size, and their bodies then all waited.
-    private func wakeOne() {
-        guard hasRoom, !waiters.isEmpty else { return }
-        waiters.removeFirst().resume()
+    /// Lets waiting downloads look again, as many as there is room for, each counted at
+    /// the estimate until it takes its place (a wait that woke them all let each start
+    /// before any had a size, and their bodies then all waited). Every change of a place
+    /// calls it. Woken one per change instead, far away the answers of a round trip let
+    /// about three more start each, and the requests grew threefold a round trip, as a
+    /// slow start: 250 ms away, five round trips to reach the window.
+    /// Beyond the bounds (decode threads starving) one at a time.
+    private func wake() {
+        // The bodies still to come count against the bound they will be held under (the
+        // estimate says which): as many start as could then wait within it.
+        let bodies = estimate < small ? max(smallLimit, window()) - smallHeld : limit - held
+        while !waiters.isEmpty, withinBounds, underway + woken < bodies {
+            woken += 1
+            waiters.removeFirst().resume()
+        }
+        if !waiters.isEmpty, woken == 0, hasRoom {
+            woken += 1
+            waiters.removeFirst().resume()
+        }
     }
 
     /// The place counts for `size` bytes from now on.

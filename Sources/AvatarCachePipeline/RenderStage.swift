@@ -54,12 +54,17 @@ struct RenderStage: Sendable {
         } catch let failure as SourceFailure {
             return .failure(failure)
         }
+        // The entry's own file is its largest tier's; a render always writes every tier,
+        // so one without it is failed, never indexed under an empty name.
+        guard let largest = rendered.files[largestTier] else {
+            return .failure(SourceFailure(.invalidImage, "rendered without its \(largestTier) px file"))
+        }
         // A monogram's placeholder is its colour, whoever drew its files.
         var placeholder = rendered.placeholder
         if case .monogram(let spec) = job.work { placeholder = Placeholder(color: spec.background) }
         var entry = CacheEntry(
             kind: job.work.isMonogram ? .monogram : .photo,
-            filename: rendered.files[largestTier]?.filename ?? "",
+            filename: largest.filename,
             lastAccess: AccessTime.of(rank: job.rank, runStartedAt: started),
             fileSize: rendered.distinctFiles.reduce(0) { $0 + $1.fileSize },
             contentSHA256: contentSHA256,

@@ -9,52 +9,6 @@ import Logging
 import Synchronization
 
 extension WarmPipeline {
-    /// What the job stages share: one HTTP client, one decode pool, one file pool, one writer.
-    final class Workers: Sendable {
-        let fetcher: HTTPFetcher
-        let pool: DecodeWorkerPool
-        let files: DecodeWorkerPool
-        let writer: RenderWriter
-        /// Requests in flight, over all hosts and per host.
-        let limiter: RequestLimiter
-
-        init(_ configuration: WarmConfiguration, logger: Logger) {
-            fetcher = HTTPFetcher(
-                policy: NetworkPolicy(allowPrivateNetworks: configuration.allowPrivateNetworks, allowedHosts: Set(configuration.allowedHosts)),
-                limits: configuration.fetchLimits,
-                maxConnectionsPerHost: configuration.maxConnectionsPerHost,
-                streamsPerConnection: configuration.streamsPerConnection,
-                caFile: configuration.caFile,
-                trace: logger
-            )
-            // Until the first answer times a request, the window is what one host's
-            // connections carry: far away, the round trips before that answer (TCP, TLS,
-            // HTTP/2's settings, the request) bring a full window, not sixteen photos.
-            let perHost = min(configuration.requestsPerHost, configuration.streamsPerConnection * configuration.maxConnectionsPerHost)
-            limiter = RequestLimiter(total: configuration.requestsInFlight, perHost: perHost,
-                                     perHTTP1Host: configuration.maxConnectionsPerHost, initialWindow: perHost)
-            let gate = DecodeMemoryGate(budgetBytes: configuration.maxDecodeMemory)
-            pool = DecodeWorkerPool(threads: configuration.decodeThreads, gate: gate)
-            // The batch's syncfs waits for the disk here, not on a decode thread (the files
-            // themselves are written by the decode thread that rendered them).
-            files = DecodeWorkerPool(threads: max(2, configuration.decodeThreads), name: "files")
-            writer = RenderWriter(
-                renderer: AvatarRenderer(tiers: configuration.tiers, outputFormat: configuration.outputFormat, quality: configuration.quality,
-                                         maxPixels: configuration.maxPixels, crop: configuration.crop,
-                                         memoryGate: gate),
-                monograms: MonogramRenderer(tiers: configuration.tiers, outputFormat: configuration.monogramFormat, quality: configuration.quality),
-                directory: CacheDirectory(root: configuration.cacheDirectory),
-                decoders: pool, files: files
-            )
-        }
-
-        func shutdown() async {
-            pool.shutdown()
-            files.shutdown()
-            await fetcher.shutdown()
-        }
-    }
-
     /// Runs the jobs `next` hands out through the job stages, and commits their results to
     /// the index `mergeBatch` at a time, or every `commitInterval` seconds. `settled`
     /// counts the sources the plan settled without a job (for the progress).
@@ -238,51 +192,6 @@ extension WarmPipeline {
         tally.hosts = limiter.hostReports()
         tally.peakBytesWaitingForDecode = await backlog.peakWaitingBytes
         return tally
-    }
-
-    /// The sources past their download (or needing none) waiting for the render stage, in
-    /// the order they came: a taken one's place is emptied at once (its body must not
-    /// outlive its render), and the taken are dropped from the front now and then.
-    struct RenderQueue {
-        private var items: [DownloadStage.Output?] = []
-        private var head = 0
-
-        var count: Int { items.count - head }
-        var isEmpty: Bool { head == items.count }
-
-        mutating func append(_ item: DownloadStage.Output) { items.append(item) }
-
-        mutating func removeFirst() -> DownloadStage.Output {
-            let item = items[head]!
-            items[head] = nil
-            head += 1
-            if head == items.count {
-                items.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head >= 64 && head * 2 >= items.count {
-                items.removeFirst(head)
-                head = 0
-            }
-            return item
-        }
-    }
-
-    /// The render stage's places, taken by the loop for the sources queued for it and by a
-    /// download task for its own body when nothing is queued (so the queued go first).
-    final class RenderPlaces: Sendable {
-        private let places: Places
-        private let waiting = Atomic<Int>(0)
-
-        init(_ limit: Int) { places = Places(limit) }
-
-        func take() -> Bool { places.take() }
-
-        func takeIfNoneQueued() -> Bool { waiting.load(ordering: .acquiring) == 0 && places.take() }
-
-        func release() { places.release() }
-
-        /// How many wait in the loop's queue.
-        func queued(_ count: Int) { waiting.store(count, ordering: .releasing) }
     }
 
     /// Sources read beyond the requests in flight, waiting for their host's turn: enough

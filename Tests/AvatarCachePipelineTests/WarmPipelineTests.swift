@@ -430,6 +430,42 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
         #expect(await third.admitted() != nil)
     }
 
+    /// Far away a round trip's answers come together: the first size known lets every
+    /// waiting download that fits start at once (woken one per change, the requests grew
+    /// threefold a round trip, a slow start of five round trips at 250 ms), within the
+    /// bytes and within the bodies that could then wait.
+    @Test func oneSizeLetsEveryWaitingDownloadThatFitsStart() async {
+        let backlog = Backlog(limit: 2, small: 1000, byteLimit: 5000, slowAfter: 600, window: { 50 })
+        // Five downloads before any size is known, each counted at a small body's bound: the bytes are full.
+        var first: [Backlog.Ticket] = []
+        for _ in 0..<5 { first.append(await backlog.admit()) }
+        let waiting = (0..<30).map { _ in Admission(backlog) }
+        #expect(await waiting[0].notAdmitted(within: 0.2))
+        // The first headers: 10 bytes. Thirty more of 10 fit in the bytes, and beside the
+        // five under way within the 50 bodies the window lets wait: all start now.
+        await backlog.sized(first[0], bytes: 10)
+        var admitted = 0
+        for admission in waiting where await admission.admitted(within: 1) != nil { admitted += 1 }
+        #expect(admitted == 30)
+
+        // With a window of 0, the small bodies may wait 16 (8 times the limit): eleven start beside the five.
+        let narrow = Backlog(limit: 2, small: 1000, byteLimit: 5000, slowAfter: 600)
+        var under: [Backlog.Ticket] = []
+        for _ in 0..<5 { under.append(await narrow.admit()) }
+        let queued = (0..<30).map { _ in Admission(narrow) }
+        #expect(await queued[0].notAdmitted(within: 0.2))
+        await narrow.sized(under[0], bytes: 10)
+        try? await Task.sleep(nanoseconds: 300_000_000)
+        var started = 0
+        for admission in queued where await admission.admitted(within: 0.01) != nil { started += 1 }
+        #expect(started == 11)
+        // Whatever waits is let go as the bodies come and go.
+        for ticket in under {
+            await narrow.downloaded(ticket, bytes: 10)
+            await narrow.release(ticket)
+        }
+    }
+
     @Test func eachChangeLetsOneWaitingDownloadGoAndEveryOneGetsItsTurn() async {
         let backlog = Backlog(limit: 1, small: 1000, byteLimit: 1 << 30, slowAfter: 600)
         let large = await download(backlog, bytes: 2000)

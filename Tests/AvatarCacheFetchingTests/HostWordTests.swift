@@ -6,7 +6,7 @@ import AvatarCacheTestKit
 
 /// A host's word on its pace read from its headers, bad values taken sanely; the limiter
 /// holding that host's line (and only its line) until then, within the budget.
-struct HostPaceTests {
+struct HostWordTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     func signal(_ headers: [(String, String)], retryAfter: Bool = true) -> HostLimitSignal? {
