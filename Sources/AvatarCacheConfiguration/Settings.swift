@@ -105,7 +105,7 @@ public enum Settings {
         help: "Threads decoding with libvips, one image each.", valueName: "n", binding: .at(\.decodeThreads))
     public static let maxConnectionsPerHost = Setting<Int>(
         "max-connections-per-host", .integer(1...1024), default: 8,
-        help: "Connections to one host at once: an HTTP/1.1 host's, and an HTTP/2 host's once each carries --streams-per-connection.",
+        help: "Connections to one host at once: an HTTP/1.1 host's, and an HTTP/2 host's, opened as its waiting requests need them (--streams-per-connection each).",
         valueName: "n", binding: .at(\.maxConnectionsPerHost))
     public static let streamsPerConnection = Setting<Int>(
         "streams-per-connection", .integer(1...1024), default: 100,

@@ -79,8 +79,8 @@ public struct WarmConfiguration: Sendable {
     public var requestsPerHost: Int = Settings.requestsPerHost.defaultValue
     /// Threads decoding with libvips, one image each.
     public var decodeThreads: Int = Settings.decodeThreads.defaultValue
-    /// Connections to one host at once: an HTTP/1.x host's, and an HTTP/2 host's once each
-    /// carries `streamsPerConnection` requests. Default 8.
+    /// Connections to one host at once: an HTTP/1.x host's, and an HTTP/2 host's, opened as
+    /// its waiting requests need them, `streamsPerConnection` each (`ConnectionSpread`). Default 8.
     public var maxConnectionsPerHost: Int = Settings.maxConnectionsPerHost.defaultValue
     /// Requests sent at once over one HTTP/2 connection before another to the same host
     /// opens (`ConnectionSpread`). Default 100 (Google's front ends allow 100 streams, nginx 128).
