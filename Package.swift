@@ -169,7 +169,7 @@ let package = Package(
         .target(
             name: "AvatarCacheLookupCommand",
             dependencies: [
-                "AvatarCacheLookup",
+                "AvatarCacheLookup", "AvatarCacheModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Engine"])),
             ]
         ),
@@ -178,6 +178,7 @@ let package = Package(
             dependencies: [
                 "AvatarCacheLookup",
                 "AvatarCacheLookupCommand",
+                "AvatarCacheModel",
                 "AvatarCacheSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Engine"])),
             ]
