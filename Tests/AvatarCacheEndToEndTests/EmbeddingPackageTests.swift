@@ -34,8 +34,8 @@ import Testing
         let cache = directory.appendingPathComponent("cache")
         _ = try await WarmPipeline(configuration: Fixtures.configuration(exports: [export], cache: cache), logger: .test).run()
         let lookup = try CacheLookup(cache: cache, recordsAccess: false)
-        let photo = try await #require(try lookup.answer(forUser: "p", viewSize: 55, scale: 3).file)
-        let monogram = try await #require(try lookup.answer(forUser: "m", viewSize: 55, scale: 3).file)
+        let photo = try #require(try await lookup.answer(forUser: "p", viewSize: 55, scale: 3).file)
+        let monogram = try #require(try await lookup.answer(forUser: "m", viewSize: 55, scale: 3).file)
 
         // The working tree's files (committed or not), as a release: a repository with the tag.
         let release = directory.appendingPathComponent("avatar-cache")
