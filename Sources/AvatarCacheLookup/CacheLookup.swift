@@ -63,7 +63,7 @@ public final class CacheLookup: Sendable {
     public init(cache: URL, recordsAccess: Bool = true, readers: Int = 16) throws {
         guard readers > 0 else { throw LookupError.invalidArgument("readers must be at least 1 (got \(readers))") }
         self.cache = cache
-        let file = cache.appendingPathComponent(Self.indexName)
+        let file = cache.appendingPathComponent(Self.indexName, isDirectory: false)
         guard Self.hasIndex(cache) else {
             if Self.isWrittenBeforeIndex(cache) {
                 throw LookupError.needsUpgrade(directory: cache, reason: "was written by avatar-cache before the index (it has only metadata.json)")
@@ -81,13 +81,13 @@ public final class CacheLookup: Sendable {
     /// database, does not count).
     static func hasIndex(_ cache: URL) -> Bool {
         var status = stat()
-        return stat(cache.appendingPathComponent(indexName).path, &status) == 0 && status.st_size > 0
+        return stat(cache.appendingPathComponent(indexName, isDirectory: false).path, &status) == 0 && status.st_size > 0
     }
 
     /// Whether `cache` was written before the index: a `metadata.json` and no index. The
     /// library reads no such cache; `avatar-cache lookup` has the engine import it.
     package static func isWrittenBeforeIndex(_ cache: URL) -> Bool {
-        !hasIndex(cache) && access(cache.appendingPathComponent("metadata.json").path, F_OK) == 0
+        !hasIndex(cache) && access(cache.appendingPathComponent("metadata.json", isDirectory: false).path, F_OK) == 0
     }
 
     /// Writes the accesses not yet in the index and returns when they are, leaving the
@@ -188,7 +188,7 @@ public final class CacheLookup: Sendable {
             guard let profile = try reader.profile(id: id) else { throw LookupError.notFound(.user(id: id)) }
             guard let entry = try shown(reader, profile)?.entry else { return [] }
             return entry.files.sorted { $0.key < $1.key }.map {
-                Tier(pixels: $0.key, side: $0.value.side, file: cache.appendingPathComponent($0.value.name))
+                Tier(pixels: $0.key, side: $0.value.side, file: cache.appendingPathComponent($0.value.name, isDirectory: false))
             }
         }
     }
@@ -338,7 +338,7 @@ public final class CacheLookup: Sendable {
            let file = entry.files[tier] {
             answer.tier = tier
             answer.side = file.side
-            answer.file = cache.appendingPathComponent(file.name)
+            answer.file = cache.appendingPathComponent(file.name, isDirectory: false)
         }
     }
 }
