@@ -175,7 +175,7 @@ let package = Package(
         .target(
             name: "AvatarCacheLookupCommand",
             dependencies: [
-                "AvatarCacheLookup",
+                "AvatarCacheLookup", "AvatarCacheModel",
                 engineProduct("ArgumentParser", from: "swift-argument-parser"),
             ]
         ),
@@ -184,6 +184,7 @@ let package = Package(
             dependencies: [
                 "AvatarCacheLookup",
                 "AvatarCacheLookupCommand",
+                "AvatarCacheModel",
                 "AvatarCacheSupport",
                 engineProduct("ArgumentParser", from: "swift-argument-parser"),
             ]

@@ -91,10 +91,10 @@ def main():
     asked.add_argument("--url")
     asked.add_argument("--all", action="store_true")
     parser.add_argument("--size", type=float, default=55)
-    parser.add_argument("--scale", type=int, default=3)
+    parser.add_argument("--scale", type=float, default=3)
     arguments = parser.parse_args()
-    if not arguments.size > 0 or not 1 <= arguments.scale <= 8:
-        parser.error("--size must be more than 0, --scale between 1 and 8")
+    if not 0 < arguments.size <= 100000 or not 0.5 <= arguments.scale <= 8:
+        parser.error("--size must be above 0 and at most 100000 points, --scale from 0.5 to 8 pixels per point")
     document = load(arguments.cache)
     root = os.path.abspath(arguments.cache)
     size, scale = arguments.size, arguments.scale

@@ -79,7 +79,7 @@ for thread in 0..<(tasks == nil ? threads : 0) {
             let id = ids[Int.random(in: 0..<ids.count, using: &generator)]
             let start = DispatchTime.now().uptimeNanoseconds
             do {
-                _ = try lookup.answer(forUser: id, viewSize: 55, scale: 3)
+                _ = try lookup.blocking.answer(forUser: id, viewSize: 55, scale: 3)
             } catch {
                 failures += 1
             }
@@ -99,4 +99,4 @@ let who = tasks.map { "\($0) tasks" } ?? "\(threads) threads"
 print("\(sorted.count) lookups (\(who), " + String(format: "%.0f s, %d failed): p50 %.1f µs, p90 %.1f µs, p99 %.1f µs, p99.9 %.1f µs, slowest %.1f µs",
              seconds, failures, percentile(0.5), percentile(0.9), percentile(0.99), percentile(0.999),
              Double(sorted.last ?? 0) / 1000))
-lookup.flush()
+lookup.blocking.flush()

@@ -32,10 +32,10 @@ final class AvatarRoute: Sendable {
 
     /// `GET /avatars/{userID}?size=55&scale=3`: the file (`Accept: application/json` or
     /// no file cached: the answer as JSON, to draw the initials or the placeholder).
-    func respond(userID: String, size: Double, scale: Int, ifNoneMatch: String?, wantsJSON: Bool) -> RouteResponse {
+    func respond(userID: String, size: Double, scale: Double, ifNoneMatch: String?, wantsJSON: Bool) -> RouteResponse {
         let answer: CacheLookup.Answer
         do {
-            answer = try lookup.answer(forUser: userID, viewSize: size, scale: scale)
+            answer = try lookup.blocking.answer(forUser: userID, viewSize: size, scale: scale)
         } catch LookupError.notFound(let what) {
             return .json(404, ["error": "\(what) is not in the cache"])
         } catch LookupError.invalidArgument(let problem) {
@@ -147,8 +147,8 @@ func respond(method: String, target: String, headers: [String: String], route: A
     }
     let userID = String(components.path.dropFirst("/avatars/".count))
     let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first })
-    guard let size = Double(query["size"] ?? "55"), let scale = Int(query["scale"] ?? "3") else {
-        return .json(400, ["error": "size is a number of points, scale a whole number"])
+    guard let size = Double(query["size"] ?? "55"), let scale = Double(query["scale"] ?? "3") else {
+        return .json(400, ["error": "size is a number of points, scale a number of pixels per point"])
     }
     return route.respond(userID: userID, size: size, scale: scale, ifNoneMatch: headers["if-none-match"],
                          wantsJSON: headers["accept"]?.contains("application/json") == true)

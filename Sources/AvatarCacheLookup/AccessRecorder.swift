@@ -26,8 +26,9 @@ import Darwin
 /// empty when the process is done. A log left behind would be read whole by the next
 /// process that opens the index (SQLite rebuilds its map of the log when no process has
 /// it open), and appended to: 23 KB and more time for every lookup process after it.
-/// `finish()` waits for no warm-up either: what it cannot write at once goes to the
-/// cache's `AccessJournal`, which every write here folds in first.
+/// A process that ends without having written (a `lookup` process) writes no log at all:
+/// `finish()` appends its accesses to the cache's `AccessJournal` (which every write here
+/// folds in first), and folds the journal in once it has grown.
 // Why @unchecked: the writing connection is SQLite's (a C handle), used on `queue` only.
 final class AccessRecorder: @unchecked Sendable {
     static let interval = 1.0
@@ -90,21 +91,29 @@ final class AccessRecorder: @unchecked Sendable {
         queue.sync { self.write() }
     }
 
-    /// What a process done with the cache calls: writes what waits without waiting for
-    /// the index (a warm-up holding its write lock gets the accesses appended to the
-    /// cache's `AccessJournal` instead, which the next writer folds in), then leaves the
-    /// index's log as this process found it: folded into the index and emptied (a
-    /// TRUNCATE checkpoint, which waits for nobody either: while another process writes or
-    /// reads an older snapshot, it folds what it can and leaves the rest to them), and
-    /// closes the writing connection.
+    /// What a process done with the cache calls. One that has not written into the index
+    /// (a `lookup` process) appends what waits to the cache's `AccessJournal` (one
+    /// `write(2)`: no transaction, no log, no `fsync`), and folds the journal into the
+    /// index only once it has passed `AccessJournal.foldSize`. One that has (a server's
+    /// reader, releasing its lookup) writes what waits into the index. Either waits for no
+    /// warm-up (one holding the index's write lock leaves the accesses in the journal for
+    /// the next writer), then leaves the index's log as this process found it: folded into
+    /// the index and emptied (a TRUNCATE checkpoint, which waits for nobody either: while
+    /// another process writes or reads an older snapshot, it folds what it can and leaves
+    /// the rest to them); and closes the writing connection.
     func finish() {
         queue.sync {
-            let batch = self.takePending()
-            guard !batch.isEmpty, let connection = self.open() else { return }
+            var batch = self.takePending()
+            guard !batch.isEmpty else { return }
+            if self.connection == nil, let size = AccessJournal.appended(batch, toCacheAt: self.directory) {
+                if size < AccessJournal.foldSize { return }
+                batch = [:]
+            }
+            guard let connection = self.open() else { return }
             sqlite3_busy_timeout(connection, 0)
             if self.commit(batch, on: connection) {
                 _ = sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
-            } else {
+            } else if !batch.isEmpty {
                 AccessJournal.append(batch, toCacheAt: self.directory)
             }
             sqlite3_close_v2(connection)

@@ -18,7 +18,7 @@ import Darwin
 ///
 /// ```swift
 /// let avatars = try CacheLookup(cache: URL(filePath: "/var/lib/avatar-cache"))
-/// let answer = try avatars.answer(forUser: "u42", viewSize: 55, scale: 3)
+/// let answer = try await avatars.answer(forUser: "u42", viewSize: 55, scale: 3)
 /// if let file = answer.file {
 ///     // draw the file
 /// } else {
@@ -31,16 +31,19 @@ import Darwin
 /// `scripts/bench-lookup`) on a reader connection of its own: the lookup keeps a few
 /// (one per caller at once, up to `readers`), so callers on several threads or tasks do
 /// not queue behind one connection; a warm-up writing the same cache does not wait for
-/// them, nor they for the warm-up. In `async` code use the `async` answers: when every
-/// reader is busy they wait without holding a thread of the concurrency pool, and each
-/// yields after its read, so that tasks answering in a loop share the pool. A lookup
-/// counts as an access for the prune: recorded off the caller's path, in batches
+/// them, nor they for the warm-up. The queries are `async`: when every reader is busy
+/// they wait without holding a thread of the concurrency pool, and each yields after its
+/// read, so that tasks answering in a loop share the pool. Synchronous code (a C
+/// callback, a thread of its own) asks the same questions through ``blocking``, under
+/// the same names: `try avatars.blocking.answer(forUser: "u42", viewSize: 55, scale: 3)`
+/// (no name has a synchronous and an `async` form, so Swift never picks one for you). A
+/// lookup counts as an access for the prune: recorded off the caller's path, in batches
 /// (``flush()``).
 public final class CacheLookup: Sendable {
     /// The cache directory.
     public let cache: URL
-    private let readers: ReaderPool
-    private let recorder: AccessRecorder?
+    fileprivate let readers: ReaderPool
+    fileprivate let recorder: AccessRecorder?
 
     /// The name of the index in a cache directory.
     public static let indexName = "index.sqlite"
@@ -60,7 +63,7 @@ public final class CacheLookup: Sendable {
     public init(cache: URL, recordsAccess: Bool = true, readers: Int = 16) throws {
         guard readers > 0 else { throw LookupError.invalidArgument("readers must be at least 1 (got \(readers))") }
         self.cache = cache
-        let file = cache.appendingPathComponent(Self.indexName)
+        let file = cache.appendingPathComponent(Self.indexName, isDirectory: false)
         guard Self.hasIndex(cache) else {
             if Self.isWrittenBeforeIndex(cache) {
                 throw LookupError.needsUpgrade(directory: cache, reason: "was written by avatar-cache before the index (it has only metadata.json)")
@@ -78,13 +81,13 @@ public final class CacheLookup: Sendable {
     /// database, does not count).
     static func hasIndex(_ cache: URL) -> Bool {
         var status = stat()
-        return stat(cache.appendingPathComponent(indexName).path, &status) == 0 && status.st_size > 0
+        return stat(cache.appendingPathComponent(indexName, isDirectory: false).path, &status) == 0 && status.st_size > 0
     }
 
     /// Whether `cache` was written before the index: a `metadata.json` and no index. The
     /// library reads no such cache; `avatar-cache lookup` has the engine import it.
     package static func isWrittenBeforeIndex(_ cache: URL) -> Bool {
-        !hasIndex(cache) && access(cache.appendingPathComponent("metadata.json").path, F_OK) == 0
+        !hasIndex(cache) && access(cache.appendingPathComponent("metadata.json", isDirectory: false).path, F_OK) == 0
     }
 
     /// Writes the accesses not yet in the index and returns when they are, leaving the
@@ -94,13 +97,9 @@ public final class CacheLookup: Sendable {
 
     /// Returns when the accesses recorded so far are in the index (a test, or a process
     /// about to exit; they are otherwise written within a second). A warm-up holding the
-    /// index longer than 10 s leaves them waiting for the next write.
-    public func flush() {
-        recorder?.flush()
-    }
-
-    /// ``flush()`` for an `async` caller: the wait (a warm-up's transaction may hold the
-    /// index for a while) does not hold one of the concurrency pool's threads.
+    /// index longer than 10 s leaves them waiting for the next write. The wait (a warm-up's
+    /// transaction may hold the index for a while) does not hold one of the concurrency
+    /// pool's threads.
     public func flush() async {
         guard let recorder else { return }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
@@ -108,18 +107,13 @@ public final class CacheLookup: Sendable {
         }
     }
 
-    /// What to draw for user `id` in a view of `viewSize` points at `scale` pixels a point.
+    /// What to draw for user `id` in a view of `viewSize` points at `scale` pixels a point
+    /// (any density: 1, 1.5, 2.625, 3). When every reader is busy it waits for one without
+    /// holding a thread of the concurrency pool.
     /// - Throws: ``LookupError/notFound(_:)`` when the cache holds no such user,
     ///   ``LookupError/invalidArgument(_:)``, ``LookupError/damagedIndex(file:reason:)``.
-    public func answer(forUser id: String, viewSize: Double, scale: Int) throws -> Answer {
-        try check(user: id, viewSize: viewSize, scale: scale)
-        return recorded(try readers.withReader { try userAnswer($0, id, viewSize: viewSize, scale: scale) })
-    }
-
-    /// ``answer(forUser:viewSize:scale:)`` for `async` code (a server's route): when every
-    /// reader is busy it waits for one without holding a thread of the concurrency pool.
-    public func answer(forUser id: String, viewSize: Double, scale: Int) async throws -> Answer {
-        try check(user: id, viewSize: viewSize, scale: scale)
+    public func answer(forUser id: String, viewSize: Double, scale: Double) async throws -> Answer {
+        try Self.check(user: id, viewSize: viewSize, scale: scale)
         return recorded(try await readers.withReader { try userAnswer($0, id, viewSize: viewSize, scale: scale) })
     }
 
@@ -127,55 +121,97 @@ public final class CacheLookup: Sendable {
     /// `sha256:<hex>` of an inline photo) in a view of `viewSize` points at `scale`.
     /// - Throws: ``LookupError/notFound(_:)`` when no photo of that URL is cached,
     ///   ``LookupError/invalidArgument(_:)``, ``LookupError/damagedIndex(file:reason:)``.
-    public func answer(forPhotoURL url: String, viewSize: Double, scale: Int) throws -> Answer {
-        try check(url: url, viewSize: viewSize, scale: scale)
-        return recorded(try readers.withReader { try urlAnswer($0, url, viewSize: viewSize, scale: scale) })
-    }
-
-    /// ``answer(forPhotoURL:viewSize:scale:)`` for `async` code.
-    public func answer(forPhotoURL url: String, viewSize: Double, scale: Int) async throws -> Answer {
-        try check(url: url, viewSize: viewSize, scale: scale)
+    public func answer(forPhotoURL url: String, viewSize: Double, scale: Double) async throws -> Answer {
+        try Self.check(url: url, viewSize: viewSize, scale: scale)
         return recorded(try await readers.withReader { try urlAnswer($0, url, viewSize: viewSize, scale: scale) })
     }
 
     /// Every tier of what user `id` shows (its photo, else its monogram), smallest first:
-    /// the sides ``tier(forViewPoints:scale:available:)`` chooses from, each with its
-    /// file. Empty when nothing is cached for the user yet. Not counted as an access.
+    /// the sizes ``tier(forViewSize:scale:available:)`` chooses from, each with its file.
+    /// Empty when nothing is cached for the user yet. Not counted as an access.
     /// - Throws: ``LookupError/notFound(_:)`` when the cache holds no such user.
-    public func tiers(forUser id: String) throws -> [Tier] {
+    public func tiers(forUser id: String) async throws -> [Tier] {
         guard !id.isEmpty else { throw LookupError.invalidArgument("the user id is empty") }
-        return try readers.withReader { reader in
-            try reader.read {
-                guard let profile = try reader.profile(id: id) else { throw LookupError.notFound(.user(id: id)) }
-                guard let entry = try shown(reader, profile)?.entry else { return [] }
-                return entry.files.sorted { $0.key < $1.key }.map {
-                    Tier(tier: $0.key, side: $0.value.side, file: cache.appendingPathComponent($0.value.name))
-                }
-            }
-        }
+        return try await readers.withReader { try tiers($0, id) }
     }
 
     /// The users in the cache, by id (byte order), `limit` at a time after `id` (nil: from
     /// the first): `users(after: page.last)` gives the next page, an empty one the end.
-    public func users(after id: String? = nil, limit: Int = 1000) throws -> [String] {
-        guard limit > 0 else { throw LookupError.invalidArgument("the limit must be above 0 (got \(limit))") }
-        return try readers.withReader { reader in try reader.read { try reader.userIDs(after: id, limit: limit) } }
+    public func users(after id: String? = nil, limit: Int = 1000) async throws -> [String] {
+        try Self.check(limit: limit)
+        return try await readers.withReader { reader in try reader.read { try reader.userIDs(after: id, limit: limit) } }
     }
 
-    /// A tier of an entry: its nominal size in pixels, the file's actual side, the file.
+    /// The same questions for synchronous code: a C callback, a notification handler, a
+    /// thread of its own. Each holds its thread while it reads (tens of microseconds); when
+    /// every reader is busy it opens a connection of its own for the read instead of
+    /// waiting. In `async` code ask the lookup itself.
+    public var blocking: Blocking { Blocking(lookup: self) }
+
+    /// ``CacheLookup``'s questions, answered on the caller's thread (``blocking``).
+    public struct Blocking: Sendable {
+        let lookup: CacheLookup
+
+        /// ``CacheLookup/answer(forUser:viewSize:scale:)``, on the caller's thread.
+        public func answer(forUser id: String, viewSize: Double, scale: Double) throws -> Answer {
+            try CacheLookup.check(user: id, viewSize: viewSize, scale: scale)
+            return lookup.recorded(try lookup.readers.withReader { try lookup.userAnswer($0, id, viewSize: viewSize, scale: scale) })
+        }
+
+        /// ``CacheLookup/answer(forPhotoURL:viewSize:scale:)``, on the caller's thread.
+        public func answer(forPhotoURL url: String, viewSize: Double, scale: Double) throws -> Answer {
+            try CacheLookup.check(url: url, viewSize: viewSize, scale: scale)
+            return lookup.recorded(try lookup.readers.withReader { try lookup.urlAnswer($0, url, viewSize: viewSize, scale: scale) })
+        }
+
+        /// ``CacheLookup/tiers(forUser:)``, on the caller's thread.
+        public func tiers(forUser id: String) throws -> [Tier] {
+            guard !id.isEmpty else { throw LookupError.invalidArgument("the user id is empty") }
+            return try lookup.readers.withReader { try lookup.tiers($0, id) }
+        }
+
+        /// ``CacheLookup/users(after:limit:)``, on the caller's thread.
+        public func users(after id: String? = nil, limit: Int = 1000) throws -> [String] {
+            try CacheLookup.check(limit: limit)
+            return try lookup.readers.withReader { reader in try reader.read { try reader.userIDs(after: id, limit: limit) } }
+        }
+
+        /// ``CacheLookup/flush()``, holding the caller's thread until the accesses are in
+        /// the index.
+        public func flush() {
+            lookup.recorder?.flush()
+        }
+    }
+
+    private func tiers(_ reader: IndexReader, _ id: String) throws -> [Tier] {
+        try reader.read {
+            guard let profile = try reader.profile(id: id) else { throw LookupError.notFound(.user(id: id)) }
+            guard let entry = try shown(reader, profile)?.entry else { return [] }
+            return entry.files.sorted { $0.key < $1.key }.map {
+                Tier(pixels: $0.key, side: $0.value.side, file: cache.appendingPathComponent($0.value.name, isDirectory: false))
+            }
+        }
+    }
+
+    /// A tier of an entry: its nominal size in pixels (330, 900: what
+    /// ``tier(forViewSize:scale:available:)`` chooses among), the file's actual side (less
+    /// for a photo smaller than the tier, which is never upscaled), the file.
     public struct Tier: Sendable, Equatable, Hashable {
-        public var tier: Int
+        public var pixels: Int
         public var side: Int
         public var file: URL
 
-        public init(tier: Int, side: Int, file: URL) {
-            self.tier = tier
+        @available(*, deprecated, renamed: "pixels")
+        public var tier: Int { pixels }
+
+        public init(pixels: Int, side: Int, file: URL) {
+            self.pixels = pixels
             self.side = side
             self.file = file
         }
     }
 
-    private func userAnswer(_ reader: IndexReader, _ id: String, viewSize: Double, scale: Int) throws -> (Answer, String?) {
+    fileprivate func userAnswer(_ reader: IndexReader, _ id: String, viewSize: Double, scale: Double) throws -> (Answer, String?) {
         try reader.read {
             guard let profile = try reader.profile(id: id) else { throw LookupError.notFound(.user(id: id)) }
             var answer = Self.answer(for: profile, asked: nil)
@@ -195,7 +231,7 @@ public final class CacheLookup: Sendable {
         return nil
     }
 
-    private func urlAnswer(_ reader: IndexReader, _ url: String, viewSize: Double, scale: Int) throws -> (Answer, String?) {
+    fileprivate func urlAnswer(_ reader: IndexReader, _ url: String, viewSize: Double, scale: Double) throws -> (Answer, String?) {
         try reader.read {
             guard let entry = try reader.entry(key: url) else { throw LookupError.notFound(.photo(url: url)) }
             var answer = try reader.owner(ofSource: url).map { Self.answer(for: $0, asked: url) } ?? Answer(kind: .photo)
@@ -207,7 +243,7 @@ public final class CacheLookup: Sendable {
     }
 
     /// The answer, its entry's access recorded.
-    private func recorded(_ answered: (Answer, String?)) -> Answer {
+    fileprivate func recorded(_ answered: (Answer, String?)) -> Answer {
         if let key = answered.1 { recorder?.record(key) }
         return answered.0
     }
@@ -216,49 +252,75 @@ public final class CacheLookup: Sendable {
     /// the next warm): the monogram a warm would give them, from their id and name, and the
     /// colour their source gives when it is a `#RRGGBB` (else the palette's colour for the
     /// id, the one a warm assigns): initials, colour, the text colour on it and a
-    /// placeholder of that colour. No file: `kind` is `.none`, draw the initials.
+    /// placeholder of that colour. No file: `kind` is `.notCached`, draw the initials.
     public static func monogram(forUser id: String, displayName: String, colorHex: String? = nil) -> Answer {
         let color = AvatarColor.normalized(colorHex) ?? AvatarColor.paletteColor(forUserID: id)
         return Answer(userID: id, displayName: displayName, initials: Initials.from(displayName: displayName), color: color,
-                      textColor: AvatarColor.textColor(on: color), kind: .none, placeholder: Placeholder(color: color))
+                      textColor: AvatarColor.textColor(on: color), kind: .notCached, placeholder: Placeholder(color: color))
     }
 
-    /// The apps' decode rule: a view of `points` needs a decode of max(points × 2, 110)
-    /// points × `scale` pixels; the smallest tier at least that large, else the largest.
-    public static func tier(forViewPoints points: Double, scale: Int, available: [Int]) -> Int? {
-        let needed = Int((max(points * 2, 110) * Double(scale)).rounded(.up))
+    /// The apps' decode rule: a view of `viewSize` points needs a decode of
+    /// max(viewSize × 2, 110) points × `scale` pixels; the smallest tier at least that
+    /// large, else the largest.
+    public static func tier(forViewSize viewSize: Double, scale: Double, available: [Int]) -> Int? {
+        let needed = Int((max(viewSize * 2, 110) * scale).rounded(.up))
         let sorted = available.sorted()
         return sorted.first { $0 >= needed } ?? sorted.last
     }
 
+    @available(*, deprecated, renamed: "tier(forViewSize:scale:available:)")
+    public static func tier(forViewPoints points: Double, scale: Double, available: [Int]) -> Int? {
+        tier(forViewSize: points, scale: scale, available: available)
+    }
+
     /// The largest view size a lookup takes, in points.
     public static let maximumViewSize = 100_000.0
-    /// The pixels per point a lookup takes.
-    public static let scales = 1...8
+    /// The pixels per point a lookup takes: any density from 0.5 to 8 (1, 1.5, 2, 2.625,
+    /// 3, …).
+    public static let scales: ClosedRange<Double> = 0.5...8
 
-    private func check(user id: String, viewSize: Double, scale: Int) throws {
+    private static func check(user id: String, viewSize: Double, scale: Double) throws {
         try check(viewSize: viewSize, scale: scale)
         guard !id.isEmpty else { throw LookupError.invalidArgument("the user id is empty") }
     }
 
-    private func check(url: String, viewSize: Double, scale: Int) throws {
+    private static func check(url: String, viewSize: Double, scale: Double) throws {
         try check(viewSize: viewSize, scale: scale)
         guard !url.isEmpty else { throw LookupError.invalidArgument("the photo URL is empty") }
     }
 
-    private func check(viewSize: Double, scale: Int) throws {
-        guard viewSize.isFinite, viewSize > 0, viewSize <= Self.maximumViewSize else {
-            throw LookupError.invalidArgument("the view size must be a number of points above 0 and at most \(Int(Self.maximumViewSize)) (got \(viewSize))")
+    private static func check(limit: Int) throws {
+        guard limit > 0 else { throw LookupError.invalidArgument("the limit must be above 0 (got \(limit))") }
+    }
+
+    /// What `check` refuses of a view size and a scale, in its words; nil when they are in
+    /// range (`avatar-cache lookup` says the same of its `--size` and `--scale`).
+    package static func problem(viewSize: Double, scale: Double) -> String? {
+        if viewSize.isNaN || viewSize <= 0 {
+            return "the view size must be a number of points above 0 (got \(number(viewSize)))"
         }
-        guard Self.scales.contains(scale) else {
-            throw LookupError.invalidArgument("the scale must be between \(Self.scales.lowerBound) and \(Self.scales.upperBound) (got \(scale))")
+        if viewSize > maximumViewSize {
+            return "the view size must be at most \(number(maximumViewSize)) points (got \(number(viewSize)))"
         }
+        if !scales.contains(scale) {
+            return "the scale must be a number of pixels per point from \(number(scales.lowerBound)) to \(number(scales.upperBound)) (got \(number(scale)))"
+        }
+        return nil
+    }
+
+    private static func check(viewSize: Double, scale: Double) throws {
+        if let problem = problem(viewSize: viewSize, scale: scale) { throw LookupError.invalidArgument(problem) }
+    }
+
+    /// `100000`, `1.5`, `nan`: a number as it was given, without a `.0` of its own.
+    private static func number(_ value: Double) -> String {
+        value.isFinite && value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 
     private static func answer(for profile: IndexReader.Profile, asked url: String?) -> Answer {
         Answer(userID: profile.id, photoURL: profile.photoSource.flatMap { $0.hasPrefix("http") ? $0 : nil },
                displayName: profile.displayName, initials: profile.initials, glyph: profile.glyph,
-               color: profile.color, textColor: AvatarColor.textColor(on: profile.color), kind: .none)
+               color: profile.color, textColor: AvatarColor.textColor(on: profile.color), kind: .notCached)
     }
 
     private static func monogram(of profile: IndexReader.Profile) -> MonogramSpec {
@@ -266,17 +328,17 @@ public final class CacheLookup: Sendable {
                      foreground: AvatarColor.textColor(on: profile.color))
     }
 
-    private func fill(_ answer: inout Answer, _ entry: IndexReader.Entry?, viewSize: Double, scale: Int) {
+    private func fill(_ answer: inout Answer, _ entry: IndexReader.Entry?, viewSize: Double, scale: Double) {
         if let entry, entry.kind == .photo {
             answer.placeholder = entry.placeholder
         } else if let color = answer.color {
             answer.placeholder = Placeholder(color: color)
         }
-        if let entry, let tier = Self.tier(forViewPoints: viewSize, scale: scale, available: Array(entry.files.keys)),
+        if let entry, let tier = Self.tier(forViewSize: viewSize, scale: scale, available: Array(entry.files.keys)),
            let file = entry.files[tier] {
             answer.tier = tier
             answer.side = file.side
-            answer.file = cache.appendingPathComponent(file.name)
+            answer.file = cache.appendingPathComponent(file.name, isDirectory: false)
         }
     }
 }
@@ -284,7 +346,7 @@ public final class CacheLookup: Sendable {
 /// The lookup's reader connections: a caller takes a free one, or opens one more while
 /// fewer than `limit` are open; past that a synchronous caller opens one for itself
 /// (closed after its read) and an `async` one waits for one to be handed back.
-private final class ReaderPool: Sendable {
+fileprivate final class ReaderPool: Sendable {
     private struct State: ~Copyable {
         var free: [IndexReader]
         var opened: Int

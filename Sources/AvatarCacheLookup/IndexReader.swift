@@ -22,10 +22,11 @@ import Foundation
 final class IndexReader: @unchecked Sendable {
     private let connection: OpaquePointer
     private let profileStatement: OpaquePointer
-    private let ownerStatement: OpaquePointer
+    /// Prepared when first used (a `lookup` process asking for a user needs neither).
+    private var ownerPrepared: OpaquePointer?
     private let entryStatement: OpaquePointer
     private let filesStatement: OpaquePointer
-    private let usersStatement: OpaquePointer
+    private var usersPrepared: OpaquePointer?
     private let begin: OpaquePointer
     private let commit: OpaquePointer
     let file: URL
@@ -70,21 +71,20 @@ final class IndexReader: @unchecked Sendable {
         }
         connection = handle
         do {
-            let probe = Self.probe(handle)
-            guard probe == SQLITE_OK else { throw LookupError.damagedIndex(file: file, reason: String(cString: sqlite3_errmsg(handle))) }
-            let entryColumns = try Self.columns(of: "entry", handle, file: file)
-            guard try Self.columns(of: "profile", handle, file: file).isSuperset(of: ["id", "displayName", "initials", "glyph", "color", "photoSource"]),
+            // One statement reads the schema (a file that is not an index fails here, in
+            // SQLite's words) and the three tables' columns.
+            let columns = try Self.columns(of: ["profile", "entry", "entryFile"], handle, file: file)
+            let entryColumns = columns["entry", default: []]
+            guard columns["profile", default: []].isSuperset(of: ["id", "displayName", "initials", "glyph", "color", "photoSource"]),
                   entryColumns.isSuperset(of: ["key", "kind"]),
-                  try Self.columns(of: "entryFile", handle, file: file).isSuperset(of: ["entryKey", "tier", "filename", "width"]) else {
+                  columns["entryFile", default: []].isSuperset(of: ["entryKey", "tier", "filename", "width"]) else {
                 throw LookupError.needsUpgrade(directory: directory, reason: "has an index without the tables of this version")
             }
             // Placeholders came with the index's fifth version; older entries have none.
             let placeholder = entryColumns.contains("placeholderHash") ? "placeholderHash, placeholderColor" : "NULL, NULL"
             profileStatement = try Self.prepare(handle, "SELECT id, displayName, initials, glyph, color, photoSource FROM profile WHERE id = ?1", file: file)
-            ownerStatement = try Self.prepare(handle, "SELECT id, displayName, initials, glyph, color, photoSource FROM profile WHERE photoSource = ?1 ORDER BY id LIMIT 1", file: file)
             entryStatement = try Self.prepare(handle, "SELECT kind, \(placeholder) FROM entry WHERE key = ?1", file: file)
             filesStatement = try Self.prepare(handle, "SELECT tier, filename, width FROM entryFile WHERE entryKey = ?1", file: file)
-            usersStatement = try Self.prepare(handle, "SELECT id FROM profile WHERE id > ?1 ORDER BY id LIMIT ?2", file: file)
             begin = try Self.prepare(handle, "BEGIN", file: file)
             commit = try Self.prepare(handle, "COMMIT", file: file)
         } catch {
@@ -94,7 +94,7 @@ final class IndexReader: @unchecked Sendable {
     }
 
     deinit {
-        for statement in [profileStatement, ownerStatement, entryStatement, filesStatement, usersStatement, begin, commit] {
+        for statement in [profileStatement, ownerPrepared, entryStatement, filesStatement, usersPrepared, begin, commit] {
             sqlite3_finalize(statement)
         }
         sqlite3_close_v2(connection)
@@ -114,11 +114,18 @@ final class IndexReader: @unchecked Sendable {
 
     /// The first user (by id) whose photo is `source`.
     func owner(ofSource source: String) throws -> Profile? {
-        try profile(ownerStatement, source)
+        if ownerPrepared == nil {
+            ownerPrepared = try Self.prepare(connection, "SELECT id, displayName, initials, glyph, color, photoSource FROM profile WHERE photoSource = ?1 ORDER BY id LIMIT 1", file: file)
+        }
+        return try profile(ownerPrepared!, source)
     }
 
     /// Up to `limit` user ids after `id` (nil: from the first), in the index's order.
     func userIDs(after id: String?, limit: Int) throws -> [String] {
+        if usersPrepared == nil {
+            usersPrepared = try Self.prepare(connection, "SELECT id FROM profile WHERE id > ?1 ORDER BY id LIMIT ?2", file: file)
+        }
+        let usersStatement = usersPrepared!
         defer { sqlite3_reset(usersStatement); sqlite3_clear_bindings(usersStatement) }
         // Every id sorts after the empty string but the empty one, which no profile has.
         _ = Self.bindText(usersStatement, 1, id ?? "")
@@ -196,12 +203,16 @@ final class IndexReader: @unchecked Sendable {
         sqlite3_exec(handle, "SELECT count(*) FROM sqlite_master", nil, nil, nil)
     }
 
-    private static func columns(of table: String, _ handle: OpaquePointer, file: URL) throws -> Set<String> {
-        let statement = try prepare(handle, "SELECT name FROM pragma_table_info('\(table)')", file: file)
+    /// The columns of each of `tables`, read in one statement.
+    private static func columns(of tables: [String], _ handle: OpaquePointer, file: URL) throws -> [String: Set<String>] {
+        let sql = tables.map { "SELECT '\($0)', name FROM pragma_table_info('\($0)')" }.joined(separator: " UNION ALL ")
+        let statement = try prepare(handle, sql, file: file)
         defer { sqlite3_finalize(statement) }
-        var names: Set<String> = []
+        var names: [String: Set<String>] = [:]
         while sqlite3_step(statement) == SQLITE_ROW {
-            if let name = sqlite3_column_text(statement, 0) { names.insert(String(cString: name)) }
+            if let table = sqlite3_column_text(statement, 0), let name = sqlite3_column_text(statement, 1) {
+                names[String(cString: table), default: []].insert(String(cString: name))
+            }
         }
         return names
     }

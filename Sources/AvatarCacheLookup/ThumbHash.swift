@@ -1,5 +1,14 @@
 import AvatarCacheModel
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// ThumbHash (https://evanw.github.io/thumbhash/): a picture in about 25 bytes, its
 /// aspect ratio and alpha kept, that an app decodes to a blurred placeholder. The

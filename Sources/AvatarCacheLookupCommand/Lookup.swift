@@ -1,6 +1,14 @@
 import ArgumentParser
 import AvatarCacheLookup
+import AvatarCacheModel
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// `avatar-cache lookup`: run by the `avatar-cache` front binary itself, which links only
@@ -30,7 +38,7 @@ public struct Lookup: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The view size in points.", valueName: "pt"))
     var size = Request.defaultSize
 
-    @Option(help: ArgumentHelp("Pixels per point the cache was warmed at.", valueName: "n"))
+    @Option(help: ArgumentHelp("Pixels per point of the screen (any density: 1, 1.5, 2.625, 3; from 0.5 to 8).", valueName: "n"))
     var scale = Request.defaultScale
 
     @Flag(help: "Print JSON: initials, color, textColor, file, kind (photo, monogram or none), tier, placeholder.")
@@ -54,7 +62,7 @@ public struct Lookup: AsyncParsableCommand {
     /// A lookup's arguments, parsed or not.
     public struct Request: Sendable {
         static let defaultSize: Double = 55
-        static let defaultScale = 3
+        static let defaultScale = 3.0
 
         var cache: String
         var user: String?
@@ -67,8 +75,13 @@ public struct Lookup: AsyncParsableCommand {
         /// What `validate` refuses, in its words; nil when the request may run.
         var problem: String? {
             if (user == nil) == (url == nil) { return "give exactly one of --user and --url" }
-            if !(size > 0 && size <= CacheLookup.maximumViewSize) { return "--size must be more than 0 and at most \(Int(CacheLookup.maximumViewSize))" }
-            if !CacheLookup.scales.contains(scale) { return "--scale must be between \(CacheLookup.scales.lowerBound) and \(CacheLookup.scales.upperBound)" }
+            if let problem = CacheLookup.problem(viewSize: size, scale: scale) {
+                // The library's words, with the option's name: "--size must be at most 100000 points (got 100001)".
+                for (words, option) in [("the view size", "--size"), ("the scale", "--scale")] where problem.hasPrefix(words) {
+                    return option + problem.dropFirst(words.count)
+                }
+                return problem
+            }
             if !(0...1_000_000).contains(repeatCount) { return "--repeat-count must be between 0 and 1000000" }
             return nil
         }
@@ -83,7 +96,9 @@ public struct Lookup: AsyncParsableCommand {
             var values: [String: String] = [:]
             var json = false
             var index = 0
-            let valued: Set<String> = ["cache", "user", "url", "size", "scale", "repeat-count"]
+            // An array, not a Set: a process that makes no Set<String> skips the runtime's
+            // search of every conformance record for it (a few per cent of a lookup process).
+            let valued = ["cache", "user", "url", "size", "scale", "repeat-count"]
             while index < arguments.count {
                 let argument = arguments[index]
                 guard argument.hasPrefix("--") else { return nil }
@@ -111,7 +126,7 @@ public struct Lookup: AsyncParsableCommand {
             guard let cache = values["cache"] else { return nil }
             var request = Request(cache: cache, user: values["user"], url: values["url"], json: json)
             if let size = values["size"] { guard let parsed = Double(size) else { return nil }; request.size = parsed }
-            if let scale = values["scale"] { guard let parsed = Int(scale) else { return nil }; request.scale = parsed }
+            if let scale = values["scale"] { guard let parsed = Double(scale) else { return nil }; request.scale = parsed }
             if let count = values["repeat-count"] { guard let parsed = Int(count) else { return nil }; request.repeatCount = parsed }
             return request.problem == nil ? request : nil
         }
@@ -121,22 +136,23 @@ public struct Lookup: AsyncParsableCommand {
         public func run() throws {
             let answer: CacheLookup.Answer
             do {
-                let directory = URL(fileURLWithPath: cache)
+                let directory = URL(fileURLWithPath: cache, isDirectory: true)
                 try Lookup.prepareCache?(directory)
                 let lookup = try CacheLookup(cache: directory)
-                let ask = { try user.map { try lookup.answer(forUser: $0, viewSize: size, scale: scale) }
-                    ?? lookup.answer(forPhotoURL: url ?? "", viewSize: size, scale: scale) }
+                let ask = { try user.map { try lookup.blocking.answer(forUser: $0, viewSize: size, scale: scale) }
+                    ?? lookup.blocking.answer(forPhotoURL: url ?? "", viewSize: size, scale: scale) }
                 answer = try ask()
                 if repeatCount > 0 {
                     var times: [Double] = []
                     for _ in 0..<repeatCount {
-                        let start = DispatchTime.now().uptimeNanoseconds
+                        let start = ContinuousClock.now
                         _ = try ask()
-                        times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+                        let time = ContinuousClock.now - start
+                        times.append(Double(time.components.seconds) * 1e3 + Double(time.components.attoseconds) / 1e15)
                     }
                     times.sort()
-                    FileHandle.standardError.write(Data(String(format: "%d lookups in one process: median %.3f ms, p99 %.3f ms, slowest %.3f ms\n",
-                                                                repeatCount, times[times.count / 2], times[min(times.count - 1, times.count * 99 / 100)], times.last!).utf8))
+                    writeToStandardError(formatted("%d lookups in one process: median %.3f ms, p99 %.3f ms, slowest %.3f ms\n",
+                                                   repeatCount, times[times.count / 2], times[min(times.count - 1, times.count * 99 / 100)], times.last!))
                 }
             } catch {
                 throw Lookup.fail(error)
@@ -157,7 +173,7 @@ public struct Lookup: AsyncParsableCommand {
     /// The documented exit codes of a lookup: 66 when the user or URL is not in the cache,
     /// 73 when the cache cannot be read; the error printed as the engine prints it.
     static func fail(_ error: Error) -> ExitCode {
-        FileHandle.standardError.write(Data("avatar-cache: error: \(error)\n".utf8))
+        writeToStandardError("avatar-cache: error: \(error)\n")
         return exitCode(for: error)
     }
 

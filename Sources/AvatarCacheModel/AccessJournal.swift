@@ -4,12 +4,14 @@ import Glibc
 import Darwin
 #endif
 
-/// Accesses a lookup could not write into the index without waiting (a warm-up held its
-/// write lock as the lookup's process ended): appended to `access-journal` in the cache
-/// directory, a line each (`<seconds since 1970>\t<entry key>\n`), and folded into the
-/// index by the next writer that opens it: a lookup process that finds the index free, or
-/// a warm, run, prune, merge or `verify --repair` before it prunes. So a lookup never waits
-/// for a warm, and its access still counts for the prune.
+/// The accesses of lookups that end (a `lookup` process, a released `CacheLookup`):
+/// appended to `access-journal` in the cache directory, a line each (`<seconds since
+/// 1970>\t<entry key>\n`), one `write(2)` and no `fsync`, where a write into the index
+/// would cost a transaction, its log and a checkpoint (four `fsync`s: about half of a
+/// lookup process's own time). Folded into the index by the lookup that finds it past
+/// `foldSize` (when no warm holds the index), and by a warm, run, prune, merge or
+/// `verify --repair` before it prunes. So a lookup never waits for a warm, its access
+/// still counts for the prune, and the journal stays small.
 ///
 /// Bounded: past `limit` bytes an access is not appended (the prune then sees an older
 /// access time for it, nothing worse). Folding takes the journal under a name of its own
@@ -22,24 +24,35 @@ public enum AccessJournal {
     static let takenPrefix = ".tmp-access-journal-"
     /// 1 MB: about 12,000 accesses of photo URLs, more of monograms.
     public static let limit = 1_000_000
+    /// 64 KB (about 750 accesses): the size past which the lookup that appended folds the
+    /// journal into the index (one lookup in hundreds pays for a transaction).
+    public static let foldSize = 65_536
 
     /// Appends `accesses` (entry key -> seconds since 1970) in one `write(2)` with
     /// `O_APPEND`, so that lines of processes appending at once never mix. Returns false
     /// when the journal is full or cannot be written (nothing is then recorded).
     @discardableResult
     public static func append(_ accesses: [String: Double], toCacheAt directory: String) -> Bool {
+        appended(accesses, toCacheAt: directory) != nil
+    }
+
+    /// ``append(_:toCacheAt:)``, returning the journal's size after it (bytes), or nil
+    /// when nothing was appended (the journal full, or not writable). No `fsync`: an
+    /// access is an LRU hint, and a crash that loses the last ones loses nothing cached.
+    public static func appended(_ accesses: [String: Double], toCacheAt directory: String) -> Int? {
         var text = ""
         for (key, time) in accesses where !key.contains("\n") && !key.contains("\t") {
             text += "\(time)\t\(key)\n"
         }
-        guard !text.isEmpty else { return true }
         let descriptor = open(directory + "/" + fileName, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { return false }
+        guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var status = stat()
-        guard fstat(descriptor, &status) == 0, Int(status.st_size) + text.utf8.count <= limit else { return false }
-        let bytes = Array(text.utf8)
-        return bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } == bytes.count
+        guard fstat(descriptor, &status) == 0 else { return nil }
+        guard !text.isEmpty else { return Int(status.st_size) }
+        guard Int(status.st_size) + text.utf8.count <= limit else { return nil }
+        let written = text.withUTF8 { write(descriptor, $0.baseAddress, $0.count) }
+        return written == text.utf8.count ? Int(status.st_size) + written : nil
     }
 
     /// A journal taken for folding: its accesses (the latest of each key), and the file to

@@ -1,8 +1,12 @@
 // What a cache entry shows and what an app draws while its file loads: the writers make
 // them, the lookup library answers with them (and re-exports them for apps).
-/// What a profile shows: its photo, its monogram, or nothing cached yet.
+/// What a profile shows: its photo, its monogram, or nothing cached yet (draw its
+/// initials). Written as `photo`, `monogram` and `none` (metadata.json, `lookup --json`).
 public enum AvatarKind: String, Codable, Sendable {
-    case photo, monogram, none
+    case photo, monogram
+    /// Nothing cached for it yet: draw the initials in the colours of the answer. (Not
+    /// `none`, which every comparison with an optional kind took for `Optional.none`.)
+    case notCached = "none"
 }
 
 /// What an app draws while an avatar's file loads: a ThumbHash (photos; about 25 bytes,

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One person from an export: who they are, how to draw their initials, and where
 /// their photo comes from.

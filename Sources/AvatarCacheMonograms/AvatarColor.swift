@@ -1,5 +1,12 @@
 import AvatarCacheModel
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Avatar colours: the source's colour when it gives a valid one, otherwise one of the
 /// apps' eight by a stable hash of the user id (MD5, as Jami does: the same in every
@@ -13,7 +20,7 @@ public enum AvatarColor {
 
     /// `#RRGGBB` uppercased, or nil when `text` is not exactly that (with or without `#`).
     public static func normalized(_ text: String?) -> String? {
-        guard var hex = text?.trimmingCharacters(in: .whitespaces) else { return nil }
+        guard var hex = text?.trimmingSpaces else { return nil }
         if hex.hasPrefix("#") { hex.removeFirst() }
         guard hex.count == 6, hex.allSatisfy(\.isHexDigit) else { return nil }
         return "#" + hex.uppercased()

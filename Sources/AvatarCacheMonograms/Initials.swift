@@ -1,4 +1,9 @@
+import AvatarCacheModel
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 /// Two-letter initials (the apps' rule: "Bob Smith Jr." BS, "Alice" AL, "J" JJ, "" ??), by grapheme cluster (Swift `Character`), so emoji
 /// with ZWJ, flags, combining accents, CJK, Hangul and Devanagari stay whole.
 ///
@@ -31,7 +36,7 @@ public enum Initials {
         // Most names have no comma and start and end with a word that decorates nothing.
         guard hasComma(displayName) || hasDecoration(displayName) else { return displayName }
         let inCapitals = displayName == displayName.uppercased()
-        var parts = displayName.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        var parts = displayName.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingSpaces }
         // Trailing parts that are all suffixes and degrees: ", PhD", ", B.Math, M.Sc".
         while parts.count > 1, let last = parts.last, isDecorationOnly(last, leading: false, inCapitals: inCapitals) || last.isEmpty {
             parts.removeLast()
@@ -165,9 +170,9 @@ public enum Initials {
     /// capitals tell nothing: only the dotted forms count then.
     /// `inCapitals` is asked only of a word that is a suffix only in capitals.
     static func isSuffix(_ word: String, inCapitals: @autoclosure () -> Bool = false) -> Bool {
-        // Trimmed by Foundation only when there is something to trim.
+        // Trimmed only when there is something to trim.
         let trimmed = word.utf8.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: ";") }
-            ? word.trimmingCharacters(in: CharacterSet(charactersIn: ",;")) : word
+            ? word.trimming { $0 == "," || $0 == ";" } : word
         let key = plain(trimmed)
         if suffixes.contains(key) { return true }
         guard suffixesInCapitals.contains(key) else { return false }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A decoded type that names itself in a decoding error ("expected a date").
 package protocol ReadableTypeName {
@@ -21,7 +25,7 @@ extension DecodingError {
         case let .valueNotFound(type, context):
             return "\(path(context)): expected \(Self.name(type)), found null"
         case let .dataCorrupted(context):
-            let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            let underlying = (context.underlyingError as? CocoaError)?.userInfo["NSDebugDescription"] as? String
             return "not valid JSON: \(underlying ?? context.debugDescription)"
         @unknown default:
             return String(describing: self)

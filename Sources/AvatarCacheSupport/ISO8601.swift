@@ -1,28 +1,25 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
-import Synchronization
+#endif
 
 /// ISO 8601 with or without fractional seconds; the form metadata.json writes.
 /// RFC 3339 timestamps ("2026-11-21T23:45:04.029Z"), read and written by hand: the
 /// cache's metadata holds several per entry and profile, and ICU's formatter took half
 /// of a re-run's time. Anything the fast path does not recognise (unusual offsets,
-/// week dates) goes to ISO8601DateFormatter.
+/// week dates) goes to Foundation's `Date.ISO8601FormatStyle`.
 package enum ISO8601 {
-    /// Foundation's formatters, for the forms the fast path leaves (not thread-safe: one
-    /// caller at a time).
-    private struct Formatters {
-        let fractional: ISO8601DateFormatter = {
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            return formatter
-        }()
-        let whole = ISO8601DateFormatter()
+    /// Foundation's ISO 8601 parser, for the forms the fast path leaves.
+    private static func parseSlow(_ text: String) -> Date? {
+        (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
+            ?? (try? Date.ISO8601FormatStyle().parse(text))
     }
-    private static let formatters = Mutex(Formatters())
 
     package static func parse(_ text: String) -> Date? {
         var text = text
         if let date = text.withUTF8({ parseFast($0) }) { return date }
-        return formatters.withLock { $0.fractional.date(from: text) ?? $0.whole.date(from: text) }
+        return parseSlow(text)
     }
 
     /// Milliseconds (nearest), UTC, "Z": the form every file this tool writes uses.
@@ -39,7 +36,7 @@ package enum ISO8601 {
         let (days, rest) = floorDivision(milliseconds, 86_400_000)
         let (year, month, day) = civil(fromDays: days)
         guard (0...9999).contains(year) else {
-            bytes.append(contentsOf: Array(formatters.withLock { $0.fractional.string(from: date) }.utf8))
+            bytes.append(contentsOf: Array(date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)).utf8))
             return
         }
         let hour = Int(rest / 3_600_000), minute = Int(rest / 60_000 % 60)

@@ -1,5 +1,9 @@
 import AvatarCacheModel
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// URLs as they may appear in logs, reports and metadata keys: without user-info
 /// (`http://user:secret@host/` becomes `http://host/`), so no credential is written.

@@ -1,5 +1,9 @@
 import AvatarCacheModel
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One part of a run split across machines (`--shard i/n`): shard `index` of `count`,
 /// numbered from 0 as Slurm array tasks and Kubernetes completion indexes are.
@@ -30,8 +34,8 @@ public struct Shard: Sendable, Hashable, CustomStringConvertible {
     /// Parses `i/n` (`2/3`: the third of three).
     public init(parsing text: String) throws {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, let index = Int(parts[0].trimmingCharacters(in: .whitespaces)),
-              let count = Int(parts[1].trimmingCharacters(in: .whitespaces)) else {
+        guard parts.count == 2, let index = Int(parts[0].trimmingSpaces),
+              let count = Int(parts[1].trimmingSpaces) else {
             throw ConfigurationError(message: "--shard takes i/n (the i-th of n shards, from 0: 0/3, 1/3, 2/3), not \"\(text)\"")
         }
         try self.init(index: index, count: count)

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 extension String {
     /// `trimmingCharacters(in: .whitespacesAndNewlines)`: the same characters (Unicode's

@@ -2,7 +2,15 @@ import ArgumentParser
 import AvatarCacheLookup
 import AvatarCacheSupport
 import AvatarCacheLookupCommand
+import AvatarCacheModel
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The `avatar-cache` users run. A lookup is answered here, in a process that loads no
 /// image, HTTP or YAML library (the apps' and notification services' path: a few
@@ -35,6 +43,12 @@ struct Front {
             await FrontCommand.main(Array(arguments.dropFirst()))
             return
         }
+        // The version is the front's own (the engine is built from the same commit):
+        // answered here, without starting the engine and the libraries it loads.
+        if arguments.count == 2, arguments[1] == "--version" {
+            print(AvatarCacheVersion.string)
+            exit(0)
+        }
         Engine.handOver(arguments)
     }
 }
@@ -63,10 +77,10 @@ enum Engine {
             var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
             argv.append(nil)
             execv(path, argv)
-            FileHandle.standardError.write(Data("avatar-cache: error: cannot start \(path): \(String(cString: strerror(errno)))\n".utf8))
+            writeToStandardError("avatar-cache: error: cannot start \(path): \(String(cString: strerror(errno)))\n")
             exit(70)
         }
-        FileHandle.standardError.write(Data("avatar-cache: error: the engine that runs every command but lookup is missing: no \(places.joined(separator: " nor ")) (reinstall avatar-cache)\n".utf8))
+        writeToStandardError("avatar-cache: error: the engine that runs every command but lookup is missing: no \(places.joined(separator: " nor ")) (reinstall avatar-cache)\n")
         exit(70)
     }
 }

@@ -34,8 +34,8 @@ import Testing
         let cache = directory.appendingPathComponent("cache")
         _ = try await WarmPipeline(configuration: Fixtures.configuration(exports: [export], cache: cache), logger: .test).run()
         let lookup = try CacheLookup(cache: cache, recordsAccess: false)
-        let photo = try await #require(try lookup.answer(forUser: "p", viewSize: 55, scale: 3).file)
-        let monogram = try await #require(try lookup.answer(forUser: "m", viewSize: 55, scale: 3).file)
+        let photo = try #require(try await lookup.answer(forUser: "p", viewSize: 55, scale: 3).file)
+        let monogram = try #require(try await lookup.answer(forUser: "m", viewSize: 55, scale: 3).file)
 
         // The working tree's files (committed or not), as a release: a repository with the tag.
         let release = directory.appendingPathComponent("avatar-cache")
@@ -95,5 +95,76 @@ import Testing
         #expect(forNobody.stdout == "user \"nobody\" is not in the cache: draw a generic avatar\n", "\(forNobody.stdout)")
         let notACache = try Self.shell("\"$1\" \"$2\" p", [binary, directory.path])
         #expect(notACache.stdout.hasPrefix("the cache cannot be read: ") && notACache.stdout.contains("not an avatar-cache cache"), "\(notACache.stdout)")
+    }
+
+    /// docs/embedding.md, "Depending on a local copy or a mirror": a clone in a folder of
+    /// another name is that folder's package (`package: "avatars"`; the manifest's own
+    /// name does not answer), and a mirror set with `swift package config set-mirror`
+    /// keeps the manifest as the guide writes it (`package: "avatar-cache"`), fetching from
+    /// the mirror (a local repository: nothing leaves the machine).
+    @Test func aPathAndAMirrorNameThePackageAsTheGuideSays() throws {
+        let directory = try Fixtures.temporaryDirectory("embedding-path")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let clone = directory.appendingPathComponent("vendor/avatars")
+        let copied = try Self.shell("""
+            set -e
+            mkdir -p "$2"
+            cd "$1"
+            git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+              [ -f "$f" ] && printf '%s\\0' "$f"
+            done | xargs -0 cp --parents -t "$2"
+            cd "$2"
+            git init -q
+            git add -A
+            git -c user.name=test -c user.email=test@example.com commit -qm mirror
+            git tag "v$3"
+            """, [Fixtures.repositoryRoot.path, clone.path, AvatarCacheVersion.number])
+        try #require(copied.status == 0, "\(copied.stdout)\(copied.stderr)")
+
+        /// An app whose manifest depends on `dependency` and names the product's package `name`.
+        func app(_ label: String, dependency: String, package name: String) throws -> URL {
+            let app = directory.appendingPathComponent(label)
+            try FileManager.default.createDirectory(at: app.appendingPathComponent("Sources/app"), withIntermediateDirectories: true)
+            try """
+                // swift-tools-version:6.1
+                import PackageDescription
+
+                let package = Package(
+                    name: "app",
+                    dependencies: [\(dependency)],
+                    targets: [
+                        .executableTarget(name: "app", dependencies: [.product(name: "AvatarCacheLookup", package: "\(name)")]),
+                    ]
+                )
+                """.write(to: app.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
+            try "import AvatarCacheLookup\nprint(CacheLookup.maximumViewSize)\n"
+                .write(to: app.appendingPathComponent("Sources/app/main.swift"), atomically: true, encoding: .utf8)
+            return app
+        }
+        // Loading the package graph checks every product's package name.
+        func graph(_ app: URL) throws -> Binary.Result {
+            try Self.shell("cd \"$1\" && swift package show-dependencies 2>&1", [app.path])
+        }
+
+        let byPath = ".package(path: \"\(clone.path)\", traits: [])"
+        let named = try graph(try app("path", dependency: byPath, package: "avatars"))
+        #expect(named.status == 0, "\(named.stdout)\(named.stderr)")
+        let misnamed = try graph(try app("path-misnamed", dependency: byPath, package: "avatar-cache"))
+        #expect(misnamed.status != 0 && misnamed.stdout.contains("avatars"), "\(misnamed.stdout)")
+
+        let original = "https://github.com/avatar-cache/avatar-cache.git"
+        let mirrored = try app("mirror", dependency: ".package(url: \"\(original)\", from: \"\(AvatarCacheVersion.number)\", traits: [])",
+                               package: "avatar-cache")
+        let mirror = try Self.shell("cd \"$1\" && swift package config set-mirror --original \"$2\" --mirror \"file://$3\" 2>&1 && swift package resolve 2>&1",
+                                    [mirrored.path, original, clone.path])
+        #expect(mirror.status == 0, "\(mirror.stdout)\(mirror.stderr)")
+        let fetched = try FileManager.default.contentsOfDirectory(atPath: mirrored.appendingPathComponent(".build/checkouts").path)
+        #expect(fetched.count == 1, "the mirror fetched \(fetched)")
+        let resolved = try String(contentsOf: mirrored.appendingPathComponent("Package.resolved"), encoding: .utf8)
+        // Pinned under the original URL (its identity the mirror's), the manifest's
+        // `package: "avatar-cache"` answering all the same.
+        #expect(resolved.contains("\"location\" : \"\(original)\""), "\(resolved)")
+        let graphed = try graph(mirrored)
+        #expect(graphed.status == 0, "\(graphed.stdout)\(graphed.stderr)")
     }
 }

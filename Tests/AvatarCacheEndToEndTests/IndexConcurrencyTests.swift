@@ -58,7 +58,7 @@ import AvatarCacheTestKit
             // Every user the base cache knew still resolves to a picture.
             let lookup = try CacheLookup(cache: cache)
             for user in ["a0", "a12345", "a29999"] {
-                let answer = try lookup.answer(forUser: user, viewSize: 55, scale: 3)
+                let answer = try lookup.blocking.answer(forUser: user, viewSize: 55, scale: 3)
                 #expect(answer.kind == .monogram && answer.file.map { FileManager.default.fileExists(atPath: $0.path) } == true, "kill \(index): \(user)")
             }
         }
@@ -68,7 +68,7 @@ import AvatarCacheTestKit
         #expect(try Binary.run(["warm", both, "--cache", last.path]).status == 0)
         let after = try CacheVerifier(directory: CacheDirectory(root: last)).verify(budgetBytes: 100_000_000, repair: false)
         #expect(after.problems.isEmpty && after.notices.isEmpty, "\(after.problems) \(after.notices)")
-        #expect(try CacheLookup(cache: last).answer(forUser: "b29999", viewSize: 55, scale: 3).kind == .monogram)
+        #expect(try CacheLookup(cache: last).blocking.answer(forUser: "b29999", viewSize: 55, scale: 3).kind == .monogram)
         HostileLedger.record("crashes", "SIGKILL while the index is written", tried: "a 60,000-profile run (30,000 new) killed at \(moments) moments spread over the first three quarters of its \(String(format: "%.1f", duration)) s (\(killedMidRun) mid-run)", count: moments, outcome: "verify clean after every kill, every known user still looked up; the following run completed", inconsistentCaches: inconsistent)
     }
 
@@ -85,7 +85,7 @@ import AvatarCacheTestKit
         var answered = 0, slowest = 0.0
         while process.isRunning {
             let started = Date()
-            let answer = try lookup.answer(forUser: "a\(answered % 20_000)", viewSize: 55, scale: 3)
+            let answer = try lookup.blocking.answer(forUser: "a\(answered % 20_000)", viewSize: 55, scale: 3)
             slowest = max(slowest, Date().timeIntervalSince(started))
             #expect(answer.kind == .monogram && answer.initials == "KL")
             answered += 1
@@ -94,6 +94,6 @@ import AvatarCacheTestKit
         #expect(process.terminationStatus == 0)
         #expect(answered > 20, "lookups went on during the run (\(answered))")
         #expect(slowest < 5, "no lookup waited long for the writer (slowest \(slowest) s)")
-        #expect(try lookup.answer(forUser: "a39999", viewSize: 55, scale: 3).kind == .monogram, "the run's new users are there once it is done")
+        #expect(try lookup.blocking.answer(forUser: "a39999", viewSize: 55, scale: 3).kind == .monogram, "the run's new users are there once it is done")
     }
 }

@@ -93,7 +93,7 @@ import Testing
             let withNUL = try await get(client, route.base + "/avatars/p%00x")
             #expect(withNUL.status == 404, "an id with a NUL byte is another id, not \"p\"")
             let larger = try await get(client, route.base + "/avatars/p?size=200&scale=3", headers: [("If-None-Match", etag)])
-            let largerFile = try await #require(try expected.answer(forUser: "p", viewSize: 200, scale: 3).file)
+            let largerFile = try #require(try await expected.answer(forUser: "p", viewSize: 200, scale: 3).file)
             #expect(largerFile != photoFile, "the 900 px tier has a file of its own")
             #expect(larger.status == 200 && larger.headers["ETag"].first != etag, "another tier, another validator")
 

@@ -27,13 +27,13 @@ import AvatarCacheTestKit
 
         let lookup = try CacheLookup(cache: cache, recordsAccess: false)
         for user in users {
-            let cached = try lookup.answer(forUser: user.id, viewSize: 55, scale: 3)
+            let cached = try lookup.blocking.answer(forUser: user.id, viewSize: 55, scale: 3)
             let drawn = CacheLookup.monogram(forUser: user.id, displayName: user.name, colorHex: user.color)
             #expect(drawn.initials == cached.initials, "\(user.name)")
             #expect(drawn.color == cached.color, "\(user.name)")
             #expect(drawn.textColor == cached.textColor, "\(user.name)")
             #expect(drawn.placeholder == cached.placeholder, "\(user.name)")
-            #expect(drawn.kind == .none && drawn.file == nil && drawn.userID == user.id)
+            #expect(drawn.kind == .notCached && drawn.file == nil && drawn.userID == user.id)
         }
     }
 }

@@ -227,7 +227,7 @@ import AvatarCacheTestSupport
         #expect(upgraded.schemaVersion == MetadataDocument.schemaVersion)
         #expect(upgraded.entries[server.url("/a.jpg")]?.placeholder == nil)
         let lookup = try CacheLookup(cache: cache)
-        await #expect(try lookup.answer(forUser: "a", viewSize: 55, scale: 3).placeholder == nil)
+        #expect(try await lookup.answer(forUser: "a", viewSize: 55, scale: 3).placeholder == nil)
 
         // The photo changes: decoded again, it has its placeholder.
         // The photo's freshness runs out and it has changed: decoded again, it has its

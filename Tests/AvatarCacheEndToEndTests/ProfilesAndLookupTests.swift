@@ -122,7 +122,7 @@ import AvatarCacheTestSupport
 
     @Test(arguments: [(15.0, 330), (55.0, 330), (150.0, 900), (200.0, 900), (40.0, 330), (56.0, 900)])
     func lookupPicksTheTier(points: Double, tier: Int) {
-        #expect(CacheLookup.tier(forViewPoints: points, scale: 3, available: [330, 900]) == tier)
+        #expect(CacheLookup.tier(forViewSize: points, scale: 3, available: [330, 900]) == tier)
     }
 
     @Test func lookupAnswersForEveryUserAndCountsAsAnAccess() async throws {
@@ -151,7 +151,7 @@ import AvatarCacheTestSupport
         }
         let byURL = try await lookup.answer(forPhotoURL: server.url("/a.jpg"), viewSize: 55, scale: 3)
         #expect(byURL.userID == "with-photo" && byURL.tier == 330)
-        #expect(throws: LookupError.self) { try lookup.answer(forUser: "nobody", viewSize: 55, scale: 3) }
+        #expect(throws: LookupError.self) { try lookup.blocking.answer(forUser: "nobody", viewSize: 55, scale: 3) }
 
         // Each lookup moved its entry's last access in the index (what the prune reads),
         // written in the background: flush waits for it.
@@ -178,30 +178,30 @@ import AvatarCacheTestSupport
         let lookup = try CacheLookup(cache: cache, recordsAccess: false, readers: 1)
 
         // Pages of 7 give every user once, in order, and end with an empty page.
-        var listed: [String] = [], page = try lookup.users(limit: 7)
+        var listed: [String] = [], page = try lookup.blocking.users(limit: 7)
         while !page.isEmpty {
             #expect(page.count <= 7)
             listed += page
-            page = try lookup.users(after: page.last, limit: 7)
+            page = try lookup.blocking.users(after: page.last, limit: 7)
         }
         #expect(listed == users.map(\.id))
-        #expect(throws: LookupError.self) { try lookup.users(limit: 0) }
+        #expect(throws: LookupError.self) { try lookup.blocking.users(limit: 0) }
 
         // The tiers of a photo and of a monogram: the answer's file is among them.
         for (id, kind) in [("u00", AvatarKind.photo), ("u01", .monogram)] {
-            let tiers = try lookup.tiers(forUser: id)
-            #expect(tiers.map(\.tier) == [330, 900], "\(id)")
+            let tiers = try await lookup.tiers(forUser: id)
+            #expect(tiers.map(\.pixels) == [330, 900], "\(id)")
             #expect(tiers.allSatisfy { FileManager.default.fileExists(atPath: $0.file.path) }, "\(id)")
             let answer = try await lookup.answer(forUser: id, viewSize: 55, scale: 3)
-            #expect(answer.kind == kind && tiers.contains { $0.file == answer.file && $0.tier == answer.tier }, "\(id)")
-            let chosen = CacheLookup.tier(forViewPoints: 150, scale: 3, available: tiers.map(\.tier))
+            #expect(answer.kind == kind && tiers.contains { $0.file == answer.file && $0.pixels == answer.tier }, "\(id)")
+            let chosen = CacheLookup.tier(forViewSize: 150, scale: 3, available: tiers.map(\.pixels))
             #expect(chosen == 900)
         }
-        #expect(throws: LookupError.self) { try lookup.tiers(forUser: "nobody") }
+        #expect(throws: LookupError.self) { try lookup.blocking.tiers(forUser: "nobody") }
 
         // 8 tasks on 1 reader (on 2 cores, 2 at once: one waits): every async answer is the
         // synchronous one.
-        let expected = try Dictionary(uniqueKeysWithValues: users.map { ($0.id, try lookup.answer(forUser: $0.id, viewSize: 55, scale: 3)) })
+        let expected = try Dictionary(uniqueKeysWithValues: users.map { ($0.id, try lookup.blocking.answer(forUser: $0.id, viewSize: 55, scale: 3)) })
         let mismatches = try await withThrowingTaskGroup(of: Int.self) { group in
             for task in 0..<8 {
                 group.addTask {
@@ -221,9 +221,9 @@ import AvatarCacheTestSupport
         #expect(byURL.kind == .photo && byURL.userID == "u00")
 
         // An app's own answer, from the types the library names.
-        let made = CacheLookup.Answer(userID: "x", initials: "", glyph: MonogramGlyph.person, kind: .none,
+        let made = CacheLookup.Answer(userID: "x", initials: "", glyph: MonogramGlyph.person, kind: .notCached,
                                       placeholder: Placeholder(color: "#336699"))
-        #expect(made.kind == .none && made.placeholder?.color == "#336699" && made.file == nil)
+        #expect(made.kind == .notCached && made.placeholder?.color == "#336699" && made.file == nil)
     }
 
     @Test func everySampleExportWarmsIntoACompleteCache() async throws {

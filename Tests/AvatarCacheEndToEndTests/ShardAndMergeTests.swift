@@ -37,7 +37,7 @@ import AvatarCacheTestSupport
         var answers: [String: CacheLookup.Answer] = [:]
         for id in ids {
             for points in [30.0, 150.0] {
-                var answer = try lookup.answer(forUser: id, viewSize: points, scale: 3)
+                var answer = try lookup.blocking.answer(forUser: id, viewSize: points, scale: 3)
                 answer.file = answer.file.map { URL(fileURLWithPath: $0.lastPathComponent) }
                 answers["\(id) @\(points)"] = answer
             }

@@ -264,6 +264,9 @@ import Yams
     @Test func theVersionIsWrittenOnceAndCarriesTheCommit() throws {
         let version = try Binary.run(["--version"])
         #expect(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == AvatarCacheVersion.string)
+        // The front answers it (without starting the engine), in the engine's words.
+        let engine = Binary.url.deletingLastPathComponent().appendingPathComponent("avatar-cache-engine")
+        #expect(try Binary.run(["--version"], executable: engine).stdout == version.stdout)
         #expect(AvatarCacheVersion.string.hasPrefix(AvatarCacheVersion.number))
         // scripts/test (like every script that builds) stamps the build with the commit.
         if let commit = ProcessInfo.processInfo.environment["AVATAR_CACHE_COMMIT"], !commit.isEmpty {

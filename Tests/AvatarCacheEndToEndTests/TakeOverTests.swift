@@ -68,7 +68,7 @@ import AvatarCacheTestSupport
         let lookup = try CacheLookup(cache: cache)
         var answers: [String: [String: String]] = [:]
         for user in users {
-            let answer = try lookup.answer(forUser: user, viewSize: 55, scale: 3)
+            let answer = try lookup.blocking.answer(forUser: user, viewSize: 55, scale: 3)
             var fields: [String: String] = ["userId": user, "kind": answer.kind.rawValue]
             fields["url"] = answer.photoURL
             fields["displayName"] = answer.displayName

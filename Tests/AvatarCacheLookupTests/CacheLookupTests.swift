@@ -52,15 +52,20 @@ import AvatarCacheTestKit
         let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
 
         // 150 pt at 3×: 900 px needed; 15 pt: at least 110 pt × 3 = 330; 15 pt at 1×: 110.
-        let large = try lookup.answer(forUser: "pat", viewSize: 150, scale: 3)
+        let large = try lookup.blocking.answer(forUser: "pat", viewSize: 150, scale: 3)
         #expect(large.kind == .photo && large.tier == 900 && large.side == 640 && large.file == photo[900])
         #expect(large.userID == "pat" && large.photoURL == Self.photoURL && large.displayName == "Pat Doe" && large.initials == "PD")
         #expect(large.color == "#007AFF" && large.textColor == AvatarColor.textColor(on: "#007AFF") && large.glyph == nil)
         #expect(large.placeholder == Placeholder(thumbHash: "1QcSHQRnh493V4dIh4eXh1h4kJUI", color: "#7A6B5C"))
-        #expect(try lookup.answer(forUser: "pat", viewSize: 15, scale: 3).tier == 330)
-        #expect(try lookup.answer(forUser: "pat", viewSize: 15, scale: 1).tier == 110)
+        #expect(try lookup.blocking.answer(forUser: "pat", viewSize: 15, scale: 3).tier == 330)
+        #expect(try lookup.blocking.answer(forUser: "pat", viewSize: 15, scale: 1).tier == 110)
+        // Any density: 15 pt at 1.5× needs 110 pt × 1.5 = 165 px (the 330 tier); at 2.625×
+        // (an Android xxhdpi-ish screen) 289 px.
+        #expect(try lookup.blocking.answer(forUser: "pat", viewSize: 15, scale: 1.5).tier == 330)
+        #expect(try lookup.blocking.answer(forUser: "pat", viewSize: 55, scale: 2.625).tier == 330)
+        #expect(try lookup.blocking.answer(forUser: "pat", viewSize: 15, scale: 0.75).tier == 110)
         // Larger than the largest tier: the largest.
-        #expect(try lookup.answer(forUser: "pat", viewSize: 2000, scale: 8).tier == 900)
+        #expect(try lookup.blocking.answer(forUser: "pat", viewSize: 2000, scale: 8).tier == 900)
         #expect(FileManager.default.fileExists(atPath: try #require(large.file).path))
     }
 
@@ -69,15 +74,15 @@ import AvatarCacheTestKit
         defer { cache.remove() }
         let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
 
-        let lee = try lookup.answer(forUser: "lee", viewSize: 55, scale: 3)
+        let lee = try lookup.blocking.answer(forUser: "lee", viewSize: 55, scale: 3)
         #expect(lee.kind == .monogram && lee.tier == 330 && lee.file == drawn[330] && lee.photoURL == nil)
         #expect(lee.placeholder == Placeholder(color: "#FF9500"), "a monogram's placeholder is its colour")
         // The photo is not cached and no monogram was drawn: nothing to draw but the
         // initials, the URL still told.
-        let kim = try lookup.answer(forUser: "kim", viewSize: 55, scale: 3)
-        #expect(kim.kind == .none && kim.file == nil && kim.tier == nil && kim.initials == "KR")
+        let kim = try lookup.blocking.answer(forUser: "kim", viewSize: 55, scale: 3)
+        #expect(kim.kind == .notCached && kim.file == nil && kim.tier == nil && kim.initials == "KR")
         #expect(kim.photoURL == "https://photos.example.com/missing.jpg" && kim.placeholder == Placeholder(color: "#34C759"))
-        let gus = try lookup.answer(forUser: "gus", viewSize: 55, scale: 3)
+        let gus = try lookup.blocking.answer(forUser: "gus", viewSize: 55, scale: 3)
         #expect(gus.kind == .monogram && gus.glyph == .person && gus.initials == "" && gus.file != nil)
     }
 
@@ -92,19 +97,19 @@ import AvatarCacheTestKit
         try cache.index.addEntry(key: inline, kind: "photo", tiers: [330: 300])
         let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
 
-        let team = try lookup.answer(forPhotoURL: shared, viewSize: 55, scale: 3)
+        let team = try lookup.blocking.answer(forPhotoURL: shared, viewSize: 55, scale: 3)
         #expect(team.userID == "amy" && team.color == "#30B0C7" && team.kind == .photo && team.photoURL == shared)
         #expect(team.placeholder == Placeholder(color: "#102030"))
         // An entry no profile shows: the photo alone.
-        let orphan = try lookup.answer(forPhotoURL: inline, viewSize: 55, scale: 3)
+        let orphan = try lookup.blocking.answer(forPhotoURL: inline, viewSize: 55, scale: 3)
         #expect(orphan.userID == nil && orphan.kind == .photo && orphan.side == 300 && orphan.photoURL == inline)
         #expect(throws: LookupError.notFound(.photo(url: "https://photos.example.com/other.jpg"))) {
-            try lookup.answer(forPhotoURL: "https://photos.example.com/other.jpg", viewSize: 55, scale: 3)
+            try lookup.blocking.answer(forPhotoURL: "https://photos.example.com/other.jpg", viewSize: 55, scale: 3)
         }
-        #expect(throws: LookupError.notFound(.user(id: "nobody"))) { try lookup.answer(forUser: "nobody", viewSize: 55, scale: 3) }
+        #expect(throws: LookupError.notFound(.user(id: "nobody"))) { try lookup.blocking.answer(forUser: "nobody", viewSize: 55, scale: 3) }
     }
 
-    @Test func argumentsOutOfRangeAreRefused() throws {
+    @Test func argumentsOutOfRangeAreRefused() async throws {
         let (cache, _, _) = try Self.people("lookup-arguments")
         defer { cache.remove() }
         let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
@@ -112,18 +117,28 @@ import AvatarCacheTestKit
             do { _ = try body(); return false } catch LookupError.invalidArgument { return true } catch { return false }
         }
         for size in [0, -1, .nan, .infinity, CacheLookup.maximumViewSize + 1] {
-            #expect(refused { try lookup.answer(forUser: "pat", viewSize: size, scale: 3) }, "view size \(size)")
+            #expect(refused { try lookup.blocking.answer(forUser: "pat", viewSize: size, scale: 3) }, "view size \(size)")
         }
-        for scale in [0, 9, -3] {
-            #expect(refused { try lookup.answer(forPhotoURL: Self.photoURL, viewSize: 55, scale: scale) }, "scale \(scale)")
+        for scale in [0, 0.4, 8.5, 9, -3, .nan] {
+            #expect(refused { try lookup.blocking.answer(forPhotoURL: Self.photoURL, viewSize: 55, scale: scale) }, "scale \(scale)")
         }
-        #expect(refused { try lookup.answer(forUser: "", viewSize: 55, scale: 3) })
-        #expect(refused { try lookup.answer(forPhotoURL: "", viewSize: 55, scale: 3) })
-        #expect(refused { try lookup.tiers(forUser: "") })
-        #expect(refused { try lookup.users(limit: 0) })
-        #expect(!refused { try lookup.answer(forUser: "pat", viewSize: CacheLookup.maximumViewSize, scale: 8) })
-        #expect(throws: LookupError.invalidArgument("the view size must be a number of points above 0 and at most 100000 (got 100001.0)")) {
-            try lookup.answer(forUser: "pat", viewSize: 100_001, scale: 3)
+        #expect(refused { try lookup.blocking.answer(forUser: "", viewSize: 55, scale: 3) })
+        #expect(refused { try lookup.blocking.answer(forPhotoURL: "", viewSize: 55, scale: 3) })
+        #expect(refused { try lookup.blocking.tiers(forUser: "") })
+        #expect(refused { try lookup.blocking.users(limit: 0) })
+        #expect(!refused { try lookup.blocking.answer(forUser: "pat", viewSize: CacheLookup.maximumViewSize, scale: 8) })
+        // Each refusal says which bound was passed, and the number as it was given.
+        #expect(throws: LookupError.invalidArgument("the view size must be at most 100000 points (got 100001)")) {
+            try lookup.blocking.answer(forUser: "pat", viewSize: 100_001, scale: 3)
+        }
+        await #expect(throws: LookupError.invalidArgument("the view size must be at most 100000 points (got 100001)")) {
+            try await lookup.answer(forUser: "pat", viewSize: 100_001, scale: 3)
+        }
+        #expect(throws: LookupError.invalidArgument("the view size must be a number of points above 0 (got -1.5)")) {
+            try lookup.blocking.answer(forUser: "pat", viewSize: -1.5, scale: 3)
+        }
+        #expect(throws: LookupError.invalidArgument("the scale must be a number of pixels per point from 0.5 to 8 (got 8.5)")) {
+            try lookup.blocking.answer(forUser: "pat", viewSize: 55, scale: 8.5)
         }
         #expect(throws: LookupError.invalidArgument("readers must be at least 1 (got 0)")) {
             try CacheLookup(cache: cache.directory, readers: 0)
@@ -132,12 +147,15 @@ import AvatarCacheTestKit
 
     @Test func theTierRule() {
         // max(points × 2, 110) × scale, the smallest tier at least that, else the largest.
-        #expect(CacheLookup.tier(forViewPoints: 10, scale: 1, available: [900, 110, 330]) == 110)
-        #expect(CacheLookup.tier(forViewPoints: 56, scale: 1, available: [110, 330]) == 330)
-        #expect(CacheLookup.tier(forViewPoints: 165, scale: 1, available: [110, 330]) == 330)
-        #expect(CacheLookup.tier(forViewPoints: 165.5, scale: 1, available: [110, 330]) == 330, "the largest")
-        #expect(CacheLookup.tier(forViewPoints: 55, scale: 2, available: [110, 220, 330]) == 220)
-        #expect(CacheLookup.tier(forViewPoints: 55, scale: 3, available: []) == nil)
+        #expect(CacheLookup.tier(forViewSize: 10, scale: 1, available: [900, 110, 330]) == 110)
+        #expect(CacheLookup.tier(forViewSize: 56, scale: 1, available: [110, 330]) == 330)
+        #expect(CacheLookup.tier(forViewSize: 165, scale: 1, available: [110, 330]) == 330)
+        #expect(CacheLookup.tier(forViewSize: 165.5, scale: 1, available: [110, 330]) == 330, "the largest")
+        #expect(CacheLookup.tier(forViewSize: 55, scale: 2, available: [110, 220, 330]) == 220)
+        #expect(CacheLookup.tier(forViewSize: 55, scale: 3, available: []) == nil)
+        // Any density: 1.5× needs 165 px for 55 pt, 2.625× 288.75 (289) px.
+        #expect(CacheLookup.tier(forViewSize: 55, scale: 1.5, available: [110, 165, 330]) == 165)
+        #expect(CacheLookup.tier(forViewSize: 55, scale: 2.625, available: [288, 289, 330]) == 289)
     }
 
     @Test func usersComeAPageAtATimeInByteOrder() throws {
@@ -148,22 +166,22 @@ import AvatarCacheTestKit
         let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
 
         var listed: [String] = []
-        var page = try lookup.users(limit: 2)
+        var page = try lookup.blocking.users(limit: 2)
         var pages = 0
         while !page.isEmpty {
             #expect(page.count <= 2)
             listed += page
             pages += 1
-            page = try lookup.users(after: page.last, limit: 2)
+            page = try lookup.blocking.users(after: page.last, limit: 2)
         }
         #expect(listed == ids.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
         #expect(pages == 5)
-        #expect(try lookup.users() == listed, "the default page holds them all")
+        #expect(try lookup.blocking.users() == listed, "the default page holds them all")
         #expect(listed.suffix(3) == ["zz", "ä", "é"], "UTF-8's order, not a locale's")
-        #expect(try lookup.users(after: "é").isEmpty && lookup.users(after: "a", limit: 1) == ["a b"])
+        #expect(try lookup.blocking.users(after: "é").isEmpty && lookup.blocking.users(after: "a", limit: 1) == ["a b"])
         let none = try Cache("lookup-no-users")
         defer { none.remove() }
-        #expect(try CacheLookup(cache: none.directory, recordsAccess: false).users().isEmpty)
+        #expect(try CacheLookup(cache: none.directory, recordsAccess: false).blocking.users().isEmpty)
     }
 
     @Test func anEntrysTiersSmallestFirstWithTheirFiles() throws {
@@ -171,17 +189,43 @@ import AvatarCacheTestKit
         defer { cache.remove() }
         let lookup = try CacheLookup(cache: cache.directory)
 
-        #expect(try lookup.tiers(forUser: "pat") == [
-            CacheLookup.Tier(tier: 110, side: 110, file: try #require(photo[110])),
-            CacheLookup.Tier(tier: 330, side: 330, file: try #require(photo[330])),
-            CacheLookup.Tier(tier: 900, side: 640, file: try #require(photo[900])),
+        #expect(try lookup.blocking.tiers(forUser: "pat") == [
+            CacheLookup.Tier(pixels: 110, side: 110, file: try #require(photo[110])),
+            CacheLookup.Tier(pixels: 330, side: 330, file: try #require(photo[330])),
+            CacheLookup.Tier(pixels: 900, side: 640, file: try #require(photo[900])),
         ])
-        #expect(try lookup.tiers(forUser: "lee").map(\.file) == [drawn[330], drawn[900]])
-        #expect(try lookup.tiers(forUser: "kim").isEmpty, "nothing cached yet")
-        #expect(throws: LookupError.notFound(.user(id: "nobody"))) { try lookup.tiers(forUser: "nobody") }
+        #expect(try lookup.blocking.tiers(forUser: "lee").map(\.file) == [drawn[330], drawn[900]])
+        #expect(try lookup.blocking.tiers(forUser: "kim").isEmpty, "nothing cached yet")
+        #expect(throws: LookupError.notFound(.user(id: "nobody"))) { try lookup.blocking.tiers(forUser: "nobody") }
         // Listing is not an access: the prune's order stays.
-        lookup.flush()
+        lookup.blocking.flush()
         #expect(try cache.index.lastAccess(of: Self.photoURL) == 1_000)
+    }
+
+    /// Every question has an `async` form (the lookup's own) and a synchronous one
+    /// (`blocking`), and the two answer the same.
+    @Test func theAsyncFormsAnswerAsTheBlockingOnes() async throws {
+        let (cache, _, _) = try Self.people("lookup-async-forms")
+        defer { cache.remove() }
+        let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
+        let tiers = try await lookup.tiers(forUser: "pat")
+        #expect(tiers.map(\.pixels) == [110, 330, 900])
+        #expect(try tiers == lookup.blocking.tiers(forUser: "pat"))
+        #expect(try await lookup.tiers(forUser: "kim").isEmpty)
+        await #expect(throws: LookupError.notFound(.user(id: "nobody"))) { try await lookup.tiers(forUser: "nobody") }
+        await #expect(throws: LookupError.self) { try await lookup.tiers(forUser: "") }
+        let users = try await lookup.users()
+        #expect(try !users.isEmpty && users == lookup.blocking.users())
+        #expect(try await lookup.users(after: users.first, limit: 1) == [users[1]])
+        await #expect(throws: LookupError.invalidArgument("the limit must be above 0 (got 0)")) { try await lookup.users(limit: 0) }
+        for user in users {
+            let answered = try await lookup.answer(forUser: user, viewSize: 55, scale: 2.625)
+            #expect(try answered == lookup.blocking.answer(forUser: user, viewSize: 55, scale: 2.625), "\(user)")
+        }
+        let byURL = try await lookup.answer(forPhotoURL: Self.photoURL, viewSize: 55, scale: 1.5)
+        #expect(try byURL == lookup.blocking.answer(forPhotoURL: Self.photoURL, viewSize: 55, scale: 1.5))
+        await lookup.flush()
+        lookup.blocking.flush()
     }
 
     @Test func anAnswerIsAnAccessWrittenInTheBackgroundAndNotWhenAsked() async throws {
@@ -222,9 +266,9 @@ import AvatarCacheTestKit
             if index % 3 != 0 { try cache.index.addEntry(key: url, kind: "photo", tiers: [330: 330, 900: 900]) }
         }
         let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false, readers: readers)
-        let ids = try lookup.users()
+        let ids = try lookup.blocking.users()
         #expect(ids.count == 44)
-        let expected = try Dictionary(uniqueKeysWithValues: ids.map { id in (id, try lookup.answer(forUser: id, viewSize: 55, scale: 3)) })
+        let expected = try Dictionary(uniqueKeysWithValues: ids.map { id in (id, try lookup.blocking.answer(forUser: id, viewSize: 55, scale: 3)) })
         let mismatches = try await withThrowingTaskGroup(of: Int.self) { group in
             for task in 0..<8 {
                 group.addTask {
@@ -270,8 +314,9 @@ import AvatarCacheTestKit
         #expect(counts.allSatisfy { Double($0) >= mean / 5 }, "answers per task: \(counts.sorted())")
     }
 
-    /// A lookup done while a warm-up holds the index's write lock waits for nothing: its
-    /// access goes to the cache's journal, which the next lookup able to write folds in.
+    /// A lookup released (a process ending) waits for nothing, a warm-up holding the
+    /// index's write lock or not: its access goes to the cache's journal, which the next
+    /// write folds in (here a library reader's batch, `flush`).
     @Test func anAccessTheIndexCannotTakeNowIsJournaledAndFoldedByTheNextWrite() throws {
         let (cache, _, _) = try Self.people("lookup-journal")
         defer { cache.remove() }
@@ -279,7 +324,7 @@ import AvatarCacheTestKit
         let started = Date().timeIntervalSince1970
         try cache.index.execute("BEGIN IMMEDIATE")
         var busy: CacheLookup? = try CacheLookup(cache: cache.directory)
-        #expect(try busy?.answer(forUser: "pat", viewSize: 55, scale: 3).kind == .photo)
+        #expect(try busy?.blocking.answer(forUser: "pat", viewSize: 55, scale: 3).kind == .photo)
         let releasing = Date()
         busy = nil
         #expect(Date().timeIntervalSince(releasing) < 2, "not the busy timeout of 10 s")
@@ -287,10 +332,17 @@ import AvatarCacheTestKit
         #expect(FileManager.default.fileExists(atPath: journal), "the access waits in the journal")
         #expect(try cache.index.lastAccess(of: Self.photoURL) == 1_000)
 
+        // Released with the index free, a lookup that has not written journals too.
+        var quick: CacheLookup? = try CacheLookup(cache: cache.directory)
+        #expect(try quick?.blocking.answer(forUser: "kim", viewSize: 55, scale: 3).kind == .notCached)
+        quick = nil
+        #expect(try cache.index.lastAccess(of: Self.photoURL) == 1_000, "the journal is small: left for a write")
+
         var next: CacheLookup? = try CacheLookup(cache: cache.directory)
-        #expect(try next?.answer(forUser: "lee", viewSize: 55, scale: 3).kind == .monogram)
-        next = nil
+        #expect(try next?.blocking.answer(forUser: "lee", viewSize: 55, scale: 3).kind == .monogram)
+        next?.blocking.flush()
         #expect(try #require(try cache.index.lastAccess(of: Self.photoURL)) >= started.rounded(.down), "folded in")
+        next = nil
         #expect(!FileManager.default.fileExists(atPath: journal))
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: cache.directory.path).filter { $0.contains("journal") }
         #expect(leftovers.isEmpty, "\(leftovers)")
@@ -304,10 +356,10 @@ import AvatarCacheTestKit
         let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
         try cache.index.execute("BEGIN IMMEDIATE; UPDATE profile SET displayName = 'Pat Renamed' WHERE id = 'pat'")
         let started = Date()
-        #expect(try lookup.answer(forUser: "pat", viewSize: 55, scale: 3).displayName == "Pat Doe")
+        #expect(try lookup.blocking.answer(forUser: "pat", viewSize: 55, scale: 3).displayName == "Pat Doe")
         #expect(Date().timeIntervalSince(started) < 5, "not the busy timeout")
         try cache.index.execute("COMMIT")
-        #expect(try lookup.answer(forUser: "pat", viewSize: 55, scale: 3).displayName == "Pat Renamed")
+        #expect(try lookup.blocking.answer(forUser: "pat", viewSize: 55, scale: 3).displayName == "Pat Renamed")
     }
 
     @Test func whatIsNotACacheItCanReadIsSaidSo() throws {
@@ -368,10 +420,10 @@ import AvatarCacheTestKit
         try cache.index.addProfile(id: "lee", displayName: "Lee", initials: "LE", color: "#FF9500")
         let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
 
-        let pat = try lookup.answer(forUser: "pat", viewSize: 55, scale: 3)
+        let pat = try lookup.blocking.answer(forUser: "pat", viewSize: 55, scale: 3)
         #expect(pat.kind == .photo && pat.tier == 330 && pat.placeholder == nil)
-        let lee = try lookup.answer(forUser: "lee", viewSize: 55, scale: 3)
-        #expect(lee.kind == .none && lee.placeholder == Placeholder(color: "#FF9500"))
+        let lee = try lookup.blocking.answer(forUser: "lee", viewSize: 55, scale: 3)
+        #expect(lee.kind == .notCached && lee.placeholder == Placeholder(color: "#FF9500"))
     }
 
     /// The JSON `avatar-cache lookup --json` prints and a route serves: its keys, the file
@@ -379,7 +431,7 @@ import AvatarCacheTestKit
     @Test func anAnswerIsItsJSONAndBack() throws {
         let (cache, _, _) = try Self.people("lookup-json")
         defer { cache.remove() }
-        let answer = try CacheLookup(cache: cache.directory, recordsAccess: false).answer(forUser: "pat", viewSize: 55, scale: 3)
+        let answer = try CacheLookup(cache: cache.directory, recordsAccess: false).blocking.answer(forUser: "pat", viewSize: 55, scale: 3)
         let data = try JSONEncoder().encode(answer)
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(object["userId"] as? String == "pat" && object["url"] as? String == Self.photoURL && object["kind"] as? String == "photo")
@@ -387,7 +439,7 @@ import AvatarCacheTestKit
         #expect(object["glyph"] == nil, "absent, not null")
         #expect(try JSONDecoder().decode(CacheLookup.Answer.self, from: data) == answer)
         // An app's own answer, from the names the library gives it.
-        let made = CacheLookup.Answer(userID: "x", initials: "", glyph: MonogramGlyph.group, kind: .none, placeholder: Placeholder(color: "#336699"))
+        let made = CacheLookup.Answer(userID: "x", initials: "", glyph: MonogramGlyph.group, kind: .notCached, placeholder: Placeholder(color: "#336699"))
         #expect(try JSONDecoder().decode(CacheLookup.Answer.self, from: JSONEncoder().encode(made)) == made)
     }
 

@@ -130,7 +130,7 @@ import AvatarCacheTestSupport
         #expect(metadata.entries.filter { $0.value.kind == .photo }.map(\.key) == [server.url("/ok.jpg")])
         // Every user still has something to show: the photo, or a monogram where it failed.
         #expect(metadata.profiles.count == 12)
-        #expect(metadata.profiles.values.allSatisfy { $0.kind != .none && $0.cachedImagePath.count == 2 })
+        #expect(metadata.profiles.values.allSatisfy { $0.kind != .notCached && $0.cachedImagePath.count == 2 })
     }
 
     @Test func identicalBytesBehindDifferentURLsAreStoredOnce() async throws {

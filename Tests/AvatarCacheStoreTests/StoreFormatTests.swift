@@ -84,7 +84,7 @@ struct IndexAndDocumentTests {
         let lookup = try CacheLookup(cache: directory, recordsAccess: false)
         var users: [String: MetadataDocument.User] = [:]
         for (id, profile) in snapshot.profiles {
-            let answer = try lookup.answer(forUser: id, viewSize: 55, scale: 3)
+            let answer = try lookup.blocking.answer(forUser: id, viewSize: 55, scale: 3)
             users[id] = MetadataDocument.User(
                 color: try #require(answer.color), displayName: answer.displayName?.isEmpty == false ? answer.displayName : nil,
                 entry: answer.kind == .photo ? profile.photoSource : answer.kind == .monogram ? profile.monogramSource : nil,
@@ -129,7 +129,7 @@ struct IndexAndDocumentTests {
             #expect(got.displayName == profile.displayName && got.cachedInitials == profile.cachedInitials && got.glyph == profile.glyph
                     && got.avatarColorHex == profile.avatarColorHex && got.photoSource == profile.photoSource, "\(id)")
             // What a profile shows is read from the entries, not stored.
-            #expect(got.kind == (profile.photoSource != nil ? .photo : .none), "\(id)")
+            #expect(got.kind == (profile.photoSource != nil ? .photo : .notCached), "\(id)")
         }
         #expect(read.failures.keys.sorted() == metadata.failures.keys.sorted())
         #expect(read.failures.values.first?.reason == metadata.failures.values.first?.reason)

@@ -372,7 +372,7 @@ extension CacheIndex {
                 metadata.profiles[row.id] = CachedProfile(
                     displayName: row.displayName, cachedInitials: row.initials, glyph: row.glyph,
                     avatarColorHex: row.color, textColorHex: row.textColor, photoSource: row.photoSource,
-                    monogramSource: row.monogram.key, kind: .none, cachedImagePath: [:], cachedImageLastAccess: nil,
+                    monogramSource: row.monogram.key, kind: .notCached, cachedImagePath: [:], cachedImageLastAccess: nil,
                     lastSeen: row.updatedAt)
             }
             metadata.failures = try FailureRecords.all(db)

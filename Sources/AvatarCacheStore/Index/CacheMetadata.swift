@@ -59,7 +59,7 @@ public struct CacheMetadata: Codable, Sendable, Equatable {
                 updated.cachedImagePath = entry.files.mapValues(\.filename)
                 updated.cachedImageLastAccess = entry.lastAccess
             } else {
-                updated.kind = .none
+                updated.kind = .notCached
                 updated.cachedImagePath = [:]
                 updated.cachedImageLastAccess = nil
             }

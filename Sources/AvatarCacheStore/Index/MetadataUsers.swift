@@ -50,7 +50,7 @@ enum MetadataUsers {
             let photo = row.bytes(5)
             let photoCached = row.int(6) != 0
             // What the profile shows: `ProfileRecord.monogram.key` made of the row's bytes.
-            var kind = AvatarKind.none
+            var kind = AvatarKind.notCached
             if photoCached {
                 kind = .photo
             } else {
@@ -79,7 +79,7 @@ enum MetadataUsers {
             switch kind {
             case .photo: writer.key("entry", first: &first); writer.string(utf8: photo)
             case .monogram: writer.key("entry", first: &first); monogramKey.withUnsafeBufferPointer { writer.string(utf8: $0) }
-            case .none: break
+            case .notCached: break
             }
             if let knownGlyph { writer.key("glyph", first: &first); writer.string(knownGlyph.rawValue) }
             writer.key("initials", first: &first); writer.string(utf8: initials)

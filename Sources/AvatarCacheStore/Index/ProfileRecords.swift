@@ -63,7 +63,7 @@ enum ProfileRecords {
         if let entry = try EntryRecords.entry(db, key: monogram) {
             return (.monogram, monogram, entry)
         }
-        return (.none, nil, nil)
+        return (.notCached, nil, nil)
     }
 
     /// Every profile in id order, one at a time.
