@@ -382,6 +382,53 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
         #expect(await fourth.admitted() != nil)
     }
 
+    /// The estimate only decides how many requests go out before the sizes are known: a
+    /// body whose declared size does not fit beside the bytes held waits for room before
+    /// it is read, ahead of any new download, and one without a `Content-Length` counts as
+    /// a large body while it comes.
+    @Test func aBodyThatDoesNotFitWaitsForRoomBeforeItIsRead() async throws {
+        let backlog = Backlog(limit: 100, small: 1000, byteLimit: 10_000, firstEstimate: 10, slowAfter: 600)
+        // Before any size is known each counts for 10 bytes: three start together.
+        let first = await backlog.admit(), second = await backlog.admit(), third = await backlog.admit()
+        await backlog.sized(first, bytes: 8000)
+        // The second declares 5,000: beside the first's 8,000 it waits before its body.
+        let read = Count()
+        let reading = Task {
+            await backlog.sized(second, bytes: 5000)
+            read.add()
+        }
+        try? await Task.sleep(nanoseconds: 200_000_000)
+        #expect(read.value == 0, "read beyond the bytes")
+        // While it waits, no new download starts, though the bytes would take one at the estimate.
+        let next = Admission(backlog)
+        #expect(await next.notAdmitted(within: 0.2))
+        // The first's body comes and is decoded: room for the second's.
+        await backlog.downloaded(first, bytes: 8000)
+        #expect(read.value == 0)
+        await backlog.release(first)
+        await reading.value
+        #expect(read.value == 1)
+        // Room again: the waiting download starts, counted at the mean size (6,500).
+        let fourth = try #require(await next.admitted())
+        // No Content-Length: the third counts as a large body (1,000), which does not fit
+        // beside the second's 5,000 and the fourth's 6,500.
+        let unsized = Task {
+            await backlog.sized(third, bytes: nil)
+            read.add()
+        }
+        try? await Task.sleep(nanoseconds: 200_000_000)
+        #expect(read.value == 1)
+        // The fourth's headers say 2,000: its estimate gives way, the third (waiting first) goes, and it fits beside.
+        await backlog.sized(fourth, bytes: 2000)
+        await unsized.value
+        #expect(read.value == 2)
+        // Alone, a body larger than the whole limit is still read.
+        for ticket in [second, third, fourth] { await backlog.release(ticket) }
+        let fifth = await backlog.admit()
+        await backlog.sized(fifth, bytes: 50_000)
+        await backlog.release(fifth)
+    }
+
     @Test func aDownloadStillUnderWayAfterSlowAfterStopsCounting() async throws {
         let backlog = Backlog(limit: 100, small: 1000, byteLimit: 10_000, slowAfter: 2)
         // A server declares 50,000 bytes and sends them slowly: over the limit at once.
