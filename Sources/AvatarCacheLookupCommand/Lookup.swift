@@ -172,14 +172,20 @@ public struct Lookup: AsyncParsableCommand {
             }
         }
 
-        /// What became of this lookup's access, in words: recorded for the prune (when this
-        /// process ends, in the cache's access journal) when an entry answered and the cache is
-        /// writable here, else why not.
+        /// What becomes of this lookup's access, in words: recorded for the prune as this
+        /// process ends (in the cache's access journal, else in its index: the library's
+        /// `AccessRecorder.finish`) when an entry answered and either can be written here,
+        /// else why not.
         func accessNote(_ answer: CacheLookup.Answer) -> String {
             guard answer.file != nil else { return "no entry answered: no access to record" }
-            let index = URL(fileURLWithPath: cache, isDirectory: true).appendingPathComponent(CacheLookup.indexName).path
-            guard access(index, W_OK) == 0 else { return "the access is not recorded: the cache is read-only here (\(index) is not writable)" }
-            return "the access is recorded for the prune (in the cache's access journal as this process ends)"
+            let directory = URL(fileURLWithPath: cache, isDirectory: true)
+            let journal = directory.appendingPathComponent(AccessJournal.fileName).path
+            if access(journal, W_OK) == 0 || (access(journal, F_OK) != 0 && access(directory.path, W_OK) == 0) {
+                return "the access is recorded for the prune (in \(journal) as this process ends)"
+            }
+            let index = directory.appendingPathComponent(CacheLookup.indexName).path
+            if access(index, W_OK) == 0 { return "the access is recorded for the prune (in \(index) as this process ends)" }
+            return "the access is not recorded: the cache is read-only here (neither \(journal) nor \(index) can be written)"
         }
     }
 
