@@ -171,7 +171,9 @@ let package = Package(
                 "AvatarCacheStore", "AvatarCacheSupport",
             ]
         ),
-        // `avatar-cache lookup`, shared by the front and the engine.
+        // `avatar-cache lookup`, and the flags every command that opens a cache takes
+        // (`--cache`, `--log-level`, declared once: CacheFlags.swift), shared by the front
+        // and the engine.
         .target(
             name: "AvatarCacheLookupCommand",
             dependencies: [

@@ -26,8 +26,7 @@ public struct Lookup: AsyncParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("The cache directory.", valueName: "dir"))
-    var cache: String
+    @OptionGroup var cache: CacheOption<String>
 
     @Option(help: ArgumentHelp("A user id from an export (a message's sender id).", valueName: "id"))
     var user: String?
@@ -44,6 +43,8 @@ public struct Lookup: AsyncParsableCommand {
     @Flag(help: "Print JSON: initials, color, textColor, file, kind (photo, monogram or none), tier, placeholder.")
     var json = false
 
+    @OptionGroup var log: LogLevelOption
+
     @Option(help: ArgumentHelp("Time the library's lookup: answer the same question this many more times in this process and print the median and slowest to stderr (scripts/bench-scale).", valueName: "n"))
     var repeatCount = 0
 
@@ -56,7 +57,7 @@ public struct Lookup: AsyncParsableCommand {
     }
 
     var request: Request {
-        Request(cache: cache, user: user, url: url, size: size, scale: scale, json: json, repeatCount: repeatCount)
+        Request(cache: cache.cache, user: user, url: url, size: size, scale: scale, json: json, repeatCount: repeatCount, logLevel: log.logLevel)
     }
 
     /// A lookup's arguments, parsed or not.
@@ -71,6 +72,9 @@ public struct Lookup: AsyncParsableCommand {
         var scale = defaultScale
         var json = false
         var repeatCount = 0
+        /// `--log-level`: at `debug`, which index was opened and whether the access is
+        /// recorded (never a path's contents or an answer's).
+        var logLevel: String?
 
         /// What `validate` refuses, in its words; nil when the request may run.
         var problem: String? {
@@ -83,7 +87,7 @@ public struct Lookup: AsyncParsableCommand {
                 return problem
             }
             if !(0...1_000_000).contains(repeatCount) { return "--repeat-count must be between 0 and 1000000" }
-            return nil
+            return LogLevelOption.problem(of: logLevel)
         }
 
         /// The arguments after `lookup` in the forms a script or service passes them
@@ -98,7 +102,7 @@ public struct Lookup: AsyncParsableCommand {
             var index = 0
             // An array, not a Set: a process that makes no Set<String> skips the runtime's
             // search of every conformance record for it (a few per cent of a lookup process).
-            let valued = ["cache", "user", "url", "size", "scale", "repeat-count"]
+            let valued = [CacheOption<String>.flag, "user", "url", "size", "scale", "repeat-count", LogLevelOption.flag]
             while index < arguments.count {
                 let argument = arguments[index]
                 guard argument.hasPrefix("--") else { return nil }
@@ -123,8 +127,8 @@ public struct Lookup: AsyncParsableCommand {
                 values[name] = value
                 index += 1
             }
-            guard let cache = values["cache"] else { return nil }
-            var request = Request(cache: cache, user: values["user"], url: values["url"], json: json)
+            guard let cache = values[CacheOption<String>.flag] else { return nil }
+            var request = Request(cache: cache, user: values["user"], url: values["url"], json: json, logLevel: values[LogLevelOption.flag])
             if let size = values["size"] { guard let parsed = Double(size) else { return nil }; request.size = parsed }
             if let scale = values["scale"] { guard let parsed = Double(scale) else { return nil }; request.scale = parsed }
             if let count = values["repeat-count"] { guard let parsed = Int(count) else { return nil }; request.repeatCount = parsed }
@@ -139,6 +143,7 @@ public struct Lookup: AsyncParsableCommand {
                 let directory = URL(fileURLWithPath: cache, isDirectory: true)
                 try Lookup.prepareCache?(directory)
                 let lookup = try CacheLookup(cache: directory)
+                if LogLevelOption.logs("debug", given: logLevel) { writeToStandardError("avatar-cache: debug: opened \(directory.appendingPathComponent(CacheLookup.indexName).path)\n") }
                 let ask = { try user.map { try lookup.blocking.answer(forUser: $0, viewSize: size, scale: scale) }
                     ?? lookup.blocking.answer(forPhotoURL: url ?? "", viewSize: size, scale: scale) }
                 answer = try ask()
@@ -157,6 +162,7 @@ public struct Lookup: AsyncParsableCommand {
             } catch {
                 throw Lookup.fail(error)
             }
+            if LogLevelOption.logs("debug", given: logLevel) { writeToStandardError("avatar-cache: debug: \(accessNote(answer))\n") }
             if json {
                 try printJSON(answer)
             } else if let file = answer.file {
@@ -164,6 +170,22 @@ public struct Lookup: AsyncParsableCommand {
             } else {
                 print("no cached image: draw \(answer.initials ?? "??") in \(answer.textColor ?? "") on \(answer.color ?? "")")
             }
+        }
+
+        /// What becomes of this lookup's access, in words: recorded for the prune as this
+        /// process ends (in the cache's access journal, else in its index: the library's
+        /// `AccessRecorder.finish`) when an entry answered and either can be written here,
+        /// else why not.
+        func accessNote(_ answer: CacheLookup.Answer) -> String {
+            guard answer.file != nil else { return "no entry answered: no access to record" }
+            let directory = URL(fileURLWithPath: cache, isDirectory: true)
+            let journal = directory.appendingPathComponent(AccessJournal.fileName).path
+            if access(journal, W_OK) == 0 || (access(journal, F_OK) != 0 && access(directory.path, W_OK) == 0) {
+                return "the access is recorded for the prune (in \(journal) as this process ends)"
+            }
+            let index = directory.appendingPathComponent(CacheLookup.indexName).path
+            if access(index, W_OK) == 0 { return "the access is recorded for the prune (in \(index) as this process ends)" }
+            return "the access is not recorded: the cache is read-only here (neither \(journal) nor \(index) can be written)"
         }
     }
 

@@ -99,19 +99,3 @@ enum ExitCodes {
         }
     }
 }
-
-/// `--cache` and `--log-level`, for prune.
-struct CacheOptions: ParsableArguments {
-    @OptionGroup var cache: CacheDirectoryOption
-
-    @Option(name: .long, help: Settings.logLevel.argumentHelp, completion: Settings.logLevel.completion)
-    var logLevel: String?
-
-    var directory: CacheDirectory { cache.directory }
-
-    func validate() throws { _ = try Settings.logLevel.value(of: logLevel) }
-
-    func makeLogger() -> Logger {
-        Logging.make(format: .text, level: (try? Settings.logLevel.value(of: logLevel)) ?? .info, progress: nil)
-    }
-}

@@ -149,6 +149,35 @@ import AvatarCacheTestSupport
         #expect(missing.stderr.contains("\"nobody\" is not in the cache"))
     }
 
+    /// `--log-level debug` on the commands that had none: lookup says which index it
+    /// opened and what became of the access (in the front binary's own path and through
+    /// swift-argument-parser alike), stats how it read the index; quiet by default.
+    @Test func lookupAndStatsSayWhatTheyReadAtDebug() throws {
+        let directory = try Fixtures.temporaryDirectory("cli-lookup-debug")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let export = try Fixtures.writeUsersExport([(id: "u1", name: "Ann Lee", url: nil)], in: directory)
+        let cache = directory.appendingPathComponent("cache").path
+        #expect(try Binary.run(["warm", export, "--cache", cache]).status == 0)
+        let index = URL(fileURLWithPath: cache).appendingPathComponent("index.sqlite").path
+        // The common form (the front's own parse) and a form swift-argument-parser reads.
+        for arguments in [["--cache", cache, "--user", "u1", "--log-level", "debug"], ["--user", "u1", "--log-level", "debug", "--cache", cache, "--json", "--scale", "2"]] {
+            let found = try Binary.run(["lookup"] + arguments)
+            #expect(found.status == 0, "\(found.stderr)")
+            #expect(found.stderr.contains("debug: opened \(index)") && found.stderr.contains("the access is recorded for the prune"), "\(found.stderr)")
+            #expect(!found.stderr.contains("u1"), "no user id in the log: \(found.stderr)")
+        }
+        let quiet = try Binary.run(["lookup", "--cache", cache, "--user", "u1"])
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
+        let wrong = try Binary.run(["lookup", "--cache", cache, "--user", "u1", "--log-level", "loud"])
+        #expect(wrong.status == 64 && wrong.stderr.contains("--log-level: expected one of trace"), "\(wrong.stderr)")
+        let stats = try Binary.run(["stats", "--cache", cache, "--log-level", "debug"])
+        #expect(stats.status == 0 && stats.stderr.contains("read the index without the lock"), "\(stats.stderr)")
+        let verify = try Binary.run(["verify", "--cache", cache, "--log-level", "debug"])
+        #expect(verify.status == 0, "\(verify.stderr)")
+        let missing = try Binary.run(["stats", "--log-level", "debug"])
+        #expect(missing.status == 64 && missing.stderr.contains("--cache <dir>"), "\(missing.stderr)")
+    }
+
     @Test func aTokenWithoutItsHostIsRefused() throws {
         let directory = try Fixtures.temporaryDirectory("cli-token")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import AvatarCacheLookupCommand
 import Foundation
 import Testing
 @testable import AvatarCacheConfiguration
@@ -16,7 +17,11 @@ import AvatarCacheTestKit
 
     func fromFlag(_ setting: any AnySetting, _ text: String) throws -> PipelineSettings {
         let arguments = setting.key == "allow-private-networks" ? ["--\(setting.flag)"] : ["--\(setting.flag)", text]
-        return try Warm.parse(["e.json", "--cache", "c"] + arguments).settings()
+        // The cache is read as every flag is; the pipeline key compared holds none.
+        var settings = try Warm.parse(["e.json", "--cache", "c"] + arguments).settings()
+        #expect(settings[Settings.cache] == "c")
+        settings[Settings.cache] = nil
+        return settings
     }
 
     func fromKey(_ key: String, _ text: String) throws -> PipelineSettings {
@@ -85,15 +90,20 @@ import AvatarCacheTestKit
     @Test func theCommandDeclaresExactlyTheTablesFlags() throws {
         // warm's flags: its options and the shared groups it includes (its export and
         // cache are its own).
-        let declared = PipelineOptions.flagLabels(of: Warm.self).map(PipelineOptions.flagName).filter { $0 != "exports" && $0 != "cache" }
+        let declared = Flags.labels(of: Warm.self).map(Flags.name).filter { $0 != "exports" && $0 != "cache" }
         #expect(Set(declared) == Set(flagged.map(\.flag)), "declared \(declared.sorted())")
         #expect(declared.count == Set(declared).count)
         // And swift-argument-parser names them so (its help shows each setting's help).
         let help = Warm.helpMessage(columns: 10_000)
-        for setting in flagged {
+        for setting in flagged where setting.key != Settings.logLevel.key {
             #expect(help.contains("--\(setting.flag)"), "--\(setting.flag) in the help")
             #expect(help.contains(setting.help), "--\(setting.flag)'s help from the table")
         }
+        // --log-level's help is its one declaration's (CacheFlags.swift, beyond the table's
+        // reach): the table's words, with merge's and verify's own default.
+        #expect(help.contains(LogLevelOption.help))
+        #expect(LogLevelOption.help.hasPrefix(String(Settings.logLevel.help.dropLast())), "\(LogLevelOption.help)")
+        #expect(Settings.logLevel.choices == LogLevelOption.levels && Settings.logLevel.defaultText == LogLevelOption.defaultLevel)
     }
 
     /// `--budget` is one declaration (BudgetOption) for the five commands that size a
@@ -127,6 +137,57 @@ import AvatarCacheTestKit
         for (command, _) in sizing where command != Stats.self {
             #expect(command.helpMessage(columns: 10_000).contains(Settings.wait.help), "\(command)'s --wait")
         }
+    }
+
+    /// `--cache` and `--log-level` are one declaration each (CacheFlags.swift) for every
+    /// command that opens a cache, inspect (which takes warm's command line) and merge (its
+    /// cache is `--into`): each takes them, reads them by their settings, and refuses a
+    /// wrong level, or a missing cache where one is required, as bad usage (64).
+    @Test func everyCommandThatOpensACacheTakesTheOneCacheAndLogLevel() throws {
+        let commands: [(any ParsableCommand.Type, [String])] = [
+            (Warm.self, ["e.json", "--cache", "c"]), (Run.self, ["p.yml", "--cache", "c"]), (Inspect.self, ["e.json", "--cache", "c"]),
+            (Prune.self, ["--cache", "c"]), (Verify.self, ["--cache", "c"]), (Stats.self, ["--cache", "c"]),
+            (Merge.self, ["a", "--into", "c"]), (Lookup.self, ["--cache", "c", "--user", "u"]),
+        ]
+        let wrongLevel = "--log-level: expected one of trace, debug, info, notice, warning, error, critical, found \"loud\""
+        for (command, arguments) in commands {
+            _ = try command.parse(arguments + ["--log-level", "debug"])
+            let help = command.helpMessage(columns: 10_000)
+            #expect(help.contains("--log-level <level>") && help.contains(LogLevelOption.help), "\(command)")
+            if command != Merge.self {
+                #expect(help.contains("--cache <dir>"), "\(command)")
+            }
+            var refusal: String?
+            do { _ = try command.parse(arguments + ["--log-level", "loud"]) } catch {
+                refusal = command.message(for: error)
+                #expect(command.exitCode(for: error) == ExitCode(64), "\(command)")
+            }
+            #expect(refusal == wrongLevel || refusal == "Error: " + wrongLevel, "\(command): \(refusal ?? "accepted")")
+        }
+        // A required --cache missing: bad usage, saying which.
+        let required: [(any ParsableCommand.Type, [String])] = [
+            (Warm.self, ["e.json"]), (Prune.self, []), (Verify.self, []), (Stats.self, []), (Lookup.self, ["--user", "u"]),
+        ]
+        for (command, arguments) in required {
+            var refusal: String?
+            do { _ = try command.parse(arguments) } catch {
+                refusal = command.message(for: error)
+                #expect(command.exitCode(for: error) == ExitCode(64), "\(command)")
+            }
+            #expect(refusal?.contains("--cache <dir>") == true, "\(command): \(refusal ?? "accepted")")
+        }
+        #expect(try Run.parse(["p.yml"]).cache.cache == nil && Inspect.parse(["e.json"]).cache.cache == nil)
+        // The values, read by their settings as warm reads every flag.
+        let warm = try Warm.parse(["e.json", "--cache", "c", "--log-level", "DEBUG"]).settings()
+        #expect(warm[Settings.cache] == "c" && warm[Settings.logLevel] == .debug)
+        let runCommand = try Run.parse(["p.yml", "--cache", "c", "--log-level", "error"])
+        let run = try Flags.settings(of: runCommand.cache, runCommand.options)
+        #expect(run[Settings.cache] == "c" && run[Settings.logLevel] == .error)
+        #expect(try Prune.parse(["--cache", "c", "--log-level", "notice"]).log.level() == .notice)
+        #expect(try Prune.parse(["--cache", "c"]).log.level() == .info)
+        #expect(try Merge.parse(["a", "--into", "c"]).log.level(else: .warning) == .warning)
+        #expect(try Stats.parse(["--cache", "c", "--log-level", "trace"]).log.level() == .trace)
+        #expect(try Verify.parse(["--cache", "c"]).cache.directory.root.lastPathComponent == "c")
     }
 
     /// A setting needs no property of its own: what a file or a flag says of it is held

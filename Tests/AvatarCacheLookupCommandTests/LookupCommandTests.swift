@@ -11,7 +11,7 @@ import AvatarCacheTestKit
 @Suite struct LookupCommandTests {
     /// A request's fields, to compare two.
     func fields(_ request: Lookup.Request) -> String {
-        "\(request.cache)|\(request.user ?? "-")|\(request.url ?? "-")|\(request.size)|\(request.scale)|\(request.json)|\(request.repeatCount)"
+        "\(request.cache)|\(request.user ?? "-")|\(request.url ?? "-")|\(request.size)|\(request.scale)|\(request.json)|\(request.repeatCount)|\(request.logLevel ?? "-")"
     }
 
     @Test func theCommonFormsAreReadAsSwiftArgumentParserReadsThem() throws {
@@ -20,6 +20,7 @@ import AvatarCacheTestKit
             ["--cache=/var/c", "--user=u42", "--size=20", "--scale=2", "--json"],
             ["--json", "--url", "https://photos.example.com/a.jpg", "--cache", "/var/c", "--size", "150.5"],
             ["--cache", "/var/c", "--user", "u 42", "--repeat-count", "10", "--scale", "8"],
+            ["--log-level", "debug", "--cache", "/var/c", "--user", "u42"], ["--cache=/var/c", "--url=https://a/b.jpg", "--log-level=error"],
         ]
         for arguments in forms {
             let fast = try #require(Lookup.Request.parseCommonForm(arguments), "\(arguments)")
@@ -41,10 +42,21 @@ import AvatarCacheTestKit
             ["--cache", "/c", "--user", "u", "--size", "0"], ["--cache", "/c", "--user", "u", "--colour", "red"],
             ["lookup", "--cache", "/c", "--user", "u"], ["--cache", "/c", "--user", "u", "--json=yes"],
             ["--cache", "/c", "--user", "u", "--repeat-count", "2000000"],
+            ["--cache", "/c", "--user", "u", "--log-level", "loud"], ["--cache", "/c", "--user", "u", "--log-level", "info", "--log-level", "debug"],
         ]
         for arguments in others {
             #expect(Lookup.Request.parseCommonForm(arguments) == nil, "\(arguments)")
         }
+    }
+
+    /// `--log-level`: a message is said at the level given or a more verbose one; the
+    /// default is `info` (merge's and verify's `warning`, which they pass).
+    @Test func theLogLevelSaysWhatIsLogged() {
+        #expect(LogLevelOption.logs("debug", given: "debug") && LogLevelOption.logs("error", given: "debug"))
+        #expect(!LogLevelOption.logs("debug", given: nil) && LogLevelOption.logs("info", given: nil))
+        #expect(!LogLevelOption.logs("info", given: nil, default: LogLevelOption.quietDefaultLevel))
+        #expect(LogLevelOption.logs("debug", given: " TRACE "))
+        #expect(!LogLevelOption.logs("warning", given: "critical"))
     }
 
     @Test func whatValidationRefusesInItsWords() {
@@ -58,6 +70,9 @@ import AvatarCacheTestKit
         #expect(refusal(["--cache", "/c", "--user", "u", "--scale", "0"]) == "--scale must be a number of pixels per point from 0.5 to 8 (got 0)")
         #expect(refusal(["--cache", "/c", "--user", "u", "--scale", "9"]) == "--scale must be a number of pixels per point from 0.5 to 8 (got 9)")
         #expect(refusal(["--cache", "/c", "--user", "u", "--scale", "2.625"]) == nil, "any density")
+        #expect(refusal(["--cache", "/c", "--user", "u", "--log-level", "loud"])
+                == "--log-level: expected one of trace, debug, info, notice, warning, error, critical, found \"loud\"")
+        #expect(refusal(["--cache", "/c", "--user", "u", "--log-level", "Debug"]) == nil, "a level in any case, as the engine reads it")
         #expect(refusal(["--cache", "/c", "--user", "u", "--repeat-count=-1"]) == "--repeat-count must be between 0 and 1000000")
         #expect(refusal(["--cache", "/c", "--user", "u"]) == nil)
         #expect(refusal(["--user", "u"])?.contains("--cache") == true, "the missing option named")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AvatarCache
+import AvatarCacheLookupCommand
 import Foundation
 
 /// `inspect EXPORT…`: what a warm would read, before it runs. Reads each export as warm
@@ -19,8 +20,7 @@ struct Inspect: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("Export files (or folders); globs are expanded.", valueName: "export"))
     var exports: [String]
 
-    @Option(help: ArgumentHelp("Accepted as warm takes it; not opened.", valueName: "dir"))
-    var cache: String?
+    @OptionGroup var cache: CacheOption<String?>
 
     @Flag(help: "Print JSON (one object per export) instead of text.")
     var json = false
@@ -35,9 +35,9 @@ struct Inspect: AsyncParsableCommand {
     func run() async throws {
         let inspections: [ExportInspection]
         do {
-            var settings = try PipelineOptions.settings(of: options, prune, wait)
+            var settings = try Flags.settings(of: cache, options, prune, wait)
             // Nothing is written: a cache directory is only what the configuration requires.
-            settings[Settings.cache] = cache ?? FileManager.default.temporaryDirectory.path
+            settings[Settings.cache] = settings[Settings.cache] ?? FileManager.default.temporaryDirectory.path
             settings.inputs = exports.map { PipelineInput(path: $0) }
             let configuration = try settings.configuration()
             let formats = try configuration.exportFormatsChecked()

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AvatarCache
+import AvatarCacheLookupCommand
 import Foundation
 
 struct Merge: AsyncParsableCommand {
@@ -27,16 +28,11 @@ struct Merge: AsyncParsableCommand {
 
     @OptionGroup var wait: WaitOption
 
-    @Option(help: Settings.logLevel.argumentHelp(summary: "How much is logged on stderr.", default: "warning"),
-            completion: Settings.logLevel.completion)
-    var logLevel: String?
-
-    func validate() throws {
-        _ = try Settings.logLevel.value(of: logLevel)
-    }
+    @OptionGroup var log: LogLevelOption
 
     func run() async throws {
-        let logger = Logging.make(format: .text, level: (try? Settings.logLevel.value(of: logLevel, else: .warning)) ?? .warning, progress: nil)
+        // Its output says what was merged: the log only what went wrong, unless asked.
+        let logger = log.makeLogger(else: .warning)
         let outcome: CacheMerge.Outcome
         do {
             guard !caches.isEmpty else { throw ConfigurationError(message: "merge: give at least one cache to merge") }

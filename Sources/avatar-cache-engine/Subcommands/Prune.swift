@@ -1,5 +1,6 @@
 import ArgumentParser
 import AvatarCache
+import AvatarCacheLookupCommand
 import Foundation
 
 struct Prune: AsyncParsableCommand {
@@ -8,15 +9,17 @@ struct Prune: AsyncParsableCommand {
         discussion: "Without --budget (--trim-ratio), the cache's own: the one the last warm, run, merge or prune given one recorded in it (100MB and 0.8 for a cache never given one); one given becomes the cache's own. Sizes take KB, MB, GB as powers of 1,000 and KiB, MiB, GiB as powers of 1,024."
     )
 
-    @OptionGroup var cacheOptions: CacheOptions
+    @OptionGroup var cache: CacheOption<String>
 
     @OptionGroup var prune: PruneOptions
 
     @OptionGroup var wait: WaitOption
 
+    @OptionGroup var log: LogLevelOption
+
     func run() async throws {
-        let logger = cacheOptions.makeLogger()
-        let directory = cacheOptions.directory
+        let logger = log.makeLogger()
+        let directory = cache.directory
         do {
             let outcome = try CacheStore.prune(directory, pruner: try prune.pruner(), wait: try wait.seconds(), logger: logger)
             let plan = outcome.plan

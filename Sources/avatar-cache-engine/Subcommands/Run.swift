@@ -1,5 +1,6 @@
 import ArgumentParser
 import AvatarCache
+import AvatarCacheLookupCommand
 import Foundation
 
 struct Run: AsyncParsableCommand {
@@ -16,8 +17,7 @@ struct Run: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The pipeline file.", valueName: "pipeline.yml"))
     var file: String
 
-    @Option(help: ArgumentHelp("Overrides the file's cache directory.", valueName: "dir"))
-    var cache: String?
+    @OptionGroup var cache: CacheOption<String?>
 
     @Option(help: ArgumentHelp("Overrides the file's inputs; repeat for several.", valueName: "path"))
     var input: [String] = []
@@ -30,7 +30,7 @@ struct Run: AsyncParsableCommand {
 
     func run() async throws {
         // Read once (validated already): the log format applies to the file's errors too.
-        var overrides = try PipelineOptions.settings(of: options, prune, wait)
+        var overrides = try Flags.settings(of: cache, options, prune, wait)
         if let format = overrides[Settings.logFormat] { ExitCodes.errorFormat = format }
         let fromFile: PipelineSettings
         do {
@@ -38,7 +38,6 @@ struct Run: AsyncParsableCommand {
         } catch {
             throw ExitCodes.fail(error)
         }
-        overrides[Settings.cache] = cache
         overrides.inputs = input.map { PipelineInput(path: $0) }
         try await RunExecution(settings: fromFile.overridden(by: overrides)).execute()
     }

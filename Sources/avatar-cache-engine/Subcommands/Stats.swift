@@ -8,20 +8,28 @@ struct Stats: AsyncParsableCommand {
         abstract: "Print a cache's entries, bytes by size tier, oldest access and budget use."
     )
 
-    @OptionGroup var cache: CacheDirectoryOption
+    @OptionGroup var cache: CacheOption<String>
 
     @OptionGroup var budget: BudgetOption
 
     @Flag(help: "Print JSON.")
     var json = false
 
+    @OptionGroup var log: LogLevelOption
+
     func run() async throws {
+        let logger = log.makeLogger()
         let stats: CacheStatistics
+        let start = ContinuousClock.now
         do {
             stats = try CacheStore.statistics(cache.directory, budgetBytes: try budget.given())
         } catch {
             throw ExitCodes.fail(error)
         }
+        logger.debug("read the index without the lock", metadata: [
+            "cache": "\(cache.directory.root.path)", "entries": "\(stats.entries)",
+            "seconds": "\(String(format: "%.3f", (ContinuousClock.now - start) / .seconds(1)))",
+        ])
         if json {
             try printJSON(stats)
             return

@@ -9,7 +9,7 @@ struct Verify: AsyncParsableCommand {
         discussion: "Exit 0 when clean, 4 when problems were found (listed on stdout). With --repair, broken entries are dropped and orphans and leftovers removed (good entries are not touched), and the exit code says whether any problem is left. A first run killed before it made its index is a note, not a problem."
     )
 
-    @OptionGroup var cache: CacheDirectoryOption
+    @OptionGroup var cache: CacheOption<String>
 
     @OptionGroup var budget: BudgetOption
 
@@ -21,12 +21,14 @@ struct Verify: AsyncParsableCommand {
 
     @OptionGroup var wait: WaitOption
 
+    @OptionGroup var log: LogLevelOption
+
     func run() async throws {
         let directory = cache.directory
         let result: CacheVerifier.Result
         do {
             switch try CacheStore.verify(directory, budgetBytes: try budget.given(), repair: repair,
-                                         wait: try wait.seconds(), logger: Logging.make(format: .text, level: .warning, progress: nil)) {
+                                         wait: try wait.seconds(), logger: log.makeLogger(else: .warning)) {
             case .interruptedFirstRun(let note):
                 print("note: \(note)")
                 print("0 entries: ok")

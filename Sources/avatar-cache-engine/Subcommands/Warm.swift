@@ -1,5 +1,6 @@
 import ArgumentParser
 import AvatarCache
+import AvatarCacheLookupCommand
 import Foundation
 
 struct Warm: AsyncParsableCommand {
@@ -22,8 +23,7 @@ struct Warm: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("Export files (or Jami vCard folders); globs are expanded.", valueName: "export"))
     var exports: [String]
 
-    @Option(help: Settings.cache.argumentHelp)
-    var cache: String
+    @OptionGroup var cache: CacheOption<String>
 
     @OptionGroup var options: PipelineOptions
 
@@ -31,12 +31,11 @@ struct Warm: AsyncParsableCommand {
 
     @OptionGroup var wait: WaitOption
 
-    /// The settings every flag gives (the cache and the exports aside).
-    func settings() throws -> PipelineSettings { try PipelineOptions.settings(of: options, prune, wait) }
+    /// The settings every flag gives (the exports aside).
+    func settings() throws -> PipelineSettings { try Flags.settings(of: cache, options, prune, wait) }
 
     func run() async throws {
         var settings = try settings()
-        settings[Settings.cache] = cache
         settings.inputs = exports.map { PipelineInput(path: $0) }
         try await RunExecution(settings: settings).execute()
     }
