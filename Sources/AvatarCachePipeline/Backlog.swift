@@ -151,15 +151,19 @@ actor Backlog {
         places[ticket.id] = place
         bytes += estimate
         underway += 1
-        if !watching {
-            watching = true
-            Task { await self.watchSlow() }
-        }
+        watch()
         return ticket
     }
 
+    /// Starts the task marking slow downloads (`watchSlow`) unless it runs.
+    private func watch() {
+        guard !watching else { return }
+        watching = true
+        Task { await self.watchSlow() }
+    }
+
     /// Marks each download still under way `slowAfter` seconds after its admission, waking
-    /// at the next one due; ends when none is under way (`admit` starts it again). One task
+    /// at the next one due; ends when none is under way (`watch` starts it again). One task
     /// for the run, not a task and a timer a download.
     private func watchSlow() async {
         let after = UInt64(slowAfter * 1e9)
@@ -205,7 +209,10 @@ actor Backlog {
             places[ticket.id] = place
             // `serveBodyWaiters` counts its size when it lets it go.
             await withCheckedContinuation { bodyWaiters.append((ticket.id, size, $0)) }
+            // Its body comes from now: slow, like any, a second after (the watch may
+            // have ended while only bodies waiting for room were under way).
             places[ticket.id]?.admitted = DispatchTime.now().uptimeNanoseconds
+            watch()
             wake()
             return
         }

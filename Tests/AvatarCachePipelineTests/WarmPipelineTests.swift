@@ -429,6 +429,30 @@ func sha256Hex(_ bytes: [UInt8]) -> String {
         await backlog.release(fifth)
     }
 
+    /// A body let go after waiting for room is slow, like any, `slowAfter` after its body
+    /// began: a slow server it came from does not hold the bytes until its timeout.
+    @Test func aBodyLetGoAfterWaitingForRoomStopsCountingWhenSlow() async throws {
+        let backlog = Backlog(limit: 100, small: 1000, byteLimit: 10_000, firstEstimate: 10, slowAfter: 0.5)
+        let first = await backlog.admit(), second = await backlog.admit(), third = await backlog.admit()
+        await backlog.sized(first, bytes: 8000)
+        let read = Count()
+        Task {
+            await backlog.sized(second, bytes: 5000)
+            read.add()
+        }
+        // The first is slow after 0.5 s: the second's body goes then (its own clock starting),
+        // and is slow 0.5 s later, when 9,000 more fit.
+        for _ in 0..<300 where read.value < 1 { try? await Task.sleep(nanoseconds: 10_000_000) }
+        #expect(read.value == 1)
+        Task {
+            await backlog.sized(third, bytes: 9000)
+            read.add()
+        }
+        for _ in 0..<300 where read.value < 2 { try? await Task.sleep(nanoseconds: 10_000_000) }
+        #expect(read.value == 2, "the second still counts after its slowAfter")
+        for ticket in [first, second, third] { await backlog.release(ticket) }
+    }
+
     @Test func aDownloadStillUnderWayAfterSlowAfterStopsCounting() async throws {
         let backlog = Backlog(limit: 100, small: 1000, byteLimit: 10_000, slowAfter: 2)
         // A server declares 50,000 bytes and sends them slowly: over the limit at once.
