@@ -7,8 +7,8 @@ import AvatarCacheTestKit
 @testable import avatar_cache_engine
 
 /// Every registered format is in the help of the commands that read exports, in
-/// `--format`'s choices, and in docs/inputs.md: its row in the table and its line of the
-/// detection list, which is the registry's (`ExportFormat.registered`).
+/// `--format`'s choices, in docs/inputs.md (its row in the table and its line of the
+/// detection list, which is the registry's: `ExportFormat.registered`) and in the README.
 @Suite struct ExportFormatHelpTests {
     @Test func warmAndInspectHelpListEveryFormat() throws {
         for command in [Warm.self, Inspect.self] as [ParsableCommand.Type] {
@@ -38,5 +38,13 @@ import AvatarCacheTestKit
         let table = page.split(separator: "\n").drop { !$0.hasPrefix("| format |") }.prefix { $0.hasPrefix("|") }
         let rows = table.dropFirst(2).compactMap { $0.split(separator: "`").dropFirst().first.map(String.init) }
         #expect(rows.sorted() == ExportFormat.allCases.map(\.rawValue).sorted(), "docs/inputs.md's table has a row for each format, and no other: \(rows)")
+    }
+
+    @Test func theReadmeNamesEveryFormat() throws {
+        let section = try #require(Fixtures.page("README.md").components(separatedBy: "## What it reads").dropFirst().first?
+            .components(separatedBy: "\n## ").first, "README.md has a section \"What it reads\"")
+        for format in ExportFormat.allCases {
+            #expect(section.contains("`\(format.rawValue)`"), "README.md's \"What it reads\" names \(format)")
+        }
     }
 }
