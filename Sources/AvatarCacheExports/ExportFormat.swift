@@ -1,21 +1,26 @@
 import Foundation
 
-/// An export format: the name `--format` takes. Each is declared by its reader (beside
-/// it, as `ExportFormatReader.format`) and exists once registered in `registered`; the
-/// formats are `allCases`, in detection order.
+/// An export format: the name `--format` takes, and the reader that declares it
+/// (`ExportFormatReader`, beside the reader). The formats are the registered readers'
+/// (`registered`), `allCases` in detection order.
 public struct ExportFormat: RawRepresentable, Hashable, Sendable, Codable, CaseIterable, CustomStringConvertible {
     public let rawValue: String
+    /// The reader that declares this format.
+    public let kind: any ExportFormatReader.Type
 
     /// A registered format's name; nil for any other.
     public init?(rawValue: String) {
-        guard let kind = Self.registered.first(where: { $0.format.rawValue == rawValue }) else { return nil }
-        self = kind.format
+        guard let kind = Self.registered.first(where: { $0.name == rawValue }) else { return nil }
+        self.init(kind)
     }
 
-    /// A format's declaration, by its reader.
-    init(declaring name: String) {
-        rawValue = name
+    init(_ kind: any ExportFormatReader.Type) {
+        rawValue = kind.name
+        self.kind = kind
     }
+
+    public static func == (a: ExportFormat, b: ExportFormat) -> Bool { a.rawValue == b.rawValue }
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 
     /// Every format avatar-cache reads, in the order detection asks them: the first that
     /// recognises an input reads it. Earlier ones are the more particular: a Firestore
@@ -33,12 +38,6 @@ public struct ExportFormat: RawRepresentable, Hashable, Sendable, Codable, CaseI
 
     public static var allCases: [ExportFormat] { registered.map { $0.format } }
 
-    /// The reader that declares this format.
-    public var kind: any ExportFormatReader.Type {
-        // A format exists only as a registered reader's (`init?(rawValue:)`, the constants).
-        Self.registered.first { $0.format == self }!
-    }
-
     public var description: String { rawValue }
 
     public func reader(path: String, limits: ReaderLimits, map: FieldMap = FieldMap()) -> ExportReader {
@@ -47,8 +46,8 @@ public struct ExportFormat: RawRepresentable, Hashable, Sendable, Codable, CaseI
 
     /// The formats for `--help`: one line each, name and summary, in detection order.
     public static var detectionHelp: String {
-        let width = allCases.map(\.rawValue.count).max() ?? 0
-        let lines = registered.map { "  \($0.format.rawValue.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.summary)" }
+        let width = registered.map { $0.name.count }.max() ?? 0
+        let lines = registered.map { "  \($0.name.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.summary)" }
         return (["Exports, each read as the first of these formats that recognises it unless --format names one (docs/inputs.md says how each is told):"] + lines)
             .joined(separator: "\n")
     }
@@ -98,7 +97,7 @@ public struct ExportFormat: RawRepresentable, Hashable, Sendable, Codable, CaseI
             return kind.format
         }
         if sample.isFolder { return try folderFormat(sample) }
-        let evidence = registered.map { "\($0.format.rawValue): \($0.evidence)" }.joined(separator: "; ")
+        let evidence = registered.map { "\($0.name): \($0.evidence)" }.joined(separator: "; ")
         throw ExportError(file: path, reason: "cannot tell the export format from its name or its first 64 KiB (\(try sample.shownStart())); each is told by \(evidence); pass --format \(allCases.map(\.rawValue).joined(separator: "|"))")
     }
 

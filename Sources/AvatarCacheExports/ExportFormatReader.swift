@@ -4,13 +4,13 @@
 /// `--format`, the error that lists the formats and docs/inputs.md's detection list come
 /// from that list.
 ///
-/// Adding a format: its reader's file (the reader, its `ExportFormat` constant and this
-/// conformance), its line in `ExportFormat.registered`, its tests and its row in
+/// Adding a format: its reader's file (the reader, this conformance and its
+/// `ExportFormat` constant), its line in `ExportFormat.registered`, its tests and its row in
 /// docs/inputs.md (a test fails until the row is there). `SendableMetatype`: the registry
 /// is a shared list of these types.
 public protocol ExportFormatReader: ExportReader, SendableMetatype {
     /// The name `--format` and a pipeline file's `format` take.
-    static var format: ExportFormat { get }
+    static var name: String { get }
     /// What it reads, in a few words: a line of `warm --help`, beside the name, in 80
     /// columns (docs/inputs.md has the details).
     static var summary: String { get }
@@ -29,6 +29,9 @@ public protocol ExportFormatReader: ExportReader, SendableMetatype {
 }
 
 extension ExportFormatReader {
+    /// The format this reader declares (its `ExportFormat` constant is this).
+    public static var format: ExportFormat { ExportFormat(self) }
+
     public static var folderFiles: FolderFiles? { nil }
 }
 

@@ -174,11 +174,11 @@ public struct JamiReader: ExportReader {
 }
 
 extension ExportFormat {
-    public static let jami = ExportFormat(declaring: "jami")
+    public static let jami = JamiReader.format
 }
 
 extension JamiReader: ExportFormatReader {
-    public static let format = ExportFormat.jami
+    public static let name = "jami"
     public static let summary = "Jami's and other vCards: .vcf files or a folder of them"
     public static let evidence = "a .vcf or .vcard name, a folder of them, or BEGIN:VCARD first"
     public static let folderFiles: FolderFiles? = FolderFiles(extensions: ExportFormat.vCardExtensions, name: "Jami vCards")

@@ -251,11 +251,11 @@ public enum DataURL {
 }
 
 extension ExportFormat {
-    public static let monica = ExportFormat(declaring: "monica")
+    public static let monica = MonicaReader.format
 }
 
 extension MonicaReader: ExportFormatReader {
-    public static let format = ExportFormat.monica
+    public static let name = "monica"
     public static let summary = "Monica contacts: API pages, as files or a folder"
     public static let evidence = "a folder of .json pages, \"first_name\", or \"data\" with \"information\""
     public static let folderFiles: FolderFiles? = FolderFiles(extensions: ExportFormat.pageExtensions, name: "Monica pages")

@@ -122,11 +122,11 @@ public struct NexusConversationsReader: ExportReader {
 }
 
 extension ExportFormat {
-    public static let nexusConversations = ExportFormat(declaring: "nexus-conversations")
+    public static let nexusConversations = NexusConversationsReader.format
 }
 
 extension NexusConversationsReader: ExportFormatReader {
-    public static let format = ExportFormat.nexusConversations
+    public static let name = "nexus-conversations"
     public static let summary = "NexusAI conversations: the latest people first"
     public static let evidence = "\"participantIds\" or \"conversations\""
 

@@ -114,11 +114,11 @@ import AvatarCacheModel
 import Foundation
 
 extension ExportFormat {
-    public static let nexusUsers = ExportFormat(declaring: "nexus-users")
+    public static let nexusUsers = NexusUsersReader.format
 }
 
 extension NexusUsersReader: ExportFormatReader {
-    public static let format = ExportFormat.nexusUsers
+    public static let name = "nexus-users"
     public static let summary = "NexusAI users (JSON, NDJSON); other apps' with --map"
     public static let evidence = "\"profileImageUrl\", \"displayName\" or \"users\""
 

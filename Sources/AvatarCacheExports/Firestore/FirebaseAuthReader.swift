@@ -248,11 +248,11 @@ struct CSVLineReader {
 }
 
 extension ExportFormat {
-    public static let firebaseAuth = ExportFormat(declaring: "firebase-auth")
+    public static let firebaseAuth = FirebaseAuthReader.format
 }
 
 extension FirebaseAuthReader: ExportFormatReader {
-    public static let format = ExportFormat.firebaseAuth
+    public static let name = "firebase-auth"
     public static let summary = "Firebase Auth accounts: auth:export JSON or CSV"
     public static let evidence = "CSV of 23 columns or more, or \"localId\" with \"kind\" or \"users\""
 

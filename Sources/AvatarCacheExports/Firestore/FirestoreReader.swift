@@ -148,11 +148,11 @@ enum DatabaseExport {
 }
 
 extension ExportFormat {
-    public static let firestore = ExportFormat(declaring: "firestore")
+    public static let firestore = FirestoreReader.format
 }
 
 extension FirestoreReader: ExportFormatReader {
-    public static let format = ExportFormat.firestore
+    public static let name = "firestore"
     public static let summary = "Firestore exports: folders, .export_metadata, output-N"
     public static let evidence = "an export folder, a .export_metadata or an output-N file"
 
