@@ -5,9 +5,9 @@
 /// from that list.
 ///
 /// Adding a format: its reader's file (the reader, this conformance and its
-/// `ExportFormat` constant), its line in `ExportFormat.registered`, its tests and its row in
-/// docs/inputs.md (a test fails until the row is there). `SendableMetatype`: the registry
-/// is a shared list of these types.
+/// `ExportFormat` constant), its line in `ExportFormat.registered`, its tests, its row in
+/// docs/inputs.md and its name in the README (`ExportFormatHelpTests` fails until they
+/// are). `SendableMetatype`: the registry is a shared list of these types.
 public protocol ExportFormatReader: ExportReader, SendableMetatype {
     /// The name `--format` and a pipeline file's `format` take.
     static var name: String { get }
