@@ -1,23 +1,55 @@
 import Foundation
 
-/// The export formats, one reader each.
-public enum ExportFormat: String, Sendable, CaseIterable, Codable {
-    case nexusUsers = "nexus-users"
-    case nexusConversations = "nexus-conversations"
-    case monica
-    case jami
-    case firestore
-    case firebaseAuth = "firebase-auth"
+/// An export format: the name `--format` takes, and the reader that declares it
+/// (`ExportFormatReader`, beside the reader). The formats are the registered readers'
+/// (`registered`), `allCases` in detection order.
+public struct ExportFormat: RawRepresentable, Hashable, Sendable, Codable, CaseIterable, CustomStringConvertible {
+    public let rawValue: String
+    /// The reader that declares this format.
+    public let kind: any ExportFormatReader.Type
+
+    /// A registered format's name; nil for any other.
+    public init?(rawValue: String) {
+        guard let kind = Self.registered.first(where: { $0.name == rawValue }) else { return nil }
+        self.init(kind)
+    }
+
+    init(_ kind: any ExportFormatReader.Type) {
+        rawValue = kind.name
+        self.kind = kind
+    }
+
+    public static func == (a: ExportFormat, b: ExportFormat) -> Bool { a.rawValue == b.rawValue }
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+
+    /// Every format avatar-cache reads, in the order detection asks them: the first that
+    /// recognises an input reads it. Earlier ones are the more particular: a Firestore
+    /// export and a vCard are told by their names, Auth's `"users"` before NexusAI's,
+    /// conversations (whose participants have a `"displayName"`) before NexusAI's users,
+    /// whose keys are the most common.
+    public static let registered: [any ExportFormatReader.Type] = [
+        FirestoreReader.self,
+        JamiReader.self,
+        FirebaseAuthReader.self,
+        NexusConversationsReader.self,
+        MonicaReader.self,
+        NexusUsersReader.self,
+    ]
+
+    public static var allCases: [ExportFormat] { registered.map { $0.format } }
+
+    public var description: String { rawValue }
 
     public func reader(path: String, limits: ReaderLimits, map: FieldMap = FieldMap()) -> ExportReader {
-        switch self {
-        case .nexusUsers: return NexusUsersReader(path: path, limits: limits, map: map)
-        case .firestore: return FirestoreReader(path: path, limits: limits, map: map)
-        case .firebaseAuth: return FirebaseAuthReader(path: path, limits: limits)
-        case .nexusConversations: return NexusConversationsReader(path: path, limits: limits)
-        case .monica: return MonicaReader(path: path, limits: limits)
-        case .jami: return JamiReader(path: path, limits: limits)
-        }
+        kind.reader(path: path, limits: limits, map: map)
+    }
+
+    /// The formats for `--help`: one line each, name and summary, in detection order.
+    public static var detectionHelp: String {
+        let width = registered.map { $0.name.count }.max() ?? 0
+        let lines = registered.map { "  \($0.name.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.summary)" }
+        return (["Exports, each read as the first of these formats that recognises it unless --format names one (docs/inputs.md says how each is told):"] + lines)
+            .joined(separator: "\n")
     }
 
     /// A regular file's size; nil for a link, a device, a pipe or nothing (a hostile
@@ -54,45 +86,31 @@ public enum ExportFormat: String, Sendable, CaseIterable, Codable {
         return files
     }
 
-    /// Tells the format from a folder (Jami vCards), the extension, or the keys in the
-    /// first 64 KiB. Throws, saying what it saw, when nothing matches.
+    /// The format of `path`: the first registered that recognises it. A folder none
+    /// recognises is an error naming what it holds when it holds another format's files
+    /// (a folder of NexusAI JSON), else the first reader of folders' (Jami's, which says
+    /// what the folder lacks when it reads it). Throws, saying what it saw, when nothing
+    /// matches.
     public static func detect(path: String) throws -> ExportFormat {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw ExportError(file: path, reason: "no such file or folder")
+        let sample = try ExportSample(path: path)
+        for kind in registered where try kind.recognises(sample) {
+            return kind.format
         }
-        if FirestoreExport.isExport(path) { return .firestore }
-        if isDirectory.boolValue {
-            // Jami's vCards, or a folder of saved JSON pages (Monica's): told by its first file.
-            if try !folderFiles(path, endingWith: vCardExtensions).isEmpty { return .jami }
-            if let json = try folderFiles(path, endingWith: pageExtensions).first {
-                let format = try detect(path: json)
-                guard format == .monica else {
-                    throw ExportError(file: path, reason: "a folder of \(format.rawValue) files: give the files (a glob like \(path)/*.json); folders are read for Jami vCards and Monica pages")
-                }
-                return format
-            }
-            return .jami
+        if sample.isFolder { return try folderFormat(sample) }
+        let evidence = registered.map { "\($0.name): \($0.evidence)" }.joined(separator: "; ")
+        throw ExportError(file: path, reason: "cannot tell the export format from its name or its first 64 KiB (\(try sample.shownStart())); each is told by \(evidence); pass --format \(allCases.map(\.rawValue).joined(separator: "|"))")
+    }
+
+    /// A folder no format recognised.
+    private static func folderFormat(_ sample: ExportSample) throws -> ExportFormat {
+        let readers = registered.compactMap { kind in kind.folderFiles.map { (kind, $0) } }
+        for (kind, files) in readers {
+            guard let first = try sample.files(of: kind).first else { continue }
+            let format = try detect(path: first)
+            let names = readers.map(\.1.name)
+            throw ExportError(file: sample.path, reason: "a folder of \(format.rawValue) files: give the files (a glob like \(sample.path)/*\(files.extensions[0])); folders are read for \(names.dropLast().joined(separator: ", "))\(names.count > 1 ? " and " : "")\(names.last ?? "")")
         }
-        if vCardExtensions.contains(where: path.lowercased().hasSuffix) { return .jami }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ExportError(file: path, reason: "cannot open")
-        }
-        defer { try? handle.close() }
-        // A vCard in UTF-16 is told by its text, not its zero bytes.
-        let head = String(decoding: try VCardBytes(bytes: [UInt8](handle.readData(ofLength: 64 * 1024))).next(), as: UTF8.self)
-        let trimmed = head.drop { $0.isWhitespace || $0 == "\u{FEFF}" }
-        if trimmed.uppercased().hasPrefix("BEGIN:VCARD") { return .jami }
-        if FirebaseAuthReader.looksLikeCSV(head) { return .firebaseAuth }
-        func has(_ key: String) -> Bool { head.contains("\"\(key)\"") }
-        if has("localId") && (has("kind") || has("users")) { return .firebaseAuth }
-        if has("participantIds") || has("conversations") { return .nexusConversations }
-        if has("first_name") || (has("data") && has("information")) { return .monica }
-        if has("profileImageUrl") || has("displayName") || has("users") { return .nexusUsers }
-        // What it starts with, as text only: a binary file's bytes are not echoed.
-        let start = trimmed.prefix(80)
-        let printable = start.unicodeScalars.allSatisfy { $0 == "\n" || $0 == "\t" || ($0.value >= 0x20 && $0.value != 0x7F && $0 != "\u{FFFD}") }
-        let sample = printable ? "it starts with \"\(start.replacingOccurrences(of: "\n", with: "\\n"))\"" : "it is not text (a binary file?)"
-        throw ExportError(file: path, reason: "cannot tell the export format: no vCard, no \"participantIds\", \"first_name\", \"localId\" or \"profileImageUrl\" key in the first 64 KiB, no Firestore export (\(sample)); pass --format \(ExportFormat.allCases.map(\.rawValue).joined(separator: "|"))")
+        guard let (kind, _) = readers.first else { throw ExportError(file: sample.path, reason: "a folder, and no format reads folders") }
+        return kind.format
     }
 }

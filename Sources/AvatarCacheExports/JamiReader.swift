@@ -172,3 +172,24 @@ public struct JamiReader: ExportReader {
         return true
     }
 }
+
+extension ExportFormat {
+    public static let jami = JamiReader.format
+}
+
+extension JamiReader: ExportFormatReader {
+    public static let name = "jami"
+    public static let summary = "Jami's and other vCards: .vcf files or a folder of them"
+    public static let evidence = "a .vcf or .vcard name, a folder of them, or BEGIN:VCARD first"
+    public static let folderFiles: FolderFiles? = FolderFiles(extensions: ExportFormat.vCardExtensions, name: "Jami vCards")
+
+    public static func recognises(_ sample: ExportSample) throws -> Bool {
+        // A vCard is told by its name: a folder holding one is Jami's.
+        if sample.isFolder { return try !sample.files(of: self).isEmpty }
+        return try sample.hasExtension(ExportFormat.vCardExtensions) || sample.start().uppercased().hasPrefix("BEGIN:VCARD")
+    }
+
+    public static func reader(path: String, limits: ReaderLimits, map: FieldMap) -> any ExportReader {
+        JamiReader(path: path, limits: limits)
+    }
+}

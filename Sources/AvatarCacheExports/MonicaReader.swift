@@ -249,3 +249,23 @@ public enum DataURL {
         return Array(decoded.utf8)
     }
 }
+
+extension ExportFormat {
+    public static let monica = MonicaReader.format
+}
+
+extension MonicaReader: ExportFormatReader {
+    public static let name = "monica"
+    public static let summary = "Monica contacts: API pages, as files or a folder"
+    public static let evidence = "a folder of .json pages, \"first_name\", or \"data\" with \"information\""
+    public static let folderFiles: FolderFiles? = FolderFiles(extensions: ExportFormat.pageExtensions, name: "Monica pages")
+
+    public static func recognises(_ sample: ExportSample) throws -> Bool {
+        if sample.isFolder { return try sample.isFolder(of: self) }
+        return try sample.hasKey("first_name") || (sample.hasKey("data") && sample.hasKey("information"))
+    }
+
+    public static func reader(path: String, limits: ReaderLimits, map: FieldMap) -> any ExportReader {
+        MonicaReader(path: path, limits: limits)
+    }
+}

@@ -120,3 +120,22 @@ public struct NexusConversationsReader: ExportReader {
         }
     }
 }
+
+extension ExportFormat {
+    public static let nexusConversations = NexusConversationsReader.format
+}
+
+extension NexusConversationsReader: ExportFormatReader {
+    public static let name = "nexus-conversations"
+    public static let summary = "NexusAI conversations: the latest people first"
+    public static let evidence = "\"participantIds\" or \"conversations\""
+
+    public static func recognises(_ sample: ExportSample) throws -> Bool {
+        guard !sample.isFolder else { return false }
+        return try sample.hasKey("participantIds") || sample.hasKey("conversations")
+    }
+
+    public static func reader(path: String, limits: ReaderLimits, map: FieldMap) -> any ExportReader {
+        NexusConversationsReader(path: path, limits: limits)
+    }
+}

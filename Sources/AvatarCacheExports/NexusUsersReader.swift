@@ -112,3 +112,22 @@ public struct NexusUsersReader: ExportReader {
 
 import AvatarCacheModel
 import Foundation
+
+extension ExportFormat {
+    public static let nexusUsers = NexusUsersReader.format
+}
+
+extension NexusUsersReader: ExportFormatReader {
+    public static let name = "nexus-users"
+    public static let summary = "NexusAI users (JSON, NDJSON); other apps' with --map"
+    public static let evidence = "\"profileImageUrl\", \"displayName\" or \"users\""
+
+    public static func recognises(_ sample: ExportSample) throws -> Bool {
+        guard !sample.isFolder else { return false }
+        return try sample.hasKey("profileImageUrl") || sample.hasKey("displayName") || sample.hasKey("users")
+    }
+
+    public static func reader(path: String, limits: ReaderLimits, map: FieldMap) -> any ExportReader {
+        NexusUsersReader(path: path, limits: limits, map: map)
+    }
+}

@@ -246,3 +246,22 @@ struct CSVLineReader {
         return Row(line: start, fields: fields)
     }
 }
+
+extension ExportFormat {
+    public static let firebaseAuth = FirebaseAuthReader.format
+}
+
+extension FirebaseAuthReader: ExportFormatReader {
+    public static let name = "firebase-auth"
+    public static let summary = "Firebase Auth accounts: auth:export JSON or CSV"
+    public static let evidence = "CSV of 23 columns or more, or \"localId\" with \"kind\" or \"users\""
+
+    public static func recognises(_ sample: ExportSample) throws -> Bool {
+        guard !sample.isFolder else { return false }
+        return try looksLikeCSV(sample.head()) || (sample.hasKey("localId") && (sample.hasKey("kind") || sample.hasKey("users")))
+    }
+
+    public static func reader(path: String, limits: ReaderLimits, map: FieldMap) -> any ExportReader {
+        FirebaseAuthReader(path: path, limits: limits)
+    }
+}

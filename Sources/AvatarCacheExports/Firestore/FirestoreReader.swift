@@ -146,3 +146,21 @@ enum DatabaseExport {
         return (order, samples)
     }
 }
+
+extension ExportFormat {
+    public static let firestore = FirestoreReader.format
+}
+
+extension FirestoreReader: ExportFormatReader {
+    public static let name = "firestore"
+    public static let summary = "Firestore exports: folders, .export_metadata, output-N"
+    public static let evidence = "an export folder, a .export_metadata or an output-N file"
+
+    public static func recognises(_ sample: ExportSample) throws -> Bool {
+        FirestoreExport.isExport(sample.path)
+    }
+
+    public static func reader(path: String, limits: ReaderLimits, map: FieldMap) -> any ExportReader {
+        FirestoreReader(path: path, limits: limits, map: map)
+    }
+}

@@ -14,6 +14,8 @@ struct Inspect: AsyncParsableCommand {
             Takes warm's flags (--map, --format, --storage-bucket, …), so a warm's command line \
             with "warm" replaced by "inspect" shows what that warm would read; --cache is accepted \
             and not opened. Passwords and their hashes in an Auth export are never shown.
+
+            \(ExportFormat.detectionHelp)
             """
     )
 

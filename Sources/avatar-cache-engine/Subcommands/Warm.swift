@@ -7,9 +7,7 @@ struct Warm: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Warm a cache from profile exports: download, resize, write, prune, report.",
         discussion: """
-            Exports: NexusAI users (JSON array, {"users": [...]} or NDJSON), NexusAI \
-            conversations, Monica contacts pages ({"data": [...]}), Jami vCards (.vcf file or folder). \
-            The format is detected per export unless --format is given.
+            \(ExportFormat.detectionHelp)
 
             Sizes (--budget, --max-bytes) take KB, MB, GB as powers of 1,000 and KiB, MiB, GiB \
             as powers of 1,024; a bare number is bytes.
@@ -20,7 +18,7 @@ struct Warm: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: ArgumentHelp("Export files (or Jami vCard folders); globs are expanded.", valueName: "export"))
+    @Argument(help: ArgumentHelp("Export files (or folders); globs are expanded.", valueName: "export"))
     var exports: [String]
 
     @OptionGroup var cache: CacheOption<String>
