@@ -458,7 +458,6 @@ let package = Package(
                 "avatar-cache-engine",
                 "lookup-route",
                 engineProduct("AsyncHTTPClient", from: "async-http-client"),
-                engineProduct("Crypto", from: "swift-crypto"),
                 engineProduct("GRDB", from: "GRDB.swift"),
                 engineProduct("NIOCore", from: "swift-nio"),
                 engineProduct("NIOHTTP1", from: "swift-nio"),
