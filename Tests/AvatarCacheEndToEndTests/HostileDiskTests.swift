@@ -1,8 +1,5 @@
 import Foundation
 import Testing
-@testable import AvatarCacheExports
-@testable import AvatarCacheFetching
-@testable import AvatarCacheMonograms
 @testable import AvatarCacheStore
 import AvatarCacheTestKit
 import AvatarCacheTestSupport
