@@ -71,7 +71,10 @@ let package = Package(
         .target(
             name: "CVipsShim",
             dependencies: ["CVips"],
-            cSettings: fastPaths ? [] : [.define("CVIPSSHIM_NO_FAST_PATHS")],
+            // The counters the tests read (TestCounters.h) only in debug builds, which the
+            // tests run; the release build, what ships, has none.
+            cSettings: [.define("CVIPSSHIM_TEST_COUNTERS", .when(configuration: .debug))]
+                + (fastPaths ? [] : [.define("CVIPSSHIM_NO_FAST_PATHS")]),
             linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("lcms2"), .linkedLibrary("heif"), .linkedLibrary("de265"), .linkedLibrary("z")]
         ),
         // The commit this binary was built from (one define, one C file).
@@ -280,6 +283,7 @@ let package = Package(
             dependencies: [
                 "AvatarCacheModel",
                 "AvatarCacheSupport",
+                engineProduct("Crypto", from: "swift-crypto"),
             ],
             path: "Tests/AvatarCacheSupportTests"
         ),
@@ -305,8 +309,13 @@ let package = Package(
             name: "AvatarCacheExportsTests",
             dependencies: [
                 "AvatarCacheExports",
+                "AvatarCacheFetching",
+                "AvatarCacheImaging",
                 "AvatarCacheModel",
+                "AvatarCacheMonograms",
+                "AvatarCacheSupport",
                 "AvatarCacheTestKit",
+                engineProduct("Crypto", from: "swift-crypto"),
             ],
             path: "Tests/AvatarCacheExportsTests"
         ),
@@ -327,8 +336,10 @@ let package = Package(
         .testTarget(
             name: "AvatarCacheImagingTests",
             dependencies: [
+                "AvatarCacheExports",
                 "AvatarCacheImaging",
                 "AvatarCacheImagingTestSupport",
+                "AvatarCacheLookup",
                 "AvatarCacheModel",
                 "AvatarCacheMonograms",
                 "AvatarCacheSupport",
@@ -355,7 +366,10 @@ let package = Package(
             name: "AvatarCacheConfigurationTests",
             dependencies: [
                 "AvatarCacheConfiguration",
+                "AvatarCacheExports",
+                "AvatarCacheSupport",
                 "AvatarCacheTestKit",
+                engineProduct("Yams", from: "Yams"),
             ],
             path: "Tests/AvatarCacheConfigurationTests"
         ),
@@ -363,6 +377,7 @@ let package = Package(
             name: "AvatarCachePipelineTests",
             dependencies: [
                 "AvatarCacheConfiguration",
+                "AvatarCacheExports",
                 "AvatarCacheFetching",
                 "AvatarCacheImagingTestSupport",
                 "AvatarCachePipeline",
@@ -407,6 +422,21 @@ let package = Package(
             ],
             path: "Tests/AvatarCacheLookupCommandTests"
         ),
+        // The engine's command line as a library: the table of settings against the
+        // commands that declare its flags, without running the binary.
+        .testTarget(
+            name: "AvatarCacheEngineTests",
+            dependencies: [
+                "AvatarCacheConfiguration",
+                "AvatarCacheLookupCommand",
+                "AvatarCacheModel",
+                "AvatarCacheStore",
+                "AvatarCacheTestKit",
+                "avatar-cache-engine",
+                engineProduct("ArgumentParser", from: "swift-argument-parser"),
+            ],
+            path: "Tests/AvatarCacheEngineTests"
+        ),
         .testTarget(
             name: "AvatarCacheEndToEndTests",
             dependencies: [
@@ -427,9 +457,7 @@ let package = Package(
                 "avatar-cache",
                 "avatar-cache-engine",
                 "lookup-route",
-                engineProduct("ArgumentParser", from: "swift-argument-parser"),
                 engineProduct("AsyncHTTPClient", from: "async-http-client"),
-                engineProduct("Crypto", from: "swift-crypto"),
                 engineProduct("GRDB", from: "GRDB.swift"),
                 engineProduct("NIOCore", from: "swift-nio"),
                 engineProduct("NIOHTTP1", from: "swift-nio"),

@@ -18,6 +18,7 @@
 // and where it is missing (the .deb depends on it; a binary from the tarball may lack
 // it) HEICs still decode, through libde265.
 #include "HEIFInternal.h"
+#include "TestCounters.h"
 #include <dlfcn.h>
 #include <libavcodec/avcodec.h>
 #include <libavutil/imgutils.h>
@@ -103,6 +104,7 @@ struct cvipsshim_hevc_decoder {
 static _Thread_local int cvipsshim_hevc_threads = 1;
 static _Thread_local int cvipsshim_hevc_libavcodec = 0;
 static _Thread_local long long cvipsshim_hevc_max_pixels = 0;
+#ifdef CVIPSSHIM_TEST_COUNTERS
 static _Thread_local long long cvipsshim_hevc_pictures_decoded, cvipsshim_hevc_libavcodec_pictures_decoded,
     cvipsshim_hevc_pictures_captured;
 
@@ -117,6 +119,7 @@ long long cvipsshim_hevc_captured_pictures(void) {
 long long cvipsshim_hevc_libavcodec_pictures(void) {
     return cvipsshim_hevc_libavcodec_pictures_decoded;
 }
+#endif
 
 static const char *cvipsshim_hevc_name(void) {
     return "avatar-cache HEVC: libavcodec or libde265, several threads";
@@ -245,7 +248,7 @@ static struct heif_error cvipsshim_hevc_decode_libde265(struct cvipsshim_hevc_de
                 }
                 error = cvipsshim_hevc_image(widths[0], heights[0], (enum heif_chroma) de265_get_chroma_format(picture),
                                              planes, strides, widths, heights, bits, out);
-                if (error.code == heif_error_Ok) cvipsshim_hevc_pictures_decoded++;
+                if (error.code == heif_error_Ok) CVIPSSHIM_COUNT(cvipsshim_hevc_pictures_decoded, 1);
             }
             de265_release_next_picture(context);
             if (error.code != heif_error_Ok) break;
@@ -353,8 +356,8 @@ static int cvipsshim_hevc_decode_libavcodec(struct cvipsshim_hevc_decoder *decod
     int heights[3] = { frame->height, (frame->height + shiftY) >> shiftY, (frame->height + shiftY) >> shiftY };
     *error = cvipsshim_hevc_image(frame->width, frame->height, chroma, planes, strides, widths, heights, bits, out);
     if (error->code == heif_error_Ok) {
-        cvipsshim_hevc_pictures_decoded++;
-        cvipsshim_hevc_libavcodec_pictures_decoded++;
+        CVIPSSHIM_COUNT(cvipsshim_hevc_pictures_decoded, 1);
+        CVIPSSHIM_COUNT(cvipsshim_hevc_libavcodec_pictures_decoded, 1);
         result = 1;
     }
 done:
@@ -389,7 +392,7 @@ static struct heif_error cvipsshim_hevc_decode(void *raw, struct heif_image **ou
     if (error.code != heif_error_Ok || !capture || !*out) return error;
     // Kept for the caller; libheif gets the stand-in (see HEIFInternal.h).
     capture->pictures++;
-    cvipsshim_hevc_pictures_captured++;
+    CVIPSSHIM_COUNT(cvipsshim_hevc_pictures_captured, 1);
     if (capture->image) heif_image_release(*out);
     else capture->image = *out;
     *out = NULL;

@@ -20,6 +20,7 @@
 // transform that reads more than the set below would give a different picture, which
 // the test comparing both decodes pixel for pixel would catch.
 #include "JPEGInternal.h"
+#include "TestCounters.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -220,11 +221,13 @@ static uint64_t cvipsshim_band(int from, int to) {
     return band;
 }
 
+#ifdef CVIPSSHIM_TEST_COUNTERS
 static _Thread_local long long cvipsshim_rows_packed;
 
 long long cvipsshim_jpeg_compact_rows_packed(void) {
     return cvipsshim_rows_packed;
 }
+#endif
 
 // Every kept coefficient of a row of blocks copied to its stored values (`pack`) or back.
 // A block's kept positions are the rows x columns that `lines` names (the same for its
@@ -309,7 +312,7 @@ static void cvipsshim_copy_kept(const struct cvipsshim_block_array *array, JBLOC
 // are non-zero.
 static void cvipsshim_pack_window(struct cvipsshim_block_array *array) {
     int n = array->keptCount;
-    cvipsshim_rows_packed += array->windowCount;
+    CVIPSSHIM_COUNT(cvipsshim_rows_packed, array->windowCount);
     uint64_t otherBand = array->windowBand & ~array->kept;
     for (JDIMENSION r = 0; r < array->windowCount; r++) {
         size_t first = (size_t) (array->windowStart + r) * array->columns;

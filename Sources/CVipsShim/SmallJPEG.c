@@ -3,6 +3,7 @@
 // reason is given).
 #include "JPEGInternal.h"
 #include "FastPaths.h"
+#include "TestCounters.h"
 #include "cvipsshim_small.h"
 #include "cvipsshim_resample.h"
 #include <jerror.h>
@@ -31,11 +32,13 @@ struct small_state {
     struct cvipsshim_destination destination;
 };
 
+#ifdef CVIPSSHIM_TEST_COUNTERS
 static _Thread_local long long small_rendered;
 
 long long cvipsshim_small_jpeg_rendered(void) {
     return small_rendered;
 }
+#endif
 
 static pthread_key_t small_key;
 static pthread_once_t small_once = PTHREAD_ONCE_INIT;
@@ -254,6 +257,6 @@ cvipsshim_status cvipsshim_small_jpeg_render(const void *buf, size_t len, int sm
     int placeholder = (int) side < CVIPSSHIM_SMALL_PLACEHOLDER_SIDE ? (int) side : CVIPSSHIM_SMALL_PLACEHOLDER_SIDE;
     out->placeholder_side = placeholder;
     cvipsshim_placeholder_rgb(square, (int) side, (int) side, 3, stride, placeholder, placeholder_rgba, out->average);
-    small_rendered++;
+    CVIPSSHIM_COUNT(small_rendered, 1);
     return CVIPSSHIM_OK;
 }

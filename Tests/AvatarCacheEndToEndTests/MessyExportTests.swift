@@ -187,45 +187,8 @@ import AvatarCacheTestSupport
 
     // MARK: Monica, as people save it and as its API returns it
 
-    static func contact(_ id: Int, _ first: String, _ last: String, source: String = "default", url: String = "") -> String {
-        """
-        {"id": \(id), "object": "contact", "first_name": "\(first)", "last_name": "\(last)",
-         "information": {"avatar": {"url": "\(url)", "source": "\(source)", "default_avatar_color": "#b3d5fe"}}}
-        """
-    }
-
     func readMonica(_ path: String) throws -> (profiles: [Profile], bad: [BadRecord]) {
         try Fixtures.read(ExportFormat.detect(path: path).reader(path: path, limits: ReaderLimits()))
-    }
-
-    @Test func monicaPagesInOneArrayInAFolderAndAsNDJSONAreRead() throws {
-        let directory = try Fixtures.temporaryDirectory("monica-forms")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        func write(_ name: String, _ text: String) throws -> String {
-            let path = directory.appendingPathComponent(name).path
-            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-            return path
-        }
-        let page1 = "{\"data\": [\(Self.contact(1, "Ada", "Lovelace")), \(Self.contact(2, "Alan", "Turing"))], \"meta\": {\"current_page\": 1}}"
-        let page2 = "{\"data\": [\(Self.contact(3, "Grace", "Hopper"))], \"meta\": {\"current_page\": 2}}"
-        // `jq -s . page-*.json`: the saved pages in one array.
-        let slurped = try readMonica(try write("slurped.json", "[\(page1),\n\(page2)]"))
-        #expect(slurped.profiles.map(\.id) == ["1", "2", "3"] && slurped.bad.isEmpty, "\(slurped.bad)")
-        #expect(slurped.profiles.map(\.initials) == ["AL", "AT", "GH"])
-        // A folder of saved pages.
-        _ = try write("pages/page-1.json", page1)
-        _ = try write("pages/page-2.json", page2)
-        #expect(try ExportFormat.detect(path: directory.appendingPathComponent("pages").path) == .monica)
-        let folder = try readMonica(directory.appendingPathComponent("pages").path)
-        #expect(folder.profiles.map(\.id) == ["1", "2", "3"] && folder.bad.isEmpty)
-        // Contacts as NDJSON, one per line.
-        let ndjson = [Self.contact(4, "Katherine", "Johnson"), Self.contact(5, "Hedy", "Lamarr")]
-            .map { $0.replacingOccurrences(of: "\n", with: " ") }.joined(separator: "\n")
-        let lines = try readMonica(try write("contacts.ndjson", ndjson))
-        #expect(lines.profiles.map(\.id) == ["4", "5"] && lines.bad.isEmpty, "\(lines.bad)")
-        HostileLedger.record("inputs", "Monica exports as saved", tried: "saved pages in one JSON array (jq -s), a folder of pages, contacts as NDJSON", count: 3,
-                             outcome: "every contact read, the folder detected as Monica's")
     }
 
     @Test func monicaBodiesAsTheAPIReturnsThem() async throws {
@@ -233,7 +196,7 @@ import AvatarCacheTestSupport
         defer { try? FileManager.default.removeItem(at: directory) }
         // GET /api/contacts/:id: one contact under "data".
         let single = directory.appendingPathComponent("contact.json").path
-        try Data("{\"data\": \(Self.contact(42, "Marie", "Curie"))}".utf8).write(to: URL(fileURLWithPath: single))
+        try Data("{\"data\": \(Fixtures.monicaContact(42, "Marie", "Curie"))}".utf8).write(to: URL(fileURLWithPath: single))
         let one = try readMonica(single)
         #expect(one.profiles.map(\.id) == ["42"] && one.bad.isEmpty, "\(one.bad)")
         #expect(one.profiles.first?.displayName == "Marie Curie")
@@ -250,7 +213,7 @@ import AvatarCacheTestSupport
         let server = try FixtureServer(routes: ["/ext.jpg": .ok(bytes: try Fixtures.photo("astronaut.jpg"))])
         defer { server.shutdown() }
         let external = directory.appendingPathComponent("external.json").path
-        try Data("{\"data\": [\(Self.contact(7, "Ext", "Ernal", source: "external", url: server.url("/ext.jpg")))]}".utf8)
+        try Data("{\"data\": [\(Fixtures.monicaContact(7, "Ext", "Ernal", source: "external", url: server.url("/ext.jpg")))]}".utf8)
             .write(to: URL(fileURLWithPath: external))
         var configuration = Fixtures.configuration(exports: [external], cache: directory.appendingPathComponent("cache"))
         configuration.monica = MonicaCredential(host: "127.0.0.1:\(server.port)", token: "secret-token")

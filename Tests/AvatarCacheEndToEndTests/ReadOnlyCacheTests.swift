@@ -135,7 +135,4 @@ import AvatarCacheTestSupport
         _ = samples
     }
 
-    @Test func theImmutableURIEscapesWhatSQLiteWouldReadAsItsOwn() {
-        #expect(CacheIndex.immutableURI("/srv/a b/c?d#e%f/index.sqlite") == "file:/srv/a%20b/c%3Fd%23e%25f/index.sqlite?immutable=1")
-    }
 }

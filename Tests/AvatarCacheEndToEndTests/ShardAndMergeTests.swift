@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Testing
 @testable import AvatarCacheConfiguration
@@ -189,31 +188,6 @@ import AvatarCacheTestSupport
             #expect(entry.contentSHA256 == newContent, "merged as \(order.map(\.root.lastPathComponent))")
             #expect(try files(target) == files(newer), "the older content's files are not kept")
             try verifyClean(target)
-        }
-    }
-
-    @Test func thePartitionIsAHashOfTheSourceKeyNotTheExportOrder() throws {
-        // The documented rule, computed independently: SHA-256, first 8 bytes big-endian, mod n.
-        for key in ["https://avatars.example.com/photos/astronaut.jpg", "sha256:00ff", "u1000", "é"] {
-            let digest = Array(SHA256.hash(data: Array(key.utf8)))
-            let prefix = digest[..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            for count in [1, 2, 3, 7, 1000] { #expect(Shard.of(key: key, count: count) == Int(prefix % UInt64(count))) }
-        }
-        // A profile goes with its photo's source; one without a photo with its id.
-        let url = "https://example.com/shared.jpg"
-        let a = Profile(id: "a", displayName: "A", photo: .url(url, sendMonicaToken: false))
-        let b = Profile(id: "b", displayName: "B", photo: .url(url, sendMonicaToken: false))
-        let shards = try (0..<7).map { try Shard(index: $0, count: 7) }
-        #expect(shards.filter { $0.owns(a) } == shards.filter { $0.owns(b) })
-        #expect(shards.filter { $0.owns(a) }.count == 1)
-        let ids = (0..<2000).map { Profile(id: "user-\($0)", displayName: "X") }
-        let counts = shards.map { shard in ids.filter(shard.owns).count }
-        #expect(counts.reduce(0, +) == ids.count, "each profile in exactly one shard")
-        #expect(counts.allSatisfy { (200...380).contains($0) }, "spread evenly: \(counts)")
-        // Parsing: i/n from 0, with reasons.
-        #expect(try Shard(parsing: "2/3") == Shard(index: 2, count: 3))
-        for bad in ["3/3", "-1/2", "1/0", "a/b", "1", "1/2/3", ""] {
-            #expect(throws: ConfigurationError.self, "\(bad)") { try Shard(parsing: bad) }
         }
     }
 

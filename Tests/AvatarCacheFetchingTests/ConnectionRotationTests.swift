@@ -10,7 +10,7 @@ import NIOHTTP2
 /// past it refused): a request the server never processed is sent again at once on a new
 /// connection, never a failure. Over TLS with a certificate authority made for the run and
 /// trusted by the fetcher (`caFile`); everything on 127.0.0.1. (An operator's own authority
-/// through `--ca-file`, the binary run: AvatarCacheEndToEndTests' ConnectionRotationTests.)
+/// through `--ca-file`, the binary run: AvatarCacheEndToEndTests' OperatorCertificateTests.)
 @Suite struct ConnectionRotationTests {
     @Test func aServerRotatingItsConnectionsFailsNoPhoto() async throws {
         let authority = try TestCertificateAuthority()

@@ -6,7 +6,7 @@ import AvatarCacheTestKit
 import AvatarCacheTestSupport
 
 /// Hostile photo URLs and servers, each through a whole run against a real server
-/// (hostile photo bytes: AvatarCacheEndToEndTests' HostileImageTests).
+/// (hostile photo bytes: AvatarCacheImagingTests' HostileImageTests).
 @Suite struct HostileNetworkTests {
     func warm(_ configuration: WarmConfiguration) async throws -> RunReport {
         try await WarmPipeline(configuration: configuration, logger: .test).run()

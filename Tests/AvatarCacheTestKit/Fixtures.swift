@@ -102,6 +102,14 @@ package enum Fixtures {
     package static func fileNames(in cache: URL) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: cache.path).sorted()
     }
+
+    /// A Monica contact as its API writes one (its avatar's source and URL as given).
+    package static func monicaContact(_ id: Int, _ first: String, _ last: String, source: String = "default", url: String = "") -> String {
+        """
+        {"id": \(id), "object": "contact", "first_name": "\(first)", "last_name": "\(last)",
+         "information": {"avatar": {"url": "\(url)", "source": "\(source)", "default_avatar_color": "#b3d5fe"}}}
+        """
+    }
 }
 
 import Logging

@@ -1,5 +1,7 @@
 // What the tests count inside CVipsShim's fast paths (defined there, per thread, and
-// not part of its contract): which path a decode took.
+// not part of its contract): which path a decode took. Defined only in debug builds
+// (CVIPSSHIM_TEST_COUNTERS, Sources/CVipsShim/TestCounters.h), which the tests run; a
+// release build has none of the counters.
 #ifndef CVIPSSHIM_TESTING_H
 #define CVIPSSHIM_TESTING_H
 
@@ -19,7 +21,7 @@ long long cvipsshim_hevc_libavcodec_pictures(void);
 long long cvipsshim_hevc_captured_pictures(void);
 
 // 1 when libavcodec (the major version built against) could be opened and has an HEVC
-// decoder; opened on the first call.
+// decoder; opened on the first call. Not a counter: the shim's own check, in every build.
 int cvipsshim_hevc_libavcodec_available(void);
 
 #endif

@@ -6,7 +6,7 @@ import AvatarCacheTestKit
 /// Pipeline files against the built binary: every flag of `warm` is a key, and a file's
 /// relative paths are taken from its folder when the binary runs it (the parser's own
 /// tests are AvatarCacheConfigurationTests' PipelineFileTests).
-@Suite struct PipelineFileTests {
+@Suite struct PipelineFileCLITests {
     func parse(_ text: String, environment: [String: String] = [:]) throws -> PipelineSettings {
         try PipelineFile.parse(text, file: "test.yml", environment: environment)
     }
@@ -37,7 +37,7 @@ import AvatarCacheTestKit
     }
 }
 
-extension PipelineFileTests {
+extension PipelineFileCLITests {
     @Test func relativePathsInAPipelineFileAreTakenFromItsFolder() throws {
         let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("chelsea.jpg"))])
         defer { server.shutdown() }

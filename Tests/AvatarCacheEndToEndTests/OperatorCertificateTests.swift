@@ -5,7 +5,7 @@ import AvatarCacheTestKit
 /// An intranet photo server whose certificate the operator's own authority signed, through
 /// the built binary's `--ca-file` (the fetcher's own connection tests, HTTP/2 rotation
 /// among them: AvatarCacheFetchingTests' ConnectionRotationTests).
-@Suite struct ConnectionRotationTests {
+@Suite struct OperatorCertificateTests {
     /// An intranet photo server whose certificate the operator's own authority signed:
     /// refused in words without `--ca-file`, fetched with it; a CA file that is not one is
     /// refused before the run.
