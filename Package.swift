@@ -428,6 +428,7 @@ let package = Package(
             name: "AvatarCacheEngineTests",
             dependencies: [
                 "AvatarCacheConfiguration",
+                "AvatarCacheExports",
                 "AvatarCacheLookupCommand",
                 "AvatarCacheModel",
                 "AvatarCacheStore",
