@@ -1,4 +1,4 @@
-import GRDB
+internal import GRDB
 
 /// The `cacheSetting` table: a few named values about the cache itself.
 enum CacheSettings {

@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// Least-recently-used eviction, as the apps' cache does it, monograms before photos: when
 /// the cache is over its budget, drop monograms, then photos, each kind accessed longest

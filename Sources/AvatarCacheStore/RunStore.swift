@@ -1,7 +1,7 @@
 import AvatarCacheModel
 import AvatarCacheSupport
 import Foundation
-import GRDB
+internal import GRDB
 
 /// What a warm run asks of the index, each method named for what it means to the run
 /// (the way GRDB's demo application keeps its `AppDatabase`): the pipeline opens no

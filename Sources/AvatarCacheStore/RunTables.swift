@@ -1,6 +1,6 @@
 import AvatarCacheModel
 import Foundation
-import GRDB
+internal import GRDB
 
 /// A run's working set, in temporary tables of the index's writer connection (gone with
 /// it; never in the cache file): the profiles and distinct photo sources of this run's

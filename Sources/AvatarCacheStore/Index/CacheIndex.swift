@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// The cache's index: one SQLite file (`index.sqlite`, WAL mode) beside the cache files,
 /// holding entries, their tier files, profiles, failures and access times. The only type

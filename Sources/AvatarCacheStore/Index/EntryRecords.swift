@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// The `entry` and `entryFile` tables (`EntryRecord`, `EntryFileRecord`): each source's
 /// cached images. The queries are named for the question they answer; each takes the

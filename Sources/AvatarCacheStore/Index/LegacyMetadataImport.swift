@@ -1,5 +1,5 @@
 import Foundation
-import GRDB
+internal import GRDB
 
 /// Taking over a cache that has no index yet: the `metadata.json` of avatar-cache before
 /// the index (schema 1) held every entry, profile and failure, and is imported whole, so

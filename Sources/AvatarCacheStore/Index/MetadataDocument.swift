@@ -1,7 +1,7 @@
 import AvatarCacheModel
 import AvatarCacheSupport
 import Foundation
-import GRDB
+internal import GRDB
 
 /// `metadata.json` at the cache root, schema 4: the document for the apps that read
 /// the cache. Each source (photo URL, `sha256:<hex>` for a photo the export carried, or

@@ -1,6 +1,6 @@
 import AvatarCacheModel
 import AvatarCacheMonograms
-import GRDB
+internal import GRDB
 
 /// `metadata.json`'s `users`: every profile of the index, in id order, as
 /// `MetadataDocument.User` encodes it (JSONEncoder's sorted keys, nulls omitted), with

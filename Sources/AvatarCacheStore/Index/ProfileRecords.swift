@@ -1,7 +1,7 @@
 import AvatarCacheModel
 import AvatarCacheMonograms
 import Foundation
-import GRDB
+internal import GRDB
 
 /// The `profile` table (`ProfileRecord`): per user id, what to draw (the sender of a
 /// notification banner).

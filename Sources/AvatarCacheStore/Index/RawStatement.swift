@@ -1,5 +1,5 @@
-import GRDB
-import GRDBSQLite
+internal import GRDB
+internal import GRDBSQLite
 
 /// A prepared statement bound and stepped through SQLite's C API, for the paths taken once
 /// per profile (`RunTables`: the record writer's statements and the monogram plan's walk

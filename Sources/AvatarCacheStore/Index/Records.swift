@@ -2,7 +2,7 @@ import AvatarCacheModel
 import AvatarCacheMonograms
 import AvatarCacheSupport
 import Foundation
-import GRDB
+internal import GRDB
 
 // The index's rows as GRDB records: each table's columns named once, in its `Columns`,
 // read and written by name (and listed from there where SQL copies rows between

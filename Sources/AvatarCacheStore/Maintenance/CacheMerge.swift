@@ -1,7 +1,7 @@
 import AvatarCacheModel
 import AvatarCacheSupport
 import Foundation
-import GRDB
+internal import GRDB
 import Logging
 
 /// `avatar-cache merge`: the union of several caches (the shards of a split run) in one.

@@ -1,7 +1,7 @@
 import AvatarCacheModel
 import AvatarCacheSupport
 import Foundation
-import GRDB
+internal import GRDB
 import Logging
 
 /// Checks a cache for CI (`verify`) and mends what can be mended (`--repair`): every
