@@ -109,8 +109,7 @@ public final class HTTPFetcher: Sendable {
     /// `Retry-After`, at most `retries` times and `maxRetryWait` seconds of waiting, all
     /// within `sourceDeadline` seconds. `credential`: the Monica token, attached only on hops to its host.
     /// `validators`: make the request conditional; a 304 gives `.notModified`.
-    /// `sized`: told a photo's `Content-Length` (nil: none declared) before its body is read
-    /// (each attempt's); the body is read once it returns, which may wait for memory.
+    /// `sized`: told a photo's `Content-Length` before its body is read (each attempt's).
     /// `slot`: the request's slot of the requests in flight, held by the caller; given back
     /// while waiting to try again (a `Retry-After` holds none) and taken again after.
     ///
@@ -123,7 +122,7 @@ public final class HTTPFetcher: Sendable {
     /// and `sourceDeadline`: a URL refused every time fails in seconds, the refusal as its
     /// reason. An answer saying its rate limit is spent holds the line before the next request.
     public func fetch(_ urlString: String, credential: MonicaCredential? = nil, validators: Validators? = nil,
-                      slot: RequestSlot? = nil, sized: (@Sendable (Int?) async -> Void)? = nil) async throws -> FetchResult {
+                      slot: RequestSlot? = nil, sized: (@Sendable (Int) async -> Void)? = nil) async throws -> FetchResult {
         var waited = 0.0
         var attempt = 0
         var ownRefusals = 0
@@ -283,7 +282,7 @@ public final class HTTPFetcher: Sendable {
     /// whole body. The client's own read timeout only notices silence, so a server that
     /// sends one byte a second would otherwise hold the attempt forever.
     private func fetchOnce(_ urlString: String, credential: MonicaCredential?, validators: Validators?, slot: RequestSlot?,
-                           sized: (@Sendable (Int?) async -> Void)?, timeout: Double, timeoutReason: String) async throws -> FetchResult {
+                           sized: (@Sendable (Int) async -> Void)?, timeout: Double, timeoutReason: String) async throws -> FetchResult {
         return try await withThrowingTaskGroup(of: FetchResult.self) { group in
             group.addTask {
                 try await self.attempt(urlString, credential: credential, validators: validators, slot: slot, sized: sized, timeout: timeout)
@@ -299,7 +298,7 @@ public final class HTTPFetcher: Sendable {
     }
 
     private func attempt(_ urlString: String, credential: MonicaCredential?, validators: Validators?, slot: RequestSlot?,
-                         sized: (@Sendable (Int?) async -> Void)?, timeout: Double) async throws -> FetchResult {
+                         sized: (@Sendable (Int) async -> Void)?, timeout: Double) async throws -> FetchResult {
         var url = try policy.checkedURL(urlString)
         let deadline = NIODeadline.now() + .milliseconds(Int64(max(timeout, 0) * 1000))
         var redirects = 0
@@ -400,15 +399,17 @@ public final class HTTPFetcher: Sendable {
     }
 
     /// A 200's body, within the size limit, hashed as it arrives.
-    private func body(of response: HTTPClientResponse, sized: (@Sendable (Int?) async -> Void)?) async throws -> FetchedPhoto {
+    private func body(of response: HTTPClientResponse, sized: (@Sendable (Int) async -> Void)?) async throws -> FetchedPhoto {
         let declared = response.headers.first(name: "Content-Length").flatMap(Int.init)
         if let declared, declared > limits.maxBytes {
             throw SourceFailure(.tooLarge, "Content-Length \(declared) bytes exceeds the limit of \(limits.maxBytes)")
         }
         var body: [UInt8] = []
         // The declared size (already within the limit) up front: no doubling copies.
-        if let declared, declared > 0 { body.reserveCapacity(declared) }
-        await sized?(declared)
+        if let declared, declared > 0 {
+            body.reserveCapacity(declared)
+            await sized?(declared)
+        }
         var hasher = SHA256()
         do {
             for try await chunk in response.body {

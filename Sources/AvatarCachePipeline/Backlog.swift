@@ -14,14 +14,9 @@ import Dispatch
 /// them were decoded, and the decode threads then waited a round trip for their answers
 /// (100 ms away: 1.52 times the loopback time; with the window, 1.2 times). By bytes: the bodies still downloading count too, by their
 /// `Content-Length` once the headers give it (`sized`), and before that by the mean size of
-/// the bodies so far (`firstEstimate` before any is known); no download starts while they
-/// and the waiting bodies add up to `byteLimit`. Without it, every download waiting for
-/// room started at once when room came (up to `--concurrency`), and each of their bodies
-/// then waited in memory. A body whose declared size does not fit beside what is held
-/// waits for room before it is read (`sized` returns then), ahead of any new download:
-/// the estimate only decides how many requests go out before the sizes are known, and
-/// the bytes stay within `byteLimit` whatever it guessed. A body without a
-/// `Content-Length` counts as a large one (`small`) while it comes.
+/// the bodies so far; no download starts while they and the waiting bodies add up to
+/// `byteLimit`. Without it, every download waiting for room started at once when room
+/// came (up to `--concurrency`), and each of their bodies then waited in memory.
 ///
 /// A download still under way `slowAfter` seconds after it started stops counting until
 /// its body has come: its bytes arrive at the network's pace, not in a burst, and a server
@@ -49,23 +44,14 @@ actor Backlog {
         var slow = false
         /// Admitted beyond the bounds, for decode threads starving (`starving`).
         var extra = false
-        /// When it was admitted, or let read its body after waiting for room (uptime nanoseconds).
+        /// When it was admitted (uptime nanoseconds).
         var admitted: UInt64 = 0
-        /// Its size is known and waits for room before its body is read: not counted, not slow.
-        var waitingForRoom = false
     }
 
     let limit: Int
     let small: Int
     let smallLimit: Int
     let byteLimit: Int
-    /// What a download counts for before any size is known.
-    let firstEstimate: Int
-    /// An account photo's size, about: what a run's downloads count for before the first
-    /// `Content-Length`. Far away the first round trip's requests are what it lets start
-    /// (8 MB of `--max-download-memory` at 32 KB: 256; at a large body's 256 KB, 31, and the
-    /// rest a round trip later); a larger body waits for room before it is read (`sized`).
-    static let accountPhoto = 32 << 10
     let slowAfter: Double
     /// The requests allowed in flight now (`RequestLimiter.currentWindow`): small bodies
     /// may wait up to that many, so that a round trip's worth of answers arriving together
@@ -87,8 +73,6 @@ actor Backlog {
     private var sizedBytes = 0
     private var sizedCount = 0
     private var waiters: [CheckedContinuation<Void, Never>] = []
-    /// Downloads whose declared size waits for room before their body is read, in order.
-    private var bodyWaiters: [(id: Int, size: Int, resume: CheckedContinuation<Void, Never>)] = []
     /// The decode threads wait while every body queued waits for memory (a 12 MP HEIC holds
     /// most of it): one download more may start beyond the bounds, so that a photo that fits
     /// beside it can come. At most `extraLimit` such bodies are held, and one downloads at a time.
@@ -98,10 +82,9 @@ actor Backlog {
     let extraLimit = 2
 
     init(limit: Int, small: Int = 256 << 10, smallLimit: Int? = nil,
-         byteLimit: Int = Int(Settings.maxDownloadMemory.defaultValue), firstEstimate: Int? = nil,
-         slowAfter: Double = 1, window: @escaping @Sendable () -> Int = { 0 }) {
+         byteLimit: Int = Int(Settings.maxDownloadMemory.defaultValue), slowAfter: Double = 1,
+         window: @escaping @Sendable () -> Int = { 0 }) {
         self.window = window
-        self.firstEstimate = firstEstimate ?? small
         self.limit = limit
         self.small = small
         self.smallLimit = smallLimit ?? 8 * limit
@@ -118,7 +101,7 @@ actor Backlog {
 
     /// One download at least always runs, whatever its size.
     private var withinBounds: Bool {
-        bodyWaiters.isEmpty && held < limit && smallHeld < max(smallLimit, window())
+        held < limit && smallHeld < max(smallLimit, window())
             && (bytes + woken * estimate < byteLimit || (places.isEmpty && woken == 0))
     }
     private var hasRoom: Bool { withinBounds || (starving.on && extraDownloading == 0 && extraHeld < extraLimit) }
@@ -131,8 +114,8 @@ actor Backlog {
     }
 
     /// What a download counts for before its size is known: the mean of the sizes known
-    /// so far (`firstEstimate` before the first).
-    private var estimate: Int { sizedCount == 0 ? firstEstimate : sizedBytes / sizedCount }
+    /// so far (a small body's size at first).
+    private var estimate: Int { sizedCount == 0 ? small : sizedBytes / sizedCount }
 
     /// Waits until there is room, then takes a place for one download.
     func admit() async -> Ticket {
@@ -151,19 +134,15 @@ actor Backlog {
         places[ticket.id] = place
         bytes += estimate
         underway += 1
-        watch()
+        if !watching {
+            watching = true
+            Task { await self.watchSlow() }
+        }
         return ticket
     }
 
-    /// Starts the task marking slow downloads (`watchSlow`) unless it runs.
-    private func watch() {
-        guard !watching else { return }
-        watching = true
-        Task { await self.watchSlow() }
-    }
-
     /// Marks each download still under way `slowAfter` seconds after its admission, waking
-    /// at the next one due; ends when none is under way (`watch` starts it again). One task
+    /// at the next one due; ends when none is under way (`admit` starts it again). One task
     /// for the run, not a task and a timer a download.
     private func watchSlow() async {
         let after = UInt64(slowAfter * 1e9)
@@ -171,7 +150,7 @@ actor Backlog {
             let now = DispatchTime.now().uptimeNanoseconds
             var nextDue: UInt64?
             var due: [Int] = []
-            for (id, place) in places where place.hold == nil && !place.slow && !place.waitingForRoom {
+            for (id, place) in places where place.hold == nil && !place.slow {
                 let at = place.admitted + after
                 if at <= now { due.append(id) } else { nextDue = min(nextDue ?? at, at) }
             }
@@ -184,45 +163,14 @@ actor Backlog {
         }
     }
 
-    /// The download's body will be `size` bytes (its `Content-Length`; nil: not declared,
-    /// counted as a large body until it has come). Returns once there is room for it: at
-    /// once while it fits beside the bytes held (or nothing else is held), else when enough
-    /// bodies are decoded; a download started beyond the bounds (`extra`) or already slow
-    /// does not wait.
-    func sized(_ ticket: Ticket, bytes declared: Int?) async {
+    /// The download's body will be `size` bytes (its `Content-Length`).
+    func sized(_ ticket: Ticket, bytes size: Int) {
         guard var place = places[ticket.id], place.hold == nil else { return }
-        let size = declared ?? max(small, place.bytes)
-        if let declared { learn(declared, &place) }
-        guard !place.slow, !place.extra else {
-            if !place.slow { count(size, &place) }
-            places[ticket.id] = place
-            wake()
-            return
-        }
-        // Its estimate gives way to its size, or to nothing while it waits behind those
-        // already waiting (served first) or for room.
-        count(0, &place)
-        places[ticket.id] = place
-        serveBodyWaiters()
-        guard bodyWaiters.isEmpty && fits(size) else {
-            place.waitingForRoom = true
-            places[ticket.id] = place
-            // `serveBodyWaiters` counts its size when it lets it go.
-            await withCheckedContinuation { bodyWaiters.append((ticket.id, size, $0)) }
-            // Its body comes from now: slow, like any, a second after (the watch may
-            // have ended while only bodies waiting for room were under way).
-            places[ticket.id]?.admitted = DispatchTime.now().uptimeNanoseconds
-            watch()
-            wake()
-            return
-        }
-        count(size, &place)
+        learn(size, &place)
+        if !place.slow { count(size, &place) }
         places[ticket.id] = place
         wake()
     }
-
-    /// A body of `size` bytes may be read beside those held: within the bytes, or alone.
-    private func fits(_ size: Int) -> Bool { bytes + size <= byteLimit || bytes == 0 }
 
     /// The body is downloaded (`size` bytes) and waits for its decode. Returns how many
     /// bodies wait now, this one included.
@@ -283,7 +231,6 @@ actor Backlog {
     /// slow start: 250 ms away, five round trips to reach the window.
     /// Beyond the bounds (decode threads starving) one at a time.
     private func wake() {
-        serveBodyWaiters()
         // The bodies still to come count against the bound they will be held under (the
         // estimate says which): as many start as could then wait within it.
         let bodies = estimate < small ? max(smallLimit, window()) - smallHeld : limit - held
@@ -294,20 +241,6 @@ actor Backlog {
         if !waiters.isEmpty, woken == 0, hasRoom {
             woken += 1
             waiters.removeFirst().resume()
-        }
-    }
-
-    /// Bodies whose size is known, waiting for room, go first: in order, as many as fit,
-    /// each counted at its size as it goes.
-    private func serveBodyWaiters() {
-        while let next = bodyWaiters.first, fits(next.size) {
-            bodyWaiters.removeFirst()
-            if var place = places[next.id] {
-                count(next.size, &place)
-                place.waitingForRoom = false
-                places[next.id] = place
-            }
-            next.resume.resume()
         }
     }
 

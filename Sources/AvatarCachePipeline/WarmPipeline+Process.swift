@@ -43,12 +43,10 @@ extension WarmPipeline {
         // Downloaded bodies waiting for a decode thread: beyond a couple per thread they
         // only hold memory, so no new download starts while that many wait; small ones
         // (under 256 KB) are counted apart, eight times as many; and they and the bodies
-        // still downloading hold at most `maxDownloadMemory` (Backlog), a body whose size
-        // does not fit waiting before it is read. Before any size is known a download
-        // counts for an account photo (`Backlog.accountPhoto`): the first round trip's requests.
+        // still downloading hold at most `maxDownloadMemory` (Backlog).
         let backlog = Backlog(limit: max(2, 2 * shared.pool.threadCount),
                               byteLimit: Int(clamping: configuration.maxDownloadMemory),
-                              firstEstimate: Backlog.accountPhoto, window: { limiter.currentWindow })
+                              window: { limiter.currentWindow })
         shared.pool.tellStarving { starving, sequence in Task { await backlog.starving(starving, sequence: sequence) } }
         defer { shared.pool.tellStarving(nil) }
         let coordinator = RenderCoordinator(known: { [self] in knownFiles(forContent: $0, state: state) })
