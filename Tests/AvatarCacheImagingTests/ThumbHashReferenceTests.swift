@@ -7,23 +7,7 @@ import AvatarCacheTestKit
 /// ThumbHash held to its reference implementation (Tests/Fixtures/thumbhash): our encoder
 /// (the imaging module) and our decoder (the lookup library, which draws the placeholder).
 @Suite struct ThumbHashReferenceTests {
-    struct Reference: Decodable {
-        struct Picture: Decodable {
-            struct Decoded: Decodable { var width: Int; var height: Int; var rgba: String }
-            var name: String
-            var width: Int
-            var height: Int
-            var rgba: String
-            var hash: String
-            var decoded: Decoded
-        }
-        var pictures: [Picture]
-    }
-
-    static func reference() throws -> Reference {
-        let url = Fixtures.repositoryRoot.appendingPathComponent("Tests/Fixtures/thumbhash/reference.json")
-        return try JSONDecoder().decode(Reference.self, from: Data(contentsOf: url))
-    }
+    static func reference() throws -> ThumbHashReference { try ThumbHashReference.load() }
 
     /// The reference's bytes, but for what no two maths libraries agree on: where a
     /// coefficient is zero in exact arithmetic (a symmetric picture), its last bit of cos

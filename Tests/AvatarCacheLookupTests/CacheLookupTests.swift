@@ -447,16 +447,7 @@ import AvatarCacheTestKit
     /// pixels from its hashes (Tests/Fixtures/thumbhash), and a hash that is not base64
     /// refused.
     @Test func aThumbHashDecodesFromBase64ToTheReferencesPixels() throws {
-        struct Reference: Decodable {
-            struct Picture: Decodable {
-                struct Decoded: Decodable { var width: Int; var height: Int; var rgba: String }
-                var name: String
-                var hash: String
-                var decoded: Decoded
-            }
-            var pictures: [Picture]
-        }
-        let reference = try JSONDecoder().decode(Reference.self, from: Data(contentsOf: Fixtures.file("thumbhash/reference.json")))
+        let reference = try ThumbHashReference.load()
         #expect(reference.pictures.count == 7)
         for picture in reference.pictures {
             let image = try ThumbHash.decode(base64: picture.hash)
