@@ -34,10 +34,12 @@ def load(cache):
     return document
 
 
-def tier(points, scale, available):
-    """The apps' decode rule: a view of `points` needs max(points × 2, 110) points × scale
-    pixels; the smallest tier at least that large, else the largest there is."""
-    needed = math.ceil(max(points * 2, 110) * scale)
+def tier(points, scale, available, smallest_decode=110):
+    """The apps' decode rule: a view of `points` needs max(points × 2, smallest_decode)
+    points × scale pixels, smallest_decode being the smallest of the document's
+    `decodeSizes` (110 without them); the smallest tier at least that large, else the
+    largest there is."""
+    needed = math.ceil(max(points * 2, smallest_decode) * scale)
     tiers = sorted(available)
     if not tiers:
         return None
@@ -67,7 +69,8 @@ def answer(document, root, user_id, user, points, scale, source=None):
     elif user:
         result["placeholder"] = {"color": user["color"]}
     if entry is not None:
-        chosen = tier(points, scale, [int(t) for t in entry["files"]])
+        sizes = [s for s in document.get("decodeSizes") or [] if isinstance(s, int) and s > 0]
+        chosen = tier(points, scale, [int(t) for t in entry["files"]], min(sizes) if sizes else 110)
         if chosen is not None:
             file = entry["files"][str(chosen)]
             result.update(tier=chosen, side=file["width"], file=os.path.join(root, file["filename"]))

@@ -1,7 +1,7 @@
 /// Base64 (RFC 4648's standard alphabet, padded) decoded straight from the text's bytes,
 /// skipping the blanks and line ends that exports fold it with: an inline photo of 20 MB
-/// is decoded without a copy of its text, and without reading it as `Character`s (a 26 MB
-/// vCard took 4 s that way). It takes whole groups of four with `=` only as the last one
+/// is decoded without a copy of its text, and without reading it as `Character`s
+/// (docs/performance-notes.md, "Base64 from the bytes"). It takes whole groups of four with `=` only as the last one
 /// or two (RFC 4648), and gives `Data(base64Encoded:)`'s bytes for them; it refuses a
 /// stray `=` after a whole group, which Foundation lets by.
 enum Base64 {

@@ -13,6 +13,18 @@ import Glibc
 import Darwin
 #endif
 
+/// Where a process's accesses went when it was done with the cache (`AccessRecorder.finish`).
+package enum AccessesKept: Equatable, Sendable {
+    /// There were none (nothing answered with an entry, or all were written before).
+    case none
+    /// Appended to the cache's access journal at this path, for the next writer to fold in.
+    case journal(String)
+    /// Written into the index at this path.
+    case index(String)
+    /// Neither could be written here (a read-only cache): the prune sees older times.
+    case notKept
+}
+
 /// Records lookups as accesses for the prune, off the caller's path: a lookup adds its
 /// entry's key to a pending set (a lock and a dictionary insert); a serial queue writes
 /// the set in one transaction at most every `interval` seconds, or at once when
@@ -100,24 +112,32 @@ final class AccessRecorder: @unchecked Sendable {
     /// the next writer), then leaves the index's log as this process found it: folded into
     /// the index and emptied (a TRUNCATE checkpoint, which waits for nobody either: while
     /// another process writes or reads an older snapshot, it folds what it can and leaves
-    /// the rest to them); and closes the writing connection.
-    func finish() {
+    /// the rest to them); and closes the writing connection. Returns where the accesses
+    /// went.
+    @discardableResult
+    func finish() -> AccessesKept {
         queue.sync {
             var batch = self.takePending()
-            guard !batch.isEmpty else { return }
+            guard !batch.isEmpty else { return .none }
+            let journal = directory + "/" + AccessJournal.fileName
+            var journaled = false
             if self.connection == nil, let size = AccessJournal.appended(batch, toCacheAt: self.directory) {
-                if size < AccessJournal.foldSize { return }
+                if size < AccessJournal.foldSize { return .journal(journal) }
                 batch = [:]
+                journaled = true
             }
-            guard let connection = self.open() else { return }
+            guard let connection = self.open() else { return journaled ? .journal(journal) : .notKept }
+            defer {
+                sqlite3_close_v2(connection)
+                self.connection = nil
+            }
             sqlite3_busy_timeout(connection, 0)
             if self.commit(batch, on: connection) {
                 _ = sqlite3_wal_checkpoint_v2(connection, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
-            } else if !batch.isEmpty {
-                AccessJournal.append(batch, toCacheAt: self.directory)
+                return .index(file.path)
             }
-            sqlite3_close_v2(connection)
-            self.connection = nil
+            if journaled { return .journal(journal) }
+            return AccessJournal.append(batch, toCacheAt: self.directory) ? .journal(journal) : .notKept
         }
     }
 

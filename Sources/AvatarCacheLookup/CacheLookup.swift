@@ -95,6 +95,12 @@ public final class CacheLookup: Sendable {
     /// another process is using it).
     deinit { recorder?.finish() }
 
+    /// Records what waits as a process done with the cache does (what the lookup does
+    /// when released), and says where it went; nil when this lookup records no accesses.
+    package func finishRecording() -> AccessesKept? {
+        recorder?.finish()
+    }
+
     /// Returns when the accesses recorded so far are in the index (a test, or a process
     /// about to exit; they are otherwise written within a second). A warm-up holding the
     /// index longer than 10 s leaves them waiting for the next write. The wait (a warm-up's
@@ -127,7 +133,7 @@ public final class CacheLookup: Sendable {
     }
 
     /// Every tier of what user `id` shows (its photo, else its monogram), smallest first:
-    /// the sizes ``tier(forViewSize:scale:available:)`` chooses from, each with its file.
+    /// the sizes ``tier(forViewSize:scale:available:smallestDecodeSize:)`` chooses from, each with its file.
     /// Empty when nothing is cached for the user yet. Not counted as an access.
     /// - Throws: ``LookupError/notFound(_:)`` when the cache holds no such user.
     public func tiers(forUser id: String) async throws -> [Tier] {
@@ -194,7 +200,7 @@ public final class CacheLookup: Sendable {
     }
 
     /// A tier of an entry: its nominal size in pixels (330, 900: what
-    /// ``tier(forViewSize:scale:available:)`` chooses among), the file's actual side (less
+    /// ``tier(forViewSize:scale:available:smallestDecodeSize:)`` chooses among), the file's actual side (less
     /// for a photo smaller than the tier, which is never upscaled), the file.
     public struct Tier: Sendable, Equatable, Hashable {
         public var pixels: Int
@@ -217,7 +223,7 @@ public final class CacheLookup: Sendable {
             var answer = Self.answer(for: profile, asked: nil)
             let shown = try shown(reader, profile)
             if let shown { answer.kind = shown.kind }
-            fill(&answer, shown?.entry, viewSize: viewSize, scale: scale)
+            fill(&answer, shown?.entry, viewSize: viewSize, scale: scale, smallestDecodeSize: try reader.smallestDecodeSize())
             return (answer, shown?.key)
         }
     }
@@ -237,7 +243,7 @@ public final class CacheLookup: Sendable {
             var answer = try reader.owner(ofSource: url).map { Self.answer(for: $0, asked: url) } ?? Answer(kind: .photo)
             answer.photoURL = url
             answer.kind = .photo
-            fill(&answer, entry, viewSize: viewSize, scale: scale)
+            fill(&answer, entry, viewSize: viewSize, scale: scale, smallestDecodeSize: try reader.smallestDecodeSize())
             return (answer, url)
         }
     }
@@ -260,15 +266,22 @@ public final class CacheLookup: Sendable {
     }
 
     /// The apps' decode rule: a view of `viewSize` points needs a decode of
-    /// max(viewSize × 2, 110) points × `scale` pixels; the smallest tier at least that
-    /// large, else the largest.
-    public static func tier(forViewSize viewSize: Double, scale: Double, available: [Int]) -> Int? {
-        let needed = Int((max(viewSize * 2, 110) * scale).rounded(.up))
+    /// max(viewSize × 2, `smallestDecodeSize`) points × `scale` pixels; the smallest tier
+    /// at least that large, else the largest. `smallestDecodeSize` is the smallest decode
+    /// size the cache's warm was given (`--size`; the answers use the cache's own).
+    /// Default 110, the smallest of the default sizes.
+    public static func tier(forViewSize viewSize: Double, scale: Double, available: [Int],
+                            smallestDecodeSize: Double = defaultSmallestDecodeSize) -> Int? {
+        let needed = Int((max(viewSize * 2, smallestDecodeSize) * scale).rounded(.up))
         let sorted = available.sorted()
         return sorted.first { $0 >= needed } ?? sorted.last
     }
 
-    @available(*, deprecated, renamed: "tier(forViewSize:scale:available:)")
+    /// The smallest of the warm's default decode sizes (110 and 300 points): the tier
+    /// rule's floor for a cache that recorded none.
+    public static let defaultSmallestDecodeSize = 110.0
+
+    @available(*, deprecated, renamed: "tier(forViewSize:scale:available:smallestDecodeSize:)")
     public static func tier(forViewPoints points: Double, scale: Double, available: [Int]) -> Int? {
         tier(forViewSize: points, scale: scale, available: available)
     }
@@ -328,13 +341,14 @@ public final class CacheLookup: Sendable {
                      foreground: AvatarColor.textColor(on: profile.color))
     }
 
-    private func fill(_ answer: inout Answer, _ entry: IndexReader.Entry?, viewSize: Double, scale: Double) {
+    private func fill(_ answer: inout Answer, _ entry: IndexReader.Entry?, viewSize: Double, scale: Double, smallestDecodeSize: Int?) {
         if let entry, entry.kind == .photo {
             answer.placeholder = entry.placeholder
         } else if let color = answer.color {
             answer.placeholder = Placeholder(color: color)
         }
-        if let entry, let tier = Self.tier(forViewSize: viewSize, scale: scale, available: Array(entry.files.keys)),
+        if let entry, let tier = Self.tier(forViewSize: viewSize, scale: scale, available: Array(entry.files.keys),
+                                           smallestDecodeSize: smallestDecodeSize.map(Double.init) ?? Self.defaultSmallestDecodeSize),
            let file = entry.files[tier] {
             answer.tier = tier
             answer.side = file.side

@@ -27,6 +27,8 @@ final class IndexReader: @unchecked Sendable {
     private let entryStatement: OpaquePointer
     private let filesStatement: OpaquePointer
     private var usersPrepared: OpaquePointer?
+    /// Nil for an index without the `cacheSetting` table (its writer recorded no sizes).
+    private let decodeSizesStatement: OpaquePointer?
     private let begin: OpaquePointer
     private let commit: OpaquePointer
     let file: URL
@@ -73,7 +75,7 @@ final class IndexReader: @unchecked Sendable {
         do {
             // One statement reads the schema (a file that is not an index fails here, in
             // SQLite's words) and the three tables' columns.
-            let columns = try Self.columns(of: ["profile", "entry", "entryFile"], handle, file: file)
+            let columns = try Self.columns(of: ["profile", "entry", "entryFile", "cacheSetting"], handle, file: file)
             let entryColumns = columns["entry", default: []]
             guard columns["profile", default: []].isSuperset(of: ["id", "displayName", "initials", "glyph", "color", "photoSource"]),
                   entryColumns.isSuperset(of: ["key", "kind"]),
@@ -85,6 +87,8 @@ final class IndexReader: @unchecked Sendable {
             profileStatement = try Self.prepare(handle, "SELECT id, displayName, initials, glyph, color, photoSource FROM profile WHERE id = ?1", file: file)
             entryStatement = try Self.prepare(handle, "SELECT kind, \(placeholder) FROM entry WHERE key = ?1", file: file)
             filesStatement = try Self.prepare(handle, "SELECT tier, filename, width FROM entryFile WHERE entryKey = ?1", file: file)
+            decodeSizesStatement = columns["cacheSetting", default: []].isSuperset(of: ["name", "value"])
+                ? try Self.prepare(handle, "SELECT value FROM cacheSetting WHERE name = 'decodeSizes'", file: file) : nil
             begin = try Self.prepare(handle, "BEGIN", file: file)
             commit = try Self.prepare(handle, "COMMIT", file: file)
         } catch {
@@ -94,7 +98,7 @@ final class IndexReader: @unchecked Sendable {
     }
 
     deinit {
-        for statement in [profileStatement, ownerPrepared, entryStatement, filesStatement, usersPrepared, begin, commit] {
+        for statement in [profileStatement, ownerPrepared, entryStatement, filesStatement, usersPrepared, decodeSizesStatement, begin, commit] {
             sqlite3_finalize(statement)
         }
         sqlite3_close_v2(connection)
@@ -135,6 +139,15 @@ final class IndexReader: @unchecked Sendable {
             if let id = text(usersStatement, 0) { ids.append(id) }
         }
         return ids
+    }
+
+    /// The smallest decode size in points the cache's last warm was given (`--size`; the
+    /// writer's `decodeSizes` setting, "110,300"); nil when it recorded none.
+    func smallestDecodeSize() throws -> Int? {
+        guard let statement = decodeSizesStatement else { return nil }
+        defer { sqlite3_reset(statement) }
+        guard try row(statement), let sizes = text(statement, 0) else { return nil }
+        return sizes.split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }.min()
     }
 
     func entry(key: String) throws -> Entry? {

@@ -20,7 +20,8 @@ public struct Lookup: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         abstract: "Print the file to draw for a user or a photo URL, for a view of a given size.",
         discussion: """
-            The tier is the smallest at least max(size × 2, 110) points × --scale, else the largest. \
+            The tier is the smallest at least max(size × 2, s) points × --scale, else the largest, \
+            s being the smallest --size the cache's warm was given (110 by default). \
             Counts as an access for the prune (recorded in the cache's index). \
             Exit code 66 when the user or URL is not in the cache.
             """
@@ -139,10 +140,11 @@ public struct Lookup: AsyncParsableCommand {
         /// (after printing it).
         public func run() throws {
             let answer: CacheLookup.Answer
+            let lookup: CacheLookup
             do {
                 let directory = URL(fileURLWithPath: cache, isDirectory: true)
                 try Lookup.prepareCache?(directory)
-                let lookup = try CacheLookup(cache: directory)
+                lookup = try CacheLookup(cache: directory)
                 if LogLevelOption.logs("debug", given: logLevel) { writeToStandardError("avatar-cache: debug: opened \(directory.appendingPathComponent(CacheLookup.indexName).path)\n") }
                 let ask = { try user.map { try lookup.blocking.answer(forUser: $0, viewSize: size, scale: scale) }
                     ?? lookup.blocking.answer(forPhotoURL: url ?? "", viewSize: size, scale: scale) }
@@ -162,7 +164,6 @@ public struct Lookup: AsyncParsableCommand {
             } catch {
                 throw Lookup.fail(error)
             }
-            if LogLevelOption.logs("debug", given: logLevel) { writeToStandardError("avatar-cache: debug: \(accessNote(answer))\n") }
             if json {
                 try printJSON(answer)
             } else if let file = answer.file {
@@ -170,22 +171,20 @@ public struct Lookup: AsyncParsableCommand {
             } else {
                 print("no cached image: draw \(answer.initials ?? "??") in \(answer.textColor ?? "") on \(answer.color ?? "")")
             }
+            // Recorded now rather than as the lookup is released, to say where it went.
+            if LogLevelOption.logs("debug", given: logLevel), let kept = lookup.finishRecording() {
+                writeToStandardError("avatar-cache: debug: \(Self.note(kept))\n")
+            }
         }
 
-        /// What becomes of this lookup's access, in words: recorded for the prune as this
-        /// process ends (in the cache's access journal, else in its index: the library's
-        /// `AccessRecorder.finish`) when an entry answered and either can be written here,
-        /// else why not.
-        func accessNote(_ answer: CacheLookup.Answer) -> String {
-            guard answer.file != nil else { return "no entry answered: no access to record" }
-            let directory = URL(fileURLWithPath: cache, isDirectory: true)
-            let journal = directory.appendingPathComponent(AccessJournal.fileName).path
-            if access(journal, W_OK) == 0 || (access(journal, F_OK) != 0 && access(directory.path, W_OK) == 0) {
-                return "the access is recorded for the prune (in \(journal) as this process ends)"
+        /// What became of this lookup's access, in words.
+        static func note(_ kept: AccessesKept) -> String {
+            switch kept {
+            case .none: "no entry answered: no access to record"
+            case let .journal(path): "the access is recorded for the prune (in \(path))"
+            case let .index(path): "the access is recorded for the prune (in \(path))"
+            case .notKept: "the access is not recorded: the cache is read-only here (neither its access journal nor its index can be written)"
             }
-            let index = directory.appendingPathComponent(CacheLookup.indexName).path
-            if access(index, W_OK) == 0 { return "the access is recorded for the prune (in \(index) as this process ends)" }
-            return "the access is not recorded: the cache is read-only here (neither \(journal) nor \(index) can be written)"
         }
     }
 

@@ -194,7 +194,7 @@ public final class WarmPipeline: Sendable {
         // A first warm's metadata.json exists from here on; a killed run's is written again.
         let metadata = MetadataRefresh(directory: directory, store: store, started: started)
         try metadata.begin(previousRunInterrupted: session.previousRunInterrupted)
-        try store.beginRun(at: started, shard: configuration.shard?.description)
+        try store.beginRun(at: started, shard: configuration.shard?.description, decodeSizes: configuration.pointSizes)
         let referenced = try store.referencedFileNames()
         var listing = try directory.listFiles()
         let swept = Set(try directory.sweep(keeping: referenced, leftoversOnly: true, in: listing))

@@ -20,13 +20,21 @@ package struct RunStore: Sendable {
     package typealias RecordPosition = RunTables.RecordWriter.RecordPosition
 
     /// Before the run reads anything: failures past their retry time forgotten, the
-    /// run's working set emptied, and which shard's profiles this cache holds noted
-    /// (how `merge` tells shards apart).
-    package func beginRun(at started: Date, shard: String?) throws {
+    /// run's working set emptied, which shard's profiles this cache holds noted (how
+    /// `merge` tells shards apart), and the decode sizes in points it was given (the
+    /// lookup's tier rule starts from the smallest).
+    package func beginRun(at started: Date, shard: String?, decodeSizes: [Int]) throws {
         try index.write { db in
             try FailureRecords.expire(db, before: started)
             try RunTables.create(db)
             try CacheSettings.set(db, CacheSettings.shard, to: shard)
+            let sizes = Set(decodeSizes.filter { $0 > 0 }).sorted()
+            let text = sizes.isEmpty ? nil : sizes.map(String.init).joined(separator: ",")
+            if try CacheSettings.value(db, CacheSettings.decodeSizes) != text {
+                try CacheSettings.set(db, CacheSettings.decodeSizes, to: text)
+                // metadata.json says them too: the run's end writes it again.
+                try CacheSettings.set(db, CacheSettings.metadataStamp, to: nil)
+            }
         }
     }
 

@@ -30,8 +30,8 @@ package enum RunTables {
     /// Writes a batch of export records: the profile, and this run's profile and source
     /// (the first record of an id or a source keeps its rank; a URL one record marks for
     /// the Monica token keeps it). Statements prepared once per batch, run through
-    /// `RawStatement` (once per record: a million-profile re-run's read stage takes 2.1 s
-    /// so, 4.7 s through GRDB's binding).
+    /// `RawStatement`, which boxes nothing per record (docs/performance-notes.md,
+    /// "RawStatement").
     package struct RecordWriter {
         let addProfile: RawStatement
         let firstOfProfile: RawStatement
@@ -199,8 +199,8 @@ package enum RunTables {
     }
 
     /// This run's profiles, in id order (a walk along both primary keys), each with
-    /// whether its photo is cached. Stepped through SQLite's C API (`RawStatement`): a
-    /// million rows, 0.51 s rather than 0.73 s through GRDB's `Row` cursor.
+    /// whether its photo is cached. Stepped through SQLite's C API (`RawStatement`), not
+    /// GRDB's `Row` cursor (docs/performance-notes.md, "RawStatement").
     static func forEachProfile(_ db: Database, _ body: (ProfileSummary) throws -> Void) throws {
         let statement = try RawStatement(db, sql: """
             SELECT r.rank, p.initials, p.glyph, p.color, p.photoSource IS NOT NULL,

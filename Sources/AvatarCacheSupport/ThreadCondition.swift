@@ -16,7 +16,7 @@ import Darwin
 ///
 /// It blocks the calling thread: the decode and file threads we own wait on it for work
 /// and memory; the read stage (on the run's task) waits on it only while the index's
-/// writer still has two batches of records to write, as it waited on a semaphore before.
+/// writer still has two batches of records to write.
 package final class ThreadCondition<State> {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)

@@ -7,8 +7,8 @@ import Foundation
 extension String {
     /// `trimmingCharacters(in: .whitespacesAndNewlines)`: the same characters (Unicode's
     /// White_Space, and U+200B, which Foundation counts among its blanks), walking in from
-    /// the two ends only. Foundation's reads the whole string as UTF-16, which took most of
-    /// a second, and twice the string's size, on a 26 MB `data:` URL.
+    /// the two ends only, where Foundation's reads the whole string as UTF-16
+    /// (docs/performance-notes.md, "Trimming from the ends").
     package var trimmedWhitespace: String {
         guard let first = utf8.first, let last = utf8.last else { return self }
         func plain(_ byte: UInt8) -> Bool { byte > 0x20 && byte < 0x7F }

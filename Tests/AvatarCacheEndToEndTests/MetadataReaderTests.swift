@@ -60,7 +60,7 @@ import AvatarCacheTestSupport
         _ = try await WarmPipeline(configuration: configuration, logger: .test).run()
 
         let document = try Fixtures.loadDocument(cache)
-        #expect(document.schemaVersion == 4)
+        #expect(document.schemaVersion == 5 && document.decodeSizes == [110, 300])
         #expect(document.users?["broken-photo"]?.kind == .monogram)
         #expect(document.users?["broken-photo"]?.photo == samples.server.url("/photos/missing.jpg"))
         let kinds = try Self.expectReaderAnswersAsLookup(cache)
@@ -124,7 +124,7 @@ import AvatarCacheTestSupport
         }
         #expect(process.isRunning, "the run still waits for the slow photo")
         let document = try #require(seen, "metadata.json with the committed photos while the run goes on")
-        #expect(document.schemaVersion == 4)
+        #expect(document.schemaVersion == MetadataDocument.schemaVersion)
         #expect(Set(document.users.map { Array($0.keys) } ?? []) == Set(users.map(\.id)), "every user read is in it")
         #expect(document.users?["slow"]?.kind == AvatarKind.notCached, "the slow photo is not committed yet")
 
@@ -162,6 +162,35 @@ import AvatarCacheTestSupport
         #expect(found.map(\.kind) == [.documentDangling] && found.first?.subject == "user a", "\(found)")
         _ = try verifier.verify(budgetBytes: 100_000_000, repair: true)
         #expect(try verifier.verify(budgetBytes: 100_000_000, repair: false).problems.isEmpty)
+    }
+
+    /// A warm given other decode sizes records them (the index's `decodeSizes`, the
+    /// document's): the tier rule starts from the smallest, in the library, the binary and
+    /// the Python reader alike.
+    @Test func theTierRuleStartsFromTheSizesTheWarmWasGiven() async throws {
+        let server = try FixtureServer(routes: ["/a.jpg": .ok(bytes: try Fixtures.photo("retina.jpg"))])
+        defer { server.shutdown() }
+        let directory = try Fixtures.temporaryDirectory("metadata-decode-sizes")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cache = directory.appendingPathComponent("cache")
+        let export = try Fixtures.writeUsersExport([(id: "a", name: "Ann Lee", url: server.url("/a.jpg")),
+                                                    (id: "b", name: "Bo Kim", url: nil)], in: directory)
+        var configuration = Fixtures.configuration(exports: [export], cache: cache)
+        configuration.pointSizes = [200, 64]
+        configuration.scales = [2, 3]
+        _ = try await WarmPipeline(configuration: configuration, logger: .test).run()
+
+        #expect(try Fixtures.loadDocument(cache).decodeSizes == [64, 200])
+        let lookup = try CacheLookup(cache: cache, recordsAccess: false)
+        // 20 pt at 3× needs max(40, 64) × 3 = 192 px (the rule from 110 would take 400).
+        #expect(try lookup.blocking.answer(forUser: "a", viewSize: 20, scale: 3).tier == 192)
+        #expect(try lookup.blocking.answer(forUser: "a", viewSize: 20, scale: 2).tier == 128)
+        #expect(try lookup.blocking.answer(forUser: "b", viewSize: 20, scale: 3).tier == 192, "a monogram too")
+        let result = try Binary.run(["lookup", "--cache", cache.path, "--user", "a", "--json", "--size", "20", "--scale", "3"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try JSONDecoder().decode(CacheLookup.Answer.self, from: Data(result.stdout.utf8)).tier == 192)
+        try Self.expectReaderAnswersAsLookup(cache)
+        #expect(try Self.readerAnswers(cache, size: 20, scale: 3)["a"]?.tier == 192)
     }
 
     /// A re-run that changes nothing a reader finds leaves the document as it is (a

@@ -36,6 +36,8 @@ import AvatarCacheTestSupport
         lines.append("echo '== stats'; \(binary) stats --cache \(cache) --json")
         lines.append("echo '== verify'; \(binary) verify --cache \(cache) --json")
         lines.append("echo '== prune'; \(binary) prune --cache \(cache) --budget 1KB; echo \"prune exit $?\"")
+        // What became of a lookup's access, in its debug log (on standard output here).
+        lines.append("echo '== access'; \(binary) lookup --cache \(cache) --user \(Self.users[0]) --log-level debug 2>&1 >/dev/null")
         return lines.joined(separator: "\n")
     }
 
@@ -71,6 +73,7 @@ import AvatarCacheTestSupport
         #expect((verify?["problems"] as? [Any])?.isEmpty == true && (verify?["entries"] as? Int ?? 0) > 0, "\(answers["verify"] ?? output.stderr)")
         #expect(answers["prune"]?.contains("prune exit 73") == true && output.stderr.contains("is read-only here"), "\(output.stderr)")
         #expect(!output.stderr.contains("attempt to write a readonly database"), "\(output.stderr)")
+        #expect(answers["access"]?.contains("the access is not recorded: the cache is read-only here") == true, "\(answers["access"] ?? output.stderr)")
     }
 
     @Test(.enabled(if: Namespaces.mount, "needs a private mount namespace (unshare -m): run as root"))

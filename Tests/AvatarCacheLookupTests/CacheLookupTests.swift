@@ -156,6 +156,38 @@ import AvatarCacheTestKit
         // Any density: 1.5× needs 165 px for 55 pt, 2.625× 288.75 (289) px.
         #expect(CacheLookup.tier(forViewSize: 55, scale: 1.5, available: [110, 165, 330]) == 165)
         #expect(CacheLookup.tier(forViewSize: 55, scale: 2.625, available: [288, 289, 330]) == 289)
+        // From another smallest decode size: 64 pt at 3× is 192 px, where 110 pt needs 330.
+        #expect(CacheLookup.tier(forViewSize: 20, scale: 3, available: [192, 330, 600], smallestDecodeSize: 64) == 192)
+        #expect(CacheLookup.tier(forViewSize: 20, scale: 3, available: [192, 330, 600]) == 330)
+        #expect(CacheLookup.tier(forViewSize: 40, scale: 3, available: [192, 330, 600], smallestDecodeSize: 64) == 330)
+    }
+
+    /// The rule's floor is the smallest decode size the cache's warm was given (its
+    /// `decodeSizes` setting), not the default sizes' 110: a cache warmed with `--size 64
+    /// --size 200 --scale 2 --scale 3` answers a 20 pt view at 3× with its 192 px tier, and
+    /// at 2× with 128; without the setting (an older cache) the floor is 110.
+    @Test func theTierRuleStartsFromTheCachesOwnSmallestDecodeSize() throws {
+        let cache = try Cache("lookup-decode-sizes")
+        defer { cache.remove() }
+        try cache.index.addProfile(id: "pat", displayName: "Pat Doe", initials: "PD", color: "#007AFF", photoSource: Self.photoURL)
+        try cache.index.addEntry(key: Self.photoURL, kind: "photo", tiers: [128: 128, 192: 192, 400: 400, 600: 600])
+        func tier(_ viewSize: Double, _ scale: Double) throws -> Int? {
+            // A new lookup each time: the setting is read with each answer, as a warm may change it.
+            let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
+            return try lookup.blocking.answer(forUser: "pat", viewSize: viewSize, scale: scale).tier
+        }
+        #expect(try tier(20, 3) == 400, "no setting: max(40, 110) × 3 = 330 px, the 400 tier")
+        try cache.index.execute("CREATE TABLE cacheSetting (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+        #expect(try tier(20, 3) == 400, "a table without the setting: the same")
+        try cache.index.execute("INSERT INTO cacheSetting (name, value) VALUES ('decodeSizes', '64,200')")
+        let lookup = try CacheLookup(cache: cache.directory, recordsAccess: false)
+        #expect(try lookup.blocking.answer(forUser: "pat", viewSize: 20, scale: 3).tier == 192)
+        #expect(try lookup.blocking.answer(forUser: "pat", viewSize: 20, scale: 2).tier == 128)
+        #expect(try lookup.blocking.answer(forPhotoURL: Self.photoURL, viewSize: 20, scale: 3).tier == 192)
+        #expect(try lookup.blocking.answer(forUser: "pat", viewSize: 100, scale: 3).tier == 600)
+        // Changed by a later warm: the open lookup answers by the new sizes.
+        try cache.index.execute("UPDATE cacheSetting SET value = '110,300' WHERE name = 'decodeSizes'")
+        #expect(try lookup.blocking.answer(forUser: "pat", viewSize: 20, scale: 3).tier == 400)
     }
 
     @Test func usersComeAPageAtATimeInByteOrder() throws {

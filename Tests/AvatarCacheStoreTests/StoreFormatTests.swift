@@ -74,6 +74,7 @@ struct IndexAndDocumentTests {
         let (index, directory) = try Self.index(Self.sample(entries: 2500))
         defer { index.close(); try? FileManager.default.removeItem(at: directory) }
         let date = Date(timeIntervalSince1970: 1_795_304_704.029)
+        try index.write { try CacheSettings.set($0, CacheSettings.decodeSizes, to: "64,200") }
         try index.read { try MetadataDocument.write(from: $0, to: CacheDirectory(root: directory), at: date) }
 
         let ours = try [UInt8](Data(contentsOf: directory.appendingPathComponent(CacheDirectory.metadataName)))
@@ -93,7 +94,7 @@ struct IndexAndDocumentTests {
         }
         #expect(users.count == 2500 && Set(users.values.map(\.kind)).count >= 2)
         let whole = MetadataDocument(schemaVersion: MetadataDocument.schemaVersion, generator: "avatar-cache \(AvatarCacheVersion.string)",
-                                     updatedAt: date, entries: entries, users: users)
+                                     updatedAt: date, entries: entries, users: users, decodeSizes: [64, 200])
         let foundation = [UInt8](try MetadataDocument.encoder.encode(whole))
         if ours != foundation {
             let at = (0..<min(ours.count, foundation.count)).first { ours[$0] != foundation[$0] } ?? min(ours.count, foundation.count)

@@ -133,8 +133,8 @@ enum EntryRecords {
 
     /// Moves an entry's last access later (never earlier: a lookup's newer access wins).
     /// A cached statement, not the query interface's `updateAll`, which builds its SQL
-    /// anew each call: a re-run of 1,000,000 monogram profiles touches each distinct
-    /// monogram, and its monogram plan took 0.63 s that way (one run), 0.51–0.57 s this way.
+    /// anew each call: a re-run touches every distinct monogram it shows
+    /// (docs/performance-notes.md, "Entry access times").
     static func touch(_ db: Database, key: String, at date: Date) throws {
         try db.cachedStatement(sql: "UPDATE entry SET lastAccess = ?1 WHERE key = ?2 AND lastAccess < ?1")
             .execute(arguments: [date.indexValue, key])

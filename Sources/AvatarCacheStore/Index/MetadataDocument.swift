@@ -3,12 +3,13 @@ import AvatarCacheSupport
 import Foundation
 internal import GRDB
 
-/// `metadata.json` at the cache root, schema 4: the document for the apps that read
+/// `metadata.json` at the cache root, schema 5: the document for the apps that read
 /// the cache. Each source (photo URL, `sha256:<hex>` for a photo the export carried, or
 /// `monogram:v1:…`) -> its entry: `filename`, `lastAccess`, `fileSize` as the apps read them,
 /// plus validators, content SHA-256, dimensions, the file of every tier and the placeholder;
 /// and each user id -> what `lookup` answers for it (`User`), so that a reader in any
-/// language finds every user's file, monogram included, without the index.
+/// language finds every user's file, monogram included, without the index; and the
+/// decode sizes the last warm was given, where the tier rule starts.
 ///
 /// Written from the index (the truth) during a run (`MetadataRefresh`) and whenever a run
 /// or a prune changed entries, atomically, entry by entry and user by user (memory stays
@@ -17,12 +18,17 @@ internal import GRDB
 public struct MetadataDocument: Codable, Sendable, Equatable {
     /// 1: everything, profiles and failures included (before the index); 2: entries only;
     /// 3: each entry's `placeholder` added (readers of 2 ignore it); 4: `users` added
-    /// (readers of 3 ignore it).
-    public static let schemaVersion = 4
+    /// (readers of 3 ignore it); 5: `decodeSizes` added (readers of 4 ignore it).
+    public static let schemaVersion = 5
     /// The earlier documents a cache may still have (taken over as they are).
-    static let previousSchemaVersions = [2, 3]
+    static let previousSchemaVersions = [2, 3, 4]
 
     public var schemaVersion: Int
+    /// The decode sizes in points the last warm was given, ascending: a view of `v`
+    /// points at `s` pixels a point needs max(v × 2, the smallest) × s pixels. Absent
+    /// before schema 5 (and from a cache no warm of schema 5 has written): read it as
+    /// [110, 300], the defaults.
+    public var decodeSizes: [Int]?
     public var generator: String
     public var updatedAt: Date
     public var entries: [String: CacheEntry]
@@ -61,8 +67,10 @@ public struct MetadataDocument: Codable, Sendable, Equatable {
         }
     }
 
-    public init(schemaVersion: Int, generator: String, updatedAt: Date, entries: [String: CacheEntry], users: [String: User]? = nil) {
+    public init(schemaVersion: Int, generator: String, updatedAt: Date, entries: [String: CacheEntry], users: [String: User]? = nil,
+                decodeSizes: [Int]? = nil) {
         self.schemaVersion = schemaVersion
+        self.decodeSizes = decodeSizes
         self.generator = generator
         self.updatedAt = updatedAt
         self.entries = entries
@@ -117,6 +125,20 @@ public struct MetadataDocument: Codable, Sendable, Equatable {
             var writer = JSONBytesWriter(sink: write)
             var first = true
             writer.raw("{")
+            do {
+                if let sizes = try CacheSettings.decodeSizes(db) {
+                    writer.key("decodeSizes", first: &first)
+                    writer.raw("[")
+                    for (index, size) in sizes.enumerated() {
+                        if index > 0 { writer.raw(",") }
+                        writer.int(size)
+                    }
+                    writer.raw("]")
+                }
+            } catch {
+                failure = error
+                return false
+            }
             writer.key("entries", first: &first)
             writer.raw("{")
             var firstEntry = true

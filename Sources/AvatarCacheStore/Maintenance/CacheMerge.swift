@@ -172,6 +172,9 @@ public enum CacheMerge {
         try replaceChosenEntries(db, session: session)
         try takeProfilesAndFailures(db, from: source, outcome: &outcome)
         try claimAll(db, origin: source.origin)
+        // The decode sizes the source's warm was given: the lookup's tier rule (the last source's).
+        try db.execute(sql: "INSERT OR REPLACE INTO cacheSetting (name, value) SELECT name, value FROM src.cacheSetting WHERE name = ?",
+                       arguments: [CacheSettings.decodeSizes])
         return outcome
     }
 
