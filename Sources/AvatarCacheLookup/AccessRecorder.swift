@@ -119,7 +119,7 @@ final class AccessRecorder: @unchecked Sendable {
         queue.sync {
             var batch = self.takePending()
             guard !batch.isEmpty else { return .none }
-            let journal = directory + "/" + AccessJournal.fileName
+            let journal = AccessJournal.path(inCacheAt: directory)
             var journaled = false
             if self.connection == nil, let size = AccessJournal.appended(batch, toCacheAt: self.directory) {
                 if size < AccessJournal.foldSize { return .journal(journal) }

@@ -279,7 +279,7 @@ public final class CacheLookup: Sendable {
 
     /// The smallest of the warm's default decode sizes (110 and 300 points): the tier
     /// rule's floor for a cache that recorded none.
-    public static let defaultSmallestDecodeSize = 110.0
+    public static let defaultSmallestDecodeSize = Double(DecodeSizes.defaultSmallest)
 
     @available(*, deprecated, renamed: "tier(forViewSize:scale:available:smallestDecodeSize:)")
     public static func tier(forViewPoints points: Double, scale: Double, available: [Int]) -> Int? {
@@ -341,14 +341,14 @@ public final class CacheLookup: Sendable {
                      foreground: AvatarColor.textColor(on: profile.color))
     }
 
-    private func fill(_ answer: inout Answer, _ entry: IndexReader.Entry?, viewSize: Double, scale: Double, smallestDecodeSize: Int?) {
+    private func fill(_ answer: inout Answer, _ entry: IndexReader.Entry?, viewSize: Double, scale: Double, smallestDecodeSize: Int) {
         if let entry, entry.kind == .photo {
             answer.placeholder = entry.placeholder
         } else if let color = answer.color {
             answer.placeholder = Placeholder(color: color)
         }
         if let entry, let tier = Self.tier(forViewSize: viewSize, scale: scale, available: Array(entry.files.keys),
-                                           smallestDecodeSize: smallestDecodeSize.map(Double.init) ?? Self.defaultSmallestDecodeSize),
+                                           smallestDecodeSize: Double(smallestDecodeSize)),
            let file = entry.files[tier] {
             answer.tier = tier
             answer.side = file.side

@@ -141,13 +141,15 @@ final class IndexReader: @unchecked Sendable {
         return ids
     }
 
-    /// The smallest decode size in points the cache's last warm was given (`--size`; the
-    /// writer's `decodeSizes` setting, "110,300"); nil when it recorded none.
-    func smallestDecodeSize() throws -> Int? {
-        guard let statement = decodeSizesStatement else { return nil }
+    /// The smallest decode size in points the cache's last warm was given (`--size`;
+    /// `DecodeSizes`), else the defaults' smallest.
+    func smallestDecodeSize() throws -> Int {
+        guard let statement = decodeSizesStatement else { return DecodeSizes.defaultSmallest }
         defer { sqlite3_reset(statement) }
-        guard try row(statement), let sizes = text(statement, 0) else { return nil }
-        return sizes.split(separator: ",").compactMap { Int($0) }.filter { $0 > 0 }.min()
+        guard try row(statement), let text = text(statement, 0), let smallest = DecodeSizes.parse(text)?.first else {
+            return DecodeSizes.defaultSmallest
+        }
+        return smallest
     }
 
     func entry(key: String) throws -> Entry? {

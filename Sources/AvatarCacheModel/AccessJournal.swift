@@ -19,6 +19,9 @@ import Darwin
 /// very instant may be lost, nothing else.
 public enum AccessJournal {
     public static let fileName = "access-journal"
+
+    /// The journal's path in the cache at `directory`.
+    public static func path(inCacheAt directory: String) -> String { directory + "/" + fileName }
     /// The prefix of a journal taken for folding (`.tmp-`: a fold killed before it removed
     /// it leaves a leftover the next run sweeps).
     static let takenPrefix = ".tmp-access-journal-"
@@ -44,7 +47,7 @@ public enum AccessJournal {
         for (key, time) in accesses where !key.contains("\n") && !key.contains("\t") {
             text += "\(time)\t\(key)\n"
         }
-        let descriptor = open(directory + "/" + fileName, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        let descriptor = open(path(inCacheAt: directory), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var status = stat()
@@ -69,7 +72,7 @@ public enum AccessJournal {
     /// its own, then read. A line that does not read (a torn write of a process killed
     /// mid-append) is skipped.
     public static func take(fromCacheAt directory: String) -> Taken? {
-        let journal = directory + "/" + fileName
+        let journal = path(inCacheAt: directory)
         guard access(journal, F_OK) == 0 else { return nil }
         let taken = directory + "/" + takenPrefix + "\(getpid())-\(UInt32.random(in: 0 ... .max))"
         guard rename(journal, taken) == 0 else { return nil }

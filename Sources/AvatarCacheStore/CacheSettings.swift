@@ -1,3 +1,4 @@
+import AvatarCacheModel
 internal import GRDB
 
 /// The `cacheSetting` table: a few named values about the cache itself.
@@ -15,21 +16,13 @@ enum CacheSettings {
     /// without them keeps the defaults.
     static let budget = "budgetBytes"
     static let trimRatio = "trimRatio"
-    /// The decode sizes in points the last warm was given (`--size`), ascending, comma
-    /// separated: a lookup's tier rule starts from the smallest (`max(view × 2, smallest)`).
-    /// A cache without it was warmed with the defaults (110 and 300).
+    /// The decode sizes in points the last warm was given (`DecodeSizes`' text). A cache
+    /// without it was warmed with the defaults (110 and 300).
     static let decodeSizes = "decodeSizes"
 
     /// `decodeSizes` as numbers; nil when absent or not a list of sizes.
     static func decodeSizes(_ db: Database) throws -> [Int]? {
-        try value(db, decodeSizes).flatMap(parseSizes)
-    }
-
-    static func parseSizes(_ text: String) -> [Int]? {
-        let parts = text.split(separator: ",")
-        let sizes = parts.compactMap { Int($0) }.filter { $0 > 0 }
-        guard !sizes.isEmpty, sizes.count == parts.count else { return nil }
-        return sizes.sorted()
+        try value(db, decodeSizes).flatMap(DecodeSizes.parse)
     }
 
     static func value(_ db: Database, _ name: String) throws -> String? {

@@ -28,8 +28,7 @@ package struct RunStore: Sendable {
             try FailureRecords.expire(db, before: started)
             try RunTables.create(db)
             try CacheSettings.set(db, CacheSettings.shard, to: shard)
-            let sizes = Set(decodeSizes.filter { $0 > 0 }).sorted()
-            let text = sizes.isEmpty ? nil : sizes.map(String.init).joined(separator: ",")
+            let text = DecodeSizes.text(decodeSizes)
             if try CacheSettings.value(db, CacheSettings.decodeSizes) != text {
                 try CacheSettings.set(db, CacheSettings.decodeSizes, to: text)
                 // metadata.json says them too: the run's end writes it again.
