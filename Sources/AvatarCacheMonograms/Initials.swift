@@ -19,7 +19,7 @@ public enum Initials {
 
     public static func from(displayName: String) -> String {
         let name = nameItself(displayName)
-        return fromASCII(name) ?? fromGraphemes(name)
+        return fromSimpleScalars(name) ?? fromGraphemes(name)
     }
 
     // MARK: The name itself, not its decorations
@@ -71,7 +71,7 @@ public enum Initials {
 
     /// Whether the first or last word may be a title or a suffix (a quick look).
     static func hasDecoration(_ name: String) -> Bool {
-        hasDecorationASCII(name) ?? hasDecorationByGraphemes(name)
+        hasDecorationBySimpleScalars(name) ?? hasDecorationByGraphemes(name)
     }
 
     /// `hasDecoration` for any name, grapheme by grapheme.
@@ -92,30 +92,31 @@ public enum Initials {
         return last.count <= 9 && isSuffix(String(last), inCapitals: name == name.uppercased())
     }
 
-    /// `hasDecoration` on the bytes of an all-ASCII name whose first and last words have
-    /// a blank between them (nil for any other name): each byte is a grapheme there (CR LF
-    /// is one, and white space either way), so the words are those `hasDecoration` finds,
-    /// found without walking graphemes. Whether the name is in capitals is asked only of
-    /// a last word that is a suffix only in capitals.
-    static func hasDecorationASCII(_ name: String) -> Bool? {
-        var name = name
-        return name.withUTF8 { bytes -> Bool? in
-            func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
-            var firstBlank: Int?, lastBlank = 0
-            for (index, byte) in bytes.enumerated() {
-                guard byte < 0x80 else { return nil }
-                if isBlank(byte) {
-                    if firstBlank == nil { firstBlank = index }
-                    lastBlank = index
-                }
+    /// `hasDecoration` for a name of simple scalars (`SimpleScalars`: each its own
+    /// grapheme) whose first and last words have a blank between them (nil for any other
+    /// name): the words are those `hasDecoration` finds, found without walking graphemes.
+    /// Whether the name is in capitals is asked only of a last word that is a suffix only
+    /// in capitals.
+    static func hasDecorationBySimpleScalars(_ name: String) -> Bool? {
+        let scalars = name.unicodeScalars
+        var firstBlank: String.Index?, lastBlank = scalars.startIndex, count = 0
+        var index = scalars.startIndex
+        while index < scalars.endIndex {
+            let traits = SimpleScalars.traits(scalars[index])
+            guard traits.contains(.simple) else { return nil }
+            if traits.contains(.blank) {
+                if firstBlank == nil { firstBlank = index }
+                lastBlank = index
             }
-            guard let firstBlank else { return false }
-            guard firstBlank > 0, lastBlank < bytes.count - 1 else { return nil }
-            if firstBlank <= 9, isTitle(String(decoding: UnsafeBufferPointer(rebasing: bytes[..<firstBlank]), as: UTF8.self)) { return true }
-            let last = UnsafeBufferPointer(rebasing: bytes[(lastBlank + 1)...])
-            guard last.count <= 9 else { return false }
-            return isSuffix(String(decoding: last, as: UTF8.self), inCapitals: !bytes.contains { (97...122).contains($0) })
+            count += 1
+            scalars.formIndex(after: &index)
         }
+        guard let firstBlank else { return false }
+        let afterLastBlank = scalars.index(after: lastBlank)
+        guard firstBlank > scalars.startIndex, afterLastBlank < scalars.endIndex else { return nil }
+        if scalars.distance(from: scalars.startIndex, to: firstBlank) <= 9, isTitle(String(scalars[..<firstBlank])) { return true }
+        guard scalars.distance(from: afterLastBlank, to: scalars.endIndex) <= 9 else { return false }
+        return isSuffix(String(scalars[afterLastBlank...]), inCapitals: scalars.allSatisfy { SimpleScalars.traits($0).contains(.unchangedByUpper) })
     }
 
     /// A part of a name that is only titles (leading) or only suffixes and degrees.
@@ -182,7 +183,7 @@ public enum Initials {
     /// The rules by grapheme: the words are split at white space; punctuation and symbols
     /// around a word are not its letters ("Anna (Kyiv)" → AK, "BMO - Dupont" → BD); emoji
     /// are (other symbols). A name of nothing else keeps them. One pass that stops at the
-    /// second word's first letter (what `fromASCII` does on bytes).
+    /// second word's first letter (what `fromSimpleScalars` does by scalar).
     static func fromGraphemes(_ displayName: String) -> String {
         // The first two letters of the first word that has any, the first of the second.
         var letters: [Character] = [], second: Character?, lettered = 0, wordHasLetter = false
@@ -251,43 +252,91 @@ public enum Initials {
         }
     }
 
-    /// The same rules for an all-ASCII name, on its bytes (an export of 100,000 users
-    /// asks this 100,000 times): every ASCII byte is a grapheme of its own, except CR LF,
-    /// which is white space either way. nil for any other name.
-    static func fromASCII(_ name: String) -> String? {
-        var name = name
-        return name.withUTF8 { bytes -> String? in
-            // The first two letters (bytes that are not punctuation or symbols) of the first
-            // word that has any, and the first of the second; every byte when no word has one.
-            var letters: [UInt8] = [], second: UInt8?, words = 0, inWord = false
-            var anyFirst: UInt8?, anyFirstSecond: UInt8?, anySecond: UInt8?, anyWords = 0, anyInWord = false
-            for byte in bytes {
-                guard byte < 0x80 else { return nil }
-                // The byte after the second word's first letter is ASCII too: that letter is
-                // one grapheme (a combining mark would have made it longer).
-                if second != nil { break }
-                if byte == 0x20 || (0x09...0x0D).contains(byte) { inWord = false; anyInWord = false; continue }
-                if !anyInWord { anyInWord = true; anyWords += 1 }
-                if anyWords == 1 { if anyFirst == nil { anyFirst = byte } else if anyFirstSecond == nil { anyFirstSecond = byte } }
-                else if anyWords == 2, anySecond == nil { anySecond = byte }
-                guard !ignorable[Int(byte)] else { continue }
-                if !inWord { inWord = true; words += 1 }
-                if words == 1 { if letters.count < 2 { letters.append(byte) } } else if second == nil { second = byte }
+    /// The same rules for a name of simple scalars (`SimpleScalars`: Latin, Greek and
+    /// Cyrillic without combining marks, each scalar a grapheme of its own; an export of a
+    /// million users asks this a million times), scalar by scalar, each scalar's traits
+    /// and capital from a table. nil for any other name.
+    static func fromSimpleScalars(_ name: String) -> String? {
+        // The first two letters (scalars that are not punctuation or symbols) of the first
+        // word that has any, and the first of the second; every scalar when no word has one.
+        var letters: (Unicode.Scalar?, Unicode.Scalar?) = (nil, nil), second: Unicode.Scalar?, words = 0, inWord = false
+        var anyFirst: Unicode.Scalar?, anyFirstSecond: Unicode.Scalar?, anySecond: Unicode.Scalar?, anyWords = 0, anyInWord = false
+        for scalar in name.unicodeScalars {
+            let traits = SimpleScalars.traits(scalar)
+            guard traits.contains(.simple) else { return nil }
+            // The scalar after the second word's first letter is simple too: that letter is
+            // one grapheme (a combining mark would have made it longer).
+            if second != nil { break }
+            if traits.contains(.blank) { inWord = false; anyInWord = false; continue }
+            if !anyInWord { anyInWord = true; anyWords += 1 }
+            if anyWords == 1 { if anyFirst == nil { anyFirst = scalar } else if anyFirstSecond == nil { anyFirstSecond = scalar } }
+            else if anyWords == 2, anySecond == nil { anySecond = scalar }
+            guard !traits.contains(.ignorable) else { continue }
+            if !inWord { inWord = true; words += 1 }
+            if words == 1 {
+                if letters.0 == nil { letters.0 = scalar } else if letters.1 == nil { letters.1 = scalar }
+            } else if second == nil {
+                second = scalar
             }
-            func upper(_ byte: UInt8) -> UInt8 { (97...122).contains(byte) ? byte - 32 : byte }
-            if let a = letters.first {
-                return String(decoding: [upper(a), upper(second ?? (letters.count > 1 ? letters[1] : a))], as: UTF8.self)
-            }
-            guard let a = anyFirst else { return unknown }
-            return String(decoding: [upper(a), upper(anySecond ?? anyFirstSecond ?? a)], as: UTF8.self)
         }
+        if let a = letters.0 {
+            return SimpleScalars.upper(a) + SimpleScalars.upper(second ?? letters.1 ?? a)
+        }
+        guard let a = anyFirst else { return unknown }
+        return SimpleScalars.upper(a) + SimpleScalars.upper(anySecond ?? anyFirstSecond ?? a)
     }
-
-    /// ASCII bytes that `isIgnorable` says are no letters.
-    private static let ignorable: [Bool] = (0..<128).map { isIgnorable(Character(Unicode.Scalar(UInt8($0)))) }
 
     static func upper(_ character: Character) -> String {
         let upper = String(character).uppercased()
         return upper.count == 1 ? upper : String(character)
+    }
+}
+
+/// The scalars each of which is a grapheme of its own whatever stands beside it: Latin
+/// (U+0000–U+02FF: ASCII, Latin-1, Latin Extended-A and B, IPA, spacing modifier
+/// letters), Greek (U+0370–U+03FF) and Cyrillic (U+0400–U+0482, U+048A–U+052F), that is
+/// the blocks up to Armenian without the combining marks (U+0300–U+036F, U+0483–U+0489).
+/// None of them extends, joins or prepends to a neighbour (CR LF, one grapheme, is white
+/// space either way), so a name of them is walked scalar by scalar, each scalar's
+/// `Character` traits taken from a table made by asking `Character` once.
+enum SimpleScalars {
+    struct Traits: OptionSet {
+        let rawValue: UInt8
+        /// A grapheme of its own.
+        static let simple = Traits(rawValue: 1)
+        /// White space or a line break (`Character.isWhitespace || isNewline`).
+        static let blank = Traits(rawValue: 2)
+        /// No letter a monogram shows (`Initials.isIgnorable`).
+        static let ignorable = Traits(rawValue: 4)
+        /// Its own capital (`uppercased()` gives it back).
+        static let unchangedByUpper = Traits(rawValue: 8)
+    }
+
+    /// The first scalar past the table.
+    static let end: UInt32 = 0x530
+
+    static func isSimple(_ value: UInt32) -> Bool {
+        value < 0x300 || (0x370..<0x483).contains(value) || (0x48A..<end).contains(value)
+    }
+
+    private static let table: [(traits: Traits, upper: String)] = (0..<end).map { value in
+        guard isSimple(value), let scalar = Unicode.Scalar(value) else { return ([], "") }
+        let character = Character(scalar)
+        var traits: Traits = .simple
+        if character.isWhitespace || character.isNewline { traits.insert(.blank) }
+        if Initials.isIgnorable(character) { traits.insert(.ignorable) }
+        if String(character).uppercased() == String(character) { traits.insert(.unchangedByUpper) }
+        return (traits, Initials.upper(character))
+    }
+
+    /// `scalar`'s traits; none (not `.simple`) past the table.
+    @inline(__always)
+    static func traits(_ scalar: Unicode.Scalar) -> Traits {
+        scalar.value < end ? table[Int(scalar.value)].traits : []
+    }
+
+    /// `Initials.upper` of a simple scalar.
+    static func upper(_ scalar: Unicode.Scalar) -> String {
+        table[Int(scalar.value)].upper
     }
 }

@@ -49,21 +49,43 @@ import Testing
         #expect(Initials.from(displayName: name) == expected, "\(name) → \(Initials.nameItself(name))")
     }
 
-    @Test func theASCIIShortcutFollowsTheSameRules() {
-        // Every ASCII name the shortcut takes gives what the grapheme rules give.
-        let alphabet = Array("aZ9.- \t\r\n\u{0B}\u{0C}\u{1C}\u{1F}_'")
+    @Test func theSimpleScalarShortcutFollowsTheSameRules() {
+        // Every name the shortcut takes gives what the grapheme rules give: ASCII, Latin,
+        // Greek and Cyrillic letters, punctuation and symbols among them, every blank.
+        let alphabet = Array("aZ9.- \t\r\n\u{0B}\u{0C}\u{1C}\u{1F}_'éÉßŉǆǅΐΩωжЖ«»¿\u{00A0}\u{0085}\u{00AD}\u{02BC}\u{0482}")
         var generator = SystemRandomNumberGenerator()
         for length in 0..<12 {
             for _ in 0..<300 {
                 let name = String((0..<length).map { _ in alphabet.randomElement(using: &generator)! })
-                #expect(Initials.fromASCII(name) == Initials.fromGraphemes(name), "\(name.debugDescription)")
+                #expect(Initials.fromSimpleScalars(name) == Initials.fromGraphemes(name), "\(name.debugDescription)")
             }
         }
-        #expect(Initials.fromASCII("Zoë Lee") == nil, "not ASCII: the grapheme rules decide")
+        #expect(Initials.fromSimpleScalars("Zoë Lee") == "ZL")
+        #expect(Initials.fromSimpleScalars("e\u{0301}mile zola") == nil, "a combining mark: the grapheme rules decide")
+        #expect(Initials.fromSimpleScalars("李小龍") == nil, "past the table: the grapheme rules decide")
         // A combining mark right after the second word's first letter belongs to it.
-        for name in ["Ann L\u{0301}ee", "Ann Lee Zoë", "A\u{0301}nn Lee", "Ann Lee\u{00A0}Kim"] {
+        for name in ["Ann L\u{0301}ee", "Ann Lee Zoë", "A\u{0301}nn Lee", "Ann Lee\u{00A0}Kim", "Ann Lee 李", "Ann L\u{0483}ee"] {
             #expect(Initials.from(displayName: name) == Initials.fromGraphemes(name), "\(name.debugDescription)")
         }
+    }
+
+    /// What the shortcut rests on: each scalar of its table is a grapheme of its own beside
+    /// a letter, beside itself (Hangul jamo and regional indicators join their own kind)
+    /// and beside a combining mark's absence (it neither extends what is before it nor
+    /// prepends to what follows).
+    @Test func theSimpleScalarsAreGraphemesOfTheirOwn() {
+        var simple = 0
+        for value in 0..<SimpleScalars.end where SimpleScalars.isSimple(value) {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            simple += 1
+            let alone = String(scalar)
+            #expect(SimpleScalars.traits(scalar).contains(.simple))
+            #expect(("a" + alone).count == 2 && (alone + "a").count == 2, "U+\(String(value, radix: 16))")
+            if value != 0x0D && value != 0x0A { #expect((alone + alone).count == 2, "U+\(String(value, radix: 16))") }
+        }
+        #expect(simple == 0x300 + (0x483 - 0x370) + (0x530 - 0x48A))
+        #expect(!SimpleScalars.traits("\u{0301}").contains(.simple) && !SimpleScalars.traits("\u{0488}").contains(.simple))
+        #expect(!SimpleScalars.traits("\u{0530}").contains(.simple) && !SimpleScalars.traits("김").contains(.simple))
     }
 
     /// The grapheme rules as they were written first, whole words split and filtered: the
@@ -92,12 +114,13 @@ import Testing
     }
 
     @Test func theDecorationShortcutFollowsTheSameRules() {
-        // Every ASCII name the byte-wise look at titles and suffixes takes is judged as the
+        // Every name of simple scalars the scalar-wise look at titles and suffixes takes is judged as the
         // grapheme-wise one judges it: words of titles, suffixes, capitals, dots, commas
         // and every ASCII blank, CR LF among them.
         let words = ["Dr.", "dr", "Mr", "PROF", "Sr.", "Sr", "Ing.", "Ing", "Jr.", "jr", "III", "iii", "MA", "Ma", "M.A.", "PhD,",
-                     "Esq;", ",MD", "Sen", "SEN", "Hon.", "professor", "Professorship", "Ann", "LEE", "lee", "B.Math", "x", ""]
-        let blanks = [" ", "  ", "\t", "\r\n", "\n", "\u{0B}", "\u{0C}", "\r"]
+                     "Esq;", ",MD", "Sen", "SEN", "Hon.", "professor", "Professorship", "Ann", "LEE", "lee", "B.Math", "x", "",
+                     "Dña.", "DÑA.", "Müller", "MÜLLER", "Straße", "STRASSE", "Иван", "ИВАН", "Ωμέγα", "ŉ"]
+        let blanks = [" ", "  ", "\t", "\r\n", "\n", "\u{0B}", "\u{0C}", "\r", "\u{00A0}", "\u{0085}"]
         var generator = SystemRandomNumberGenerator()
         var taken = 0
         for _ in 0..<20_000 {
@@ -108,13 +131,14 @@ import Testing
                 name += words.randomElement(using: &generator)!
             }
             if Int.random(in: 0..<8, using: &generator) == 0 { name += blanks.randomElement(using: &generator)! }
-            guard let shortcut = Initials.hasDecorationASCII(name) else { continue }
+            guard let shortcut = Initials.hasDecorationBySimpleScalars(name) else { continue }
             taken += 1
             #expect(shortcut == Initials.hasDecorationByGraphemes(name), "\(name.debugDescription)")
         }
         #expect(taken > 10_000, "the shortcut took \(taken) names")
-        #expect(Initials.hasDecorationASCII("Dr. Zoë") == nil, "not ASCII: the grapheme rules decide")
-        #expect(Initials.hasDecorationASCII(" Dr. Who") == nil && Initials.hasDecorationASCII("Dr. Who ") == nil, "blanks around: split")
+        #expect(Initials.hasDecorationBySimpleScalars("Dr. Zoë") == true)
+        #expect(Initials.hasDecorationBySimpleScalars("Dr. Zoe\u{0308}") == nil, "a combining mark: the grapheme rules decide")
+        #expect(Initials.hasDecorationBySimpleScalars(" Dr. Who") == nil && Initials.hasDecorationBySimpleScalars("Dr. Who ") == nil, "blanks around: split")
         #expect(Initials.hasComma("Doe, John") && !Initials.hasComma("Doe John") && !Initials.hasComma("Zoë Lee"))
     }
 
