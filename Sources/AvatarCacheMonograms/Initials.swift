@@ -114,10 +114,41 @@ public enum Initials {
         guard let firstBlank else { return false }
         let afterLastBlank = scalars.index(after: lastBlank)
         guard firstBlank > scalars.startIndex, afterLastBlank < scalars.endIndex else { return nil }
-        if scalars.distance(from: scalars.startIndex, to: firstBlank) <= 9, isTitle(String(scalars[..<firstBlank])) { return true }
-        guard scalars.distance(from: afterLastBlank, to: scalars.endIndex) <= 9 else { return false }
-        return isSuffix(String(scalars[afterLastBlank...]), inCapitals: scalars.allSatisfy { SimpleScalars.traits($0).contains(.unchangedByUpper) })
+        let first = scalars[..<firstBlank], last = scalars[afterLastBlank...]
+        if first.count <= 9, mayBeDecoration(first) != false, isTitle(String(first)) { return true }
+        guard last.count <= 9, mayBeDecoration(last) != false else { return false }
+        return isSuffix(String(last), inCapitals: scalars.allSatisfy { SimpleScalars.traits($0).contains(.unchangedByUpper) })
     }
+
+    /// Whether an ASCII word may be a title, a suffix or a degree, asked before the lists
+    /// are (most first and last words are neither, and are told so without a string made):
+    /// false when its key (lower case, without dots, commas and semicolons), packed into 8
+    /// bytes, is none of the lists' keys; nil for a word that is not ASCII or whose key is
+    /// longer (the lists decide).
+    static func mayBeDecoration(_ word: Substring.UnicodeScalarView) -> Bool? {
+        guard let key = packedKey(word) else { return nil }
+        return decorationKeys.contains(key)
+    }
+
+    /// An ASCII word's key in a `UInt64`, its bytes from the lowest; nil when it does not fit.
+    static func packedKey<Scalars: Sequence>(_ word: Scalars) -> UInt64? where Scalars.Element == Unicode.Scalar {
+        var key: UInt64 = 0, shift: UInt64 = 0
+        for scalar in word {
+            guard scalar.isASCII else { return nil }
+            var byte = UInt8(scalar.value)
+            if byte == UInt8(ascii: ".") || byte == UInt8(ascii: ",") || byte == UInt8(ascii: ";") { continue }
+            guard shift < 64 else { return nil }
+            if (65...90).contains(byte) { byte += 32 }
+            key |= UInt64(byte) << shift
+            shift += 8
+        }
+        return key
+    }
+
+    /// The lists' ASCII keys that fit in 8 bytes, packed (`packedKey`).
+    static let decorationKeys: Set<UInt64> = Set(titles.union(titlesWithDot).union(suffixes).union(suffixesInCapitals).compactMap {
+        packedKey($0.unicodeScalars)
+    })
 
     /// A part of a name that is only titles (leading) or only suffixes and degrees.
     static func isDecorationOnly(_ part: String, leading: Bool, inCapitals: Bool = false) -> Bool {

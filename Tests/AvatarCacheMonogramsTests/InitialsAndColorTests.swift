@@ -139,6 +139,13 @@ import Testing
         #expect(Initials.hasDecorationBySimpleScalars("Dr. Zoë") == true)
         #expect(Initials.hasDecorationBySimpleScalars("Dr. Zoe\u{0308}") == nil, "a combining mark: the grapheme rules decide")
         #expect(Initials.hasDecorationBySimpleScalars(" Dr. Who") == nil && Initials.hasDecorationBySimpleScalars("Dr. Who ") == nil, "blanks around: split")
+        // The quick look at a word misses no word of the lists, however written.
+        for key in Initials.titles.union(Initials.titlesWithDot).union(Initials.suffixes).union(Initials.suffixesInCapitals) {
+            for word in [key, key.uppercased() + ".", key + ",", String(key.prefix(1)) + "." + key.dropFirst()] {
+                #expect(Initials.mayBeDecoration(Substring(word).unicodeScalars) != false, "\(word)")
+            }
+        }
+        #expect(Initials.mayBeDecoration(Substring("Ann").unicodeScalars) == false && Initials.mayBeDecoration(Substring("Zoë").unicodeScalars) == nil)
         #expect(Initials.hasComma("Doe, John") && !Initials.hasComma("Doe John") && !Initials.hasComma("Zoë Lee"))
     }
 
