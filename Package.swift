@@ -355,6 +355,8 @@ let package = Package(
             name: "AvatarCacheStoreTests",
             dependencies: [
                 "AvatarCacheLookup",
+                "AvatarCacheModel",
+                "AvatarCacheMonograms",
                 "AvatarCacheStore",
                 "AvatarCacheSupport",
                 "AvatarCacheTestKit",

@@ -37,6 +37,7 @@ package enum RunTables {
         let firstOfProfile: RawStatement
         let addOther: RawStatement
         let otherInFile: RawStatement
+        let storedProfile: RawStatement
         let saveProfile: RawStatement
         let addSource: RawStatement
         /// Profile rows this writer inserted or changed (an unchanged record writes none).
@@ -48,6 +49,7 @@ package enum RunTables {
             firstOfProfile = try RawStatement(db, sql: "SELECT rank + 1 FROM temp.run_profile WHERE id = ? AND rank >= ?")
             addOther = try RawStatement(db, sql: "INSERT OR IGNORE INTO temp.run_other (id, rank) VALUES (?, ?)")
             otherInFile = try RawStatement(db, sql: "SELECT rank + 1 FROM temp.run_other WHERE id = ? AND rank >= ?")
+            storedProfile = try RawStatement(db, sql: ProfileRecords.storedSQL)
             saveProfile = try RawStatement(db, sql: ProfileRecords.saveSQL)
             addSource = try RawStatement(db, sql: """
                 INSERT INTO temp.run_source (rank, key, url, sendMonicaToken, inline) VALUES (?, ?, ?, ?, ?)
@@ -93,8 +95,11 @@ package enum RunTables {
         }
 
         private mutating func save(_ profile: Profile, rank: Int, at date: Date) throws -> Int? {
-            ProfileRecords.bindSave(saveProfile, profile, at: date, readOrder: rank)
-            if try saveProfile.execute() > 0 { profilesChanged += 1 }
+            storedProfile.bind(1, profile.id)
+            if try storedProfile.firstRow({ ProfileRecords.isStored($0, profile) }) != true {
+                ProfileRecords.bindSave(saveProfile, profile, at: date, readOrder: rank)
+                if try saveProfile.execute() > 0 { profilesChanged += 1 }
+            }
             guard let photo = profile.photo else { return nil }
             addSource.bind(1, rank)
             addSource.bind(2, photo.key)

@@ -31,6 +31,18 @@ enum ProfileRecords {
             OR (?5 IS NOT NULL AND color IS NOT ?5)
         """
 
+    /// A profile's stored fields, in `isStored`'s order.
+    static let storedSQL = "SELECT displayName, initials, glyph, color, photoSource FROM profile WHERE id = ?"
+
+    /// Whether `storedSQL`'s row (stepped, for `profile.id`) is what `saveSQL` would leave
+    /// as it is: a record that changes nothing is told apart by reading its row, without
+    /// the upsert or the palette's hash it binds (a re-run's million records).
+    static func isStored(_ row: RawStatement.Columns, _ profile: Profile) -> Bool {
+        row.holds(0, profile.displayName) && row.holds(1, profile.glyph == nil ? profile.initials : "")
+            && row.holds(2, profile.glyph?.rawValue) && row.holds(4, profile.photo?.key)
+            && (profile.colorHex == nil || row.holds(3, profile.colorHex))
+    }
+
     /// Binds `saveSQL`'s arguments for `profile`, read at position `readOrder` of the run.
     static func bindSave(_ statement: RawStatement, _ profile: Profile, at date: Date, readOrder: Int) {
         statement.bind(1, profile.id)

@@ -1,5 +1,8 @@
 internal import GRDB
 internal import GRDBSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A prepared statement bound and stepped through SQLite's C API, for the paths taken once
 /// per profile (`RunTables`: the record writer's statements and the monogram plan's walk
@@ -81,6 +84,14 @@ struct RawStatement {
             return UnsafeBufferPointer(start: text, count: Int(sqlite3_column_bytes(handle, column)))
         }
 
+        /// Whether the column holds `text` (`IS` in SQL: both NULL, or the same bytes).
+        func holds(_ column: Int32, _ text: String?) -> Bool {
+            guard var text else { return isNull(column) }
+            guard !isNull(column) else { return false }
+            let stored = bytes(column)
+            return text.withUTF8 { $0.count == stored.count && ($0.isEmpty || memcmp($0.baseAddress!, stored.baseAddress!, $0.count) == 0) }
+        }
+
         func text(_ column: Int32) -> String? {
             guard let text = sqlite3_column_text(handle, column) else { return nil }
             let count = Int(sqlite3_column_bytes(handle, column))
@@ -97,6 +108,15 @@ struct RawStatement {
         while try step() == SQLITE_ROW {
             if try body(Columns(handle: handle)) == .stop { return }
         }
+    }
+
+    /// `body` of the first row, nil when there is none.
+    func firstRow<T>(_ body: (Columns) throws -> T) throws -> T? {
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        return try step() == SQLITE_ROW ? try body(Columns(handle: handle)) : nil
     }
 
     /// The first column of the first row, as an integer (0 when there is none).
