@@ -13,7 +13,7 @@ extension WarmPipeline {
     /// the index `mergeBatch` at a time, or every `commitInterval` seconds. `settled`
     /// counts the sources the plan settled without a job (for the progress).
     ///
-    /// The flow, written once here and in `JobScheduler`:
+    /// The flow, described once here (`JobScheduler` runs it, `JobStages` are its stages):
     ///
     ///     read (lazily) -> DownloadStage -> RenderStage -> CommitStage
     ///
