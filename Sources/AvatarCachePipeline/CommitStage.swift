@@ -8,7 +8,7 @@ import Logging
 /// saved, their replaced files noted for deletion at the end of the run; failures
 /// remembered until their retry time), each logged; what it committed, counted for the
 /// report (`JobTally`).
-struct CommitStage: Sendable {
+struct CommitStage: Stage {
     let state: WarmPipeline.RunState
     let writer: RenderWriter
     let coordinator: RenderCoordinator
@@ -18,7 +18,8 @@ struct CommitStage: Sendable {
 
     typealias Finished = (WarmPipeline.Job, Result<WarmPipeline.Outcome, SourceFailure>)
 
-    func commit(_ batch: [Finished]) async throws -> JobTally {
+    /// Commits `batch` in one transaction.
+    func run(_ batch: [Finished]) async throws -> JobTally {
         guard !batch.isEmpty else { return JobTally() }
         let started = state.started
         // The batch's new files reach the disk, with their names, before the index names them.

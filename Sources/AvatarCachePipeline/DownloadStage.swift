@@ -9,8 +9,9 @@ import Foundation
 /// requests in flight for its host (`RequestLimiter`, which also holds a host that asked
 /// us to wait), a place in the backlog of bodies waiting for a decode (`Backlog`), then
 /// the bytes (`HTTPFetcher`: redirects, retries, the size and pixel limits). Its output
-/// is the body to render, or already the job's result (a failure, a 304).
-struct DownloadStage: Sendable {
+/// is the body to render, or already the job's result (a failure, a 304). A job with
+/// nothing to download (an inline photo, a monogram) passes through as it came.
+struct DownloadStage: Stage {
     let fetcher: HTTPFetcher
     let limiter: RequestLimiter
     let backlog: Backlog
@@ -41,7 +42,8 @@ struct DownloadStage: Sendable {
     static let firstDecodeSeconds = 0.002
 
     /// Downloads one job's photo.
-    func run(_ job: WarmPipeline.Job, url: String, sendMonicaToken: Bool) async -> Output {
+    func run(_ job: WarmPipeline.Job) async -> Output {
+        guard case let .download(url, sendMonicaToken) = job.work else { return Output(job: job) }
         let slot = RequestSlot(limiter, for: url)
         // Its host's limits past --max-host-wait: failed without a request.
         if let outOfBudget = await slot.acquire() {

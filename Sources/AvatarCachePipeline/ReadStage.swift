@@ -9,11 +9,12 @@ import Logging
 /// transaction: the profiles (colour kept once assigned), and this run's profiles and
 /// distinct photo sources in priority order. Nothing of the exports stays in memory. The
 /// index writes a batch while the next is parsed (two cores), at most two batches ahead.
-/// Its inputs are the exports and how to read them; its output, what the run's report
-/// says of the read (`Outcome`).
-struct ReadStage {
-    /// The exports, each with its format (told before the run), in priority order.
-    var exports: [(path: String, format: ExportFormat)]
+/// Its input is the exports (how to read them is its own); its output, what the run's
+/// report says of the read (`Outcome`).
+struct ReadStage: Stage {
+    /// An export, with its format (told before the run).
+    typealias Export = (path: String, format: ExportFormat)
+
     var limits: ReaderLimits
     var fieldMap: FieldMap
     var shard: Shard?
@@ -53,7 +54,8 @@ struct ReadStage {
         }
     }
 
-    func read() throws -> Outcome {
+    /// Reads `exports`, in priority order.
+    func run(_ exports: [Export]) throws -> Outcome {
         var outcome = Outcome()
         var writer = BatchWriter(store: store, metadata: metadata, started: started, sharded: (shard?.count ?? 1) > 1)
         defer { try? writer.drain() }

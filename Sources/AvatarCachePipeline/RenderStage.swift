@@ -9,7 +9,7 @@ import Foundation
 /// re-used when this content's are already on disk or being drawn for another source
 /// (`RenderCoordinator`), then the entry the index will hold. A failure of the source is
 /// its result; a failure of the cache itself is thrown and ends the run.
-struct RenderStage: Sendable {
+struct RenderStage: Stage {
     let coordinator: RenderCoordinator
     let writer: RenderWriter
     /// Where a downloaded body's place is given back, once rendered or not.

@@ -141,7 +141,7 @@ public final class WarmPipeline: Sendable {
         report.sweptFiles = swept
         stages.done("open")
         do {
-            report.add(try readStage(formats, state: state).read())
+            report.add(try readStage(state).run(Array(zip(configuration.exports, formats))))
         } catch let error as ExportError {
             // Only the index was written, in transactions: nothing for the marker to explain.
             if !session.previousRunInterrupted { try? directory.markRunFinished() }
@@ -171,9 +171,9 @@ public final class WarmPipeline: Sendable {
         return report
     }
 
-    /// The read stage of this run: its exports, how to read them, where to record them.
-    private func readStage(_ formats: [ExportFormat], state: RunState) -> ReadStage {
-        ReadStage(exports: Array(zip(configuration.exports, formats)), limits: configuration.readerLimits, fieldMap: configuration.fieldMap,
+    /// The read stage of this run: how to read the exports, where to record them.
+    private func readStage(_ state: RunState) -> ReadStage {
+        ReadStage(limits: configuration.readerLimits, fieldMap: configuration.fieldMap,
                   shard: configuration.shard, store: state.store, metadata: state.metadata, started: state.started,
                   logger: logger)
     }
