@@ -1,3 +1,4 @@
+import AvatarCacheJSON
 import AvatarCacheModel
 import AvatarCacheSupport
 import Foundation
