@@ -25,7 +25,7 @@ public struct NexusUsersReader: ExportReader {
         for record in stream.prefix(FieldChooser.sampleSize) {
             if record.key != nil { return false }
             guard case .success(let bytes) = record.bytes,
-                  let value = try? JSONDecoder().decode(JSONDocumentValue.self, from: Data(bytes)), case .map(let fields) = value.value else { continue }
+                  case .map(let fields)? = JSONDocumentValue.value(of: bytes) else { continue }
             samples.append(fields)
         }
         let photo = FieldChooser.field(FieldChooser.photoFields, in: samples)?.text

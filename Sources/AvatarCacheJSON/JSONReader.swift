@@ -448,6 +448,50 @@ package struct JSONReader {
         guard digits > 0 else { throw failure("a number without digits") }
     }
 
+    /// A number's text, as JSON's grammar has it (`-`, digits without a leading zero, a
+    /// fraction, an exponent); fails at anything else ("01", "1.", "+1", "1-2").
+    package mutating func numberToken() throws -> [UInt8] {
+        _ = try peek()
+        let start = offset
+        var token: [UInt8] = []
+        try number { token.append($0) }
+        guard Self.isJSONNumber(token) else { throw Failure(offset: start, reason: "not a JSON number") }
+        return token
+    }
+
+    /// Whether `token` is a number as JSON's grammar writes one.
+    static func isJSONNumber(_ token: [UInt8]) -> Bool {
+        var index = 0
+        func digits() -> Int {
+            let first = index
+            while index < token.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(token[index]) { index += 1 }
+            return index - first
+        }
+        if index < token.count, token[index] == UInt8(ascii: "-") { index += 1 }
+        let first = index
+        let whole = digits()
+        guard whole > 0, whole == 1 || token[first] != UInt8(ascii: "0") else { return false }
+        if index < token.count, token[index] == UInt8(ascii: ".") {
+            index += 1
+            guard digits() > 0 else { return false }
+        }
+        if index < token.count, token[index] == UInt8(ascii: "e") || token[index] == UInt8(ascii: "E") {
+            index += 1
+            if index < token.count, token[index] == UInt8(ascii: "+") || token[index] == UInt8(ascii: "-") { index += 1 }
+            guard digits() > 0 else { return false }
+        }
+        return index == token.count
+    }
+
+    /// `true` or `false`.
+    package mutating func boolean() throws -> Bool {
+        switch try peek() {
+        case UInt8(ascii: "t"): try literal("true"); return true
+        case UInt8(ascii: "f"): try literal("false"); return false
+        default: throw failure("expected true or false, found \(try found())")
+        }
+    }
+
     private mutating func literal(_ word: StaticString) throws {
         for expected in UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount) {
             guard try peekByte() == expected else { throw failure("expected \(word)") }

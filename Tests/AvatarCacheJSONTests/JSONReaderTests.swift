@@ -203,3 +203,26 @@ final class TemporaryFile {
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
+
+/// Numbers as JSON writes them, and true and false.
+struct JSONNumberTokenTests {
+    @Test func numberTokensFollowJSONsGrammar() throws {
+        for good in ["0", "-0", "12", "-1.5", "1e2", "1E+2", "2.5e-3", "10.01"] {
+            #expect(try JSONReaderTests.answer(good) { reader in try reader.numberToken() } == .success(Array(good.utf8)), "\(good)")
+        }
+        for bad in ["01", "-01", "1.", "1.e2", "1e", "1e+", "1-2", "1.2.3", "--1"] {
+            #expect(try JSONReaderTests.answer(bad) { reader in try reader.numberToken() } == .failure(.init(offset: 0, reason: "not a JSON number")), "\(bad)")
+        }
+        #expect(try JSONReaderTests.answer("+1") { reader in try reader.numberToken() } == .failure(.init(offset: 0, reason: "expected a number, found '+'")))
+    }
+
+    @Test func booleans() throws {
+        #expect(try JSONReaderTests.answer(" [true, false]") { reader -> [Bool] in
+            var out: [Bool] = []
+            try reader.elements { reader in out.append(try reader.boolean()) }
+            return out
+        } == .success([true, false]))
+        #expect(try JSONReaderTests.answer("null") { reader in try reader.boolean() } == .failure(.init(offset: 0, reason: "expected true or false, found 'n'")))
+        #expect(try JSONReaderTests.answer("fals") { reader in try reader.boolean() } == .failure(.init(offset: 4, reason: "expected false")))
+    }
+}
