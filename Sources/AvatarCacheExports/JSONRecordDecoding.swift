@@ -60,6 +60,13 @@ struct JSONRecordDecoding<Record: Decodable> {
     /// Calls `body` with each record or the reason it is bad; the second argument makes
     /// a `BadRecord` for that record (index and line) when the reader refuses it later.
     func forEach(_ body: (Result<Record, BadRecord>, Locator) throws -> Void) throws {
+        try forEach(fast: nil, body)
+    }
+
+    /// `fast`: the record type's own reader, tried first (`FastJSONRecord`), JSONDecoder
+    /// for what it gives up on; nil: JSONDecoder for every record.
+    private func forEach(fast: ((inout JSONReader) throws -> Record?)?,
+                         _ body: (Result<Record, BadRecord>, Locator) throws -> Void) throws {
         let stream: JSONRecordStream
         do {
             stream = try JSONRecordStream(path: path, recordsKey: recordsKey, maxRecordBytes: limits.maxRecordBytes)
@@ -67,7 +74,6 @@ struct JSONRecordDecoding<Record: Decodable> {
             throw ExportError(file: path, reason: "cannot open: \(error.localizedDescription)")
         }
         let decoder = JSONDecoder()
-        let fast = Record.self as? FastJSONRecord.Type
         // One reader for every record's fast path: the buffers it grows are kept.
         var reader = JSONReader(bytes: UnsafeRawBufferPointer(start: nil, count: 0))
         for record in stream {
@@ -83,8 +89,8 @@ struct JSONRecordDecoding<Record: Decodable> {
                 if let fast,
                    let record = bytes.withUnsafeBytes({ buffer -> Record? in
                        reader.reset(bytes: buffer)
-                       guard let value = try? fast.read(&reader), (try? reader.expectEnd()) != nil else { return nil }
-                       return value as? Record
+                       guard let value = try? fast(&reader), (try? reader.expectEnd()) != nil else { return nil }
+                       return value
                    }) {
                     try body(.success(record), bad)
                     continue
@@ -96,6 +102,13 @@ struct JSONRecordDecoding<Record: Decodable> {
                 }
             }
         }
+    }
+}
+
+extension JSONRecordDecoding where Record: FastJSONRecord {
+    /// As `forEach` above, each record read by `Record.read` first.
+    func forEach(_ body: (Result<Record, BadRecord>, Locator) throws -> Void) throws {
+        try forEach(fast: { reader in try Record.read(&reader) }, body)
     }
 }
 

@@ -143,6 +143,16 @@ package struct JSONReader {
     private mutating func countLines(upTo end: Int) {
         var newlines = 0
         var index = lineMark
+        // Eight bytes at a time: a byte of `x` is zero exactly where a line feed was, and
+        // `found` has the high bit of each such byte set, no other.
+        let low7: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+        let feeds: UInt64 = 0x0A0A_0A0A_0A0A_0A0A
+        while index + 8 <= end {
+            let x = UnsafeRawPointer(window + index).loadUnaligned(as: UInt64.self) ^ feeds
+            let found = ~(((x & low7) &+ low7) | x | low7)
+            newlines &+= found.nonzeroBitCount
+            index += 8
+        }
         while index < end {
             newlines &+= window[index] == 0x0A ? 1 : 0
             index += 1

@@ -189,6 +189,27 @@ struct JSONReaderTests {
             }
             #expect(lines == [1, 2, 4], "pieces of \(size)")
         }
+        // Many lines, counted eight bytes at a time between the pieces' edges.
+        var text = "["
+        var expected: [Int] = []
+        var line = 1
+        for i in 0..<3000 {
+            let feeds = i % 7
+            text += (i == 0 ? "" : ",") + String(repeating: "\n", count: feeds) + " \"a\\n\(i)\""
+            line += feeds
+            expected.append(line)
+        }
+        let many = try TemporaryFile(text + "]")
+        for size in [3, 8, 4096] {
+            var reader = try #require(JSONReader(path: many.path, pieceSize: size, countsLines: true))
+            var lines: [Int] = []
+            try reader.elements { reader in
+                _ = try reader.peek()
+                lines.append(reader.line())
+                try reader.skipValue()
+            }
+            #expect(lines == expected, "pieces of \(size)")
+        }
     }
 }
 
