@@ -180,14 +180,7 @@ struct JSONReaderTests {
     @Test func linesAreCountedAcrossPieces() throws {
         let file = try TemporaryFile("[1,\n2,\n\n3]")
         for size in [1, 2, 1 << 20] {
-            var reader = try #require(JSONReader(path: file.path, pieceSize: size, countsLines: true))
-            var lines: [Int] = []
-            try reader.elements { reader in
-                _ = try reader.peek()
-                lines.append(reader.line())
-                try reader.skipValue()
-            }
-            #expect(lines == [1, 2, 4], "pieces of \(size)")
+            #expect(try Self.elementLines(file.path, pieceSize: size) == [1, 2, 4], "pieces of \(size)")
         }
         // Many lines, counted eight bytes at a time between the pieces' edges.
         var text = "["
@@ -201,15 +194,20 @@ struct JSONReaderTests {
         }
         let many = try TemporaryFile(text + "]")
         for size in [3, 8, 4096] {
-            var reader = try #require(JSONReader(path: many.path, pieceSize: size, countsLines: true))
-            var lines: [Int] = []
-            try reader.elements { reader in
-                _ = try reader.peek()
-                lines.append(reader.line())
-                try reader.skipValue()
-            }
-            #expect(lines == expected, "pieces of \(size)")
+            #expect(try Self.elementLines(many.path, pieceSize: size) == expected, "pieces of \(size)")
         }
+    }
+
+    /// The line of each element of the array in the file at `path`, read in pieces of `pieceSize`.
+    static func elementLines(_ path: String, pieceSize: Int) throws -> [Int] {
+        var reader = try #require(JSONReader(path: path, pieceSize: pieceSize, countsLines: true))
+        var lines: [Int] = []
+        try reader.elements { reader in
+            _ = try reader.peek()
+            lines.append(reader.line())
+            try reader.skipValue()
+        }
+        return lines
     }
 }
 
