@@ -107,13 +107,19 @@ let package = Package(
             name: "AvatarCacheLookup",
             dependencies: ["AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport", "CSQLite"]
         ),
+        // The one JSON tokenizer (JSONReader) and the export's record splitter on it, for the
+        // export readers, metadata.json's walk (verify) and anything else reading JSON by
+        // hand; nothing of the project below it, no package (scripts/check-targets).
+        .target(
+            name: "AvatarCacheJSON"
+        ),
         // The layers above the index, one module each, bottom first; each depends only on
         // the layers below it (docs/architecture.md, "Code layout"), so the compiler
         // refuses an upward reference. The stages (Exports, Fetching, Imaging, Store)
         // sit side by side: none depends on another.
         .target(
             name: "AvatarCacheExports",
-            dependencies: ["AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport"]
+            dependencies: ["AvatarCacheJSON", "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport"]
         ),
         .target(
             name: "AvatarCacheFetching",
@@ -138,7 +144,7 @@ let package = Package(
         .target(
             name: "AvatarCacheStore",
             dependencies: [
-                "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport",
+                "AvatarCacheJSON", "AvatarCacheModel", "AvatarCacheMonograms", "AvatarCacheSupport",
                 engineProduct("Crypto", from: "swift-crypto"),
                 engineProduct("GRDB", from: "GRDB.swift"),
                 engineProduct("GRDBSQLite", from: "GRDB.swift"),
@@ -286,6 +292,11 @@ let package = Package(
                 engineProduct("Crypto", from: "swift-crypto"),
             ],
             path: "Tests/AvatarCacheSupportTests"
+        ),
+        .testTarget(
+            name: "AvatarCacheJSONTests",
+            dependencies: ["AvatarCacheJSON"],
+            path: "Tests/AvatarCacheJSONTests"
         ),
         .testTarget(
             name: "AvatarCacheMonogramsTests",

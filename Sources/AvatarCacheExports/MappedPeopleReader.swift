@@ -1,3 +1,4 @@
+import AvatarCacheJSON
 import AvatarCacheModel
 import AvatarCacheSupport
 import Foundation
@@ -67,8 +68,7 @@ struct MappedPeopleReader {
                     if record.index == 1, error.isNotJSON { throw ExportError(file: path, reason: error.description) }
                     if reportDamage { try damage(BadRecord(file: path, index: record.index, line: record.line, reason: error.description)) }
                 case .success(let bytes):
-                    guard let value = try? JSONDecoder().decode(JSONDocumentValue.self, from: Data(bytes)),
-                          case .map(let fields) = value.value else {
+                    guard case .map(let fields)? = JSONDocumentValue.value(of: bytes) else {
                         if reportDamage { try damage(BadRecord(file: path, index: record.index, line: record.line, reason: "not a JSON object")) }
                         continue
                     }
@@ -627,6 +627,20 @@ struct MappedPeopleReader {
 
 /// A JSON value read as a document value (JSONDecoder: true and false are not numbers).
 struct JSONDocumentValue: Decodable {
+    /// The value of a record's bytes, as JSONDecoder reads them; nil when they are not
+    /// JSON. Read by `JSONReader`; what it does not read as JSONDecoder would (nesting past
+    /// its limit, a whole number past 2^53 written with a fraction or an exponent,
+    /// anything it refuses) goes to JSONDecoder, whose answer it is.
+    static func value(of bytes: [UInt8]) -> DocumentValue? {
+        let read = bytes.withUnsafeBytes { buffer -> DocumentValue? in
+            var reader = JSONReader(bytes: buffer)
+            guard let value = try? reader.documentValue(depth: 0), (try? reader.expectEnd()) != nil else { return nil }
+            return value
+        }
+        if let read { return read }
+        return (try? JSONDecoder().decode(JSONDocumentValue.self, from: Data(bytes)))?.value
+    }
+
     var value: DocumentValue
 
     init(from decoder: Decoder) throws {
@@ -642,6 +656,52 @@ struct JSONDocumentValue: Decodable {
             var fields = DocumentFields()
             for key in object.keys.sorted() { fields[key] = object[key]!.value }
             value = .map(fields)
+        }
+    }
+}
+
+extension JSONReader {
+    /// The value at the reader as `JSONDocumentValue` decodes it: an object's keys in
+    /// order, the first of a key written twice kept; a number an integer when it is a
+    /// whole one (`1.0`, `1e2`) within Int64, else a double.
+    mutating func documentValue(depth: Int) throws -> DocumentValue {
+        guard depth < JSONReader.maxDepth else { throw failure("values nested deeper than \(JSONReader.maxDepth)") }
+        switch try peek() {
+        case UInt8(ascii: "{"):
+            var pairs: [(name: String, value: DocumentValue)] = []
+            try members { reader, key in
+                guard let name = String(validating: key, as: UTF8.self) else { throw reader.failure("a key that is not UTF-8") }
+                let value = try reader.documentValue(depth: depth + 1)
+                if !pairs.contains(where: { $0.name == name }) { pairs.append((name, value)) }
+            }
+            pairs.sort { $0.name < $1.name }
+            return .map(DocumentFields(pairs.map { ($0.name, $0.value) }))
+        case UInt8(ascii: "["):
+            var values: [DocumentValue] = []
+            try elements { reader in values.append(try reader.documentValue(depth: depth + 1)) }
+            return .array(values)
+        case UInt8(ascii: "\""):
+            return .string(try stringValue())
+        case UInt8(ascii: "t"), UInt8(ascii: "f"):
+            return .bool(try boolean())
+        case UInt8(ascii: "n"):
+            _ = try null()
+            return .null
+        default:
+            let at = offset
+            let token = try numberToken()
+            let text = String(decoding: token, as: UTF8.self)
+            if !token.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
+                if let whole = Int64(text) { return .integer(whole) }
+            }
+            guard let number = Double(text), number.isFinite else { throw Failure(offset: at, reason: "a number out of range") }
+            if number.rounded() == number, token.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
+                // A whole number written with a fraction or an exponent: an integer, as
+                // JSONDecoder reads it; past 2^53 the double may not be it exactly.
+                guard abs(number) < 9_007_199_254_740_992 else { throw Failure(offset: at, reason: "a whole number past 2^53") }
+                return .integer(Int64(number))
+            }
+            return .double(number)
         }
     }
 }

@@ -25,7 +25,7 @@ public struct NexusUsersReader: ExportReader {
         for record in stream.prefix(FieldChooser.sampleSize) {
             if record.key != nil { return false }
             guard case .success(let bytes) = record.bytes,
-                  let value = try? JSONDecoder().decode(JSONDocumentValue.self, from: Data(bytes)), case .map(let fields) = value.value else { continue }
+                  case .map(let fields)? = JSONDocumentValue.value(of: bytes) else { continue }
             samples.append(fields)
         }
         let photo = FieldChooser.field(FieldChooser.photoFields, in: samples)?.text
@@ -57,23 +57,29 @@ public struct NexusUsersReader: ExportReader {
             avatarColorHex = try container.lenientString(.avatarColorHex, &problems)
         }
 
-        static func read(_ reader: inout JSONBytesReader) -> Record? {
+        static func read(_ reader: inout JSONReader) throws -> Record? {
             var id: FlexibleID?
             var record = Record(id: FlexibleID(value: ""))
-            let ok = reader.object { reader, key in
-                switch key {
-                case "id": id = FlexibleID.read(&reader); return id != nil
-                case "displayName": guard let value = reader.optionalString() else { return false }; record.displayName = value
-                case "email": guard let value = reader.optionalString() else { return false }; record.email = value
-                case "profileImageUrl": guard let value = reader.optionalString() else { return false }; record.profileImageUrl = value
-                case "avatarColorHex": guard let value = reader.optionalString() else { return false }; record.avatarColorHex = value
-                default: return reader.skipValue()
-                }
-                return true
+            try reader.members { reader, key in
+                if key == Keys.id { id = try FlexibleID.read(&reader) }
+                else if key == Keys.displayName { record.displayName = try reader.optionalString() }
+                else if key == Keys.email { record.email = try reader.optionalString() }
+                else if key == Keys.profileImageUrl { record.profileImageUrl = try reader.optionalString() }
+                else if key == Keys.avatarColorHex { record.avatarColorHex = try reader.optionalString() }
+                else { try reader.skipValue() }
             }
-            guard ok, let id else { return nil }
+            guard let id else { return nil }
             record.id = id
             return record
+        }
+
+        /// The keys the fast reader knows, as bytes.
+        private enum Keys {
+            static let id = Array("id".utf8)
+            static let displayName = Array("displayName".utf8)
+            static let email = Array("email".utf8)
+            static let profileImageUrl = Array("profileImageUrl".utf8)
+            static let avatarColorHex = Array("avatarColorHex".utf8)
         }
     }
 
@@ -110,6 +116,7 @@ public struct NexusUsersReader: ExportReader {
     }
 }
 
+import AvatarCacheJSON
 import AvatarCacheModel
 import Foundation
 

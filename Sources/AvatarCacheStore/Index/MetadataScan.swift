@@ -1,6 +1,7 @@
+import AvatarCacheJSON
 import Foundation
 
-/// `metadata.json` walked as a stream (`JSONStreamReader`), for `verify`: each entry's key
+/// `metadata.json` walked as a stream (`JSONReader`), for `verify`: each entry's key
 /// and the files it names, and each user's id and the entry it shows, handed over one at a
 /// time. Memory stays flat however large the document: a million users are 160 MB of it,
 /// which `MetadataDocument.read` turns into a gigabyte of objects.
@@ -29,16 +30,15 @@ enum MetadataScan {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw StoreError.io(path: path, reason: CacheDirectory.errnoText()) }
         defer { close(fd) }
-        var reader = JSONStreamReader(fd: fd)
-        defer { reader.release() }
+        var reader = JSONReader(fd: fd)
         do {
             return try walk(&reader, entry: entry, user: user)
-        } catch let failure as JSONStreamReader.Failure {
+        } catch let failure as JSONReader.Failure {
             throw StoreError.unreadableMetadata(path: path, reason: failure.description)
         }
     }
 
-    private static func walk(_ reader: inout JSONStreamReader,
+    private static func walk(_ reader: inout JSONReader,
                              entry: (String, Set<String>) throws -> Void,
                              user: (String, String?) throws -> Void) throws -> Summary {
         var schemaVersion: Int?
@@ -50,7 +50,7 @@ enum MetadataScan {
                 let start = reader.offset
                 let version = try reader.integer()
                 guard version >= MetadataDocument.previousSchemaVersions.min()!, version <= MetadataDocument.schemaVersion else {
-                    throw JSONStreamReader.Failure(offset: start, reason: "schema version \(version), this avatar-cache reads versions \(MetadataDocument.previousSchemaVersions.min()!) to \(MetadataDocument.schemaVersion)")
+                    throw JSONReader.Failure(offset: start, reason: "schema version \(version), this avatar-cache reads versions \(MetadataDocument.previousSchemaVersions.min()!) to \(MetadataDocument.schemaVersion)")
                 }
                 schemaVersion = version
             case Keys.entries:
@@ -79,7 +79,7 @@ enum MetadataScan {
     }
 
     /// An entry's distinct file names (its `files`' `filename`s).
-    private static func files(_ reader: inout JSONStreamReader) throws -> Set<String> {
+    private static func files(_ reader: inout JSONReader) throws -> Set<String> {
         var names = Set<String>()
         var sawFiles = false
         try reader.members { reader, key in
@@ -100,7 +100,7 @@ enum MetadataScan {
     }
 
     /// A user's `entry` (nil when absent or null).
-    private static func shown(_ reader: inout JSONStreamReader) throws -> String? {
+    private static func shown(_ reader: inout JSONReader) throws -> String? {
         var entry: String?
         var sawKind = false
         try reader.members { reader, key in
