@@ -669,10 +669,11 @@ extension JSONReader {
         switch try peek() {
         case UInt8(ascii: "{"):
             var pairs: [(name: String, value: DocumentValue)] = []
+            var names = Set<String>()
             try members { reader, key in
                 guard let name = String(validating: key, as: UTF8.self) else { throw reader.failure("a key that is not UTF-8") }
                 let value = try reader.documentValue(depth: depth + 1)
-                if !pairs.contains(where: { $0.name == name }) { pairs.append((name, value)) }
+                if names.insert(name).inserted { pairs.append((name, value)) }
             }
             pairs.sort { $0.name < $1.name }
             return .map(DocumentFields(pairs.map { ($0.name, $0.value) }))
@@ -691,11 +692,10 @@ extension JSONReader {
             let at = offset
             let token = try numberToken()
             let text = String(decoding: token, as: UTF8.self)
-            if !token.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
-                if let whole = Int64(text) { return .integer(whole) }
-            }
+            let hasFractionOrExponent = token.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
+            if !hasFractionOrExponent, let whole = Int64(text) { return .integer(whole) }
             guard let number = Double(text), number.isFinite else { throw Failure(offset: at, reason: "a number out of range") }
-            if number.rounded() == number, token.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) {
+            if number.rounded() == number, hasFractionOrExponent {
                 // A whole number written with a fraction or an exponent: an integer, as
                 // JSONDecoder reads it; past 2^53 the double may not be it exactly.
                 guard abs(number) < 9_007_199_254_740_992 else { throw Failure(offset: at, reason: "a whole number past 2^53") }

@@ -168,13 +168,11 @@ package struct JSONReader {
         return lineAtMark
     }
 
+    /// JSON's white space: space, line feed, carriage return, tab.
     @inline(__always)
-    private static func isSpace(_ byte: UInt8) -> Bool {
+    package static func isWhitespace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
     }
-
-    /// JSON's white space: space, line feed, carriage return, tab.
-    package static func isWhitespace(_ byte: UInt8) -> Bool { isSpace(byte) }
 
     // MARK: Tokens
 
@@ -183,7 +181,7 @@ package struct JSONReader {
         while true {
             while position < count {
                 let byte = window[position]
-                guard Self.isSpace(byte) else { return byte }
+                guard Self.isWhitespace(byte) else { return byte }
                 position += 1
             }
             guard try refill() else { return nil }
@@ -556,12 +554,12 @@ package struct JSONReader {
 
     /// Skips white space and commas (between the records of an array).
     mutating func skipSeparators() throws {
-        while let byte = try peekByte(), byte == UInt8(ascii: ",") || Self.isSpace(byte) { position += 1 }
+        while let byte = try peekByte(), byte == UInt8(ascii: ",") || Self.isWhitespace(byte) { position += 1 }
     }
 
     /// Skips white space and colons (between a key of the object of records and its record).
     mutating func skipColons() throws {
-        while let byte = try peekByte(), byte == UInt8(ascii: ":") || Self.isSpace(byte) { position += 1 }
+        while let byte = try peekByte(), byte == UInt8(ascii: ":") || Self.isWhitespace(byte) { position += 1 }
     }
 
     /// A UTF-8 byte-order mark (three bytes from 0xEF on) is skipped.

@@ -99,7 +99,7 @@ public enum Initials {
     /// in capitals.
     static func hasDecorationBySimpleScalars(_ name: String) -> Bool? {
         let scalars = name.unicodeScalars
-        var firstBlank: String.Index?, lastBlank = scalars.startIndex, count = 0
+        var firstBlank: String.Index?, lastBlank = scalars.startIndex
         var index = scalars.startIndex
         while index < scalars.endIndex {
             let traits = SimpleScalars.traits(scalars[index])
@@ -108,7 +108,6 @@ public enum Initials {
                 if firstBlank == nil { firstBlank = index }
                 lastBlank = index
             }
-            count += 1
             scalars.formIndex(after: &index)
         }
         guard let firstBlank else { return false }
