@@ -115,6 +115,25 @@ import AvatarCacheTestKit
         #expect(folder.profiles.map(\.id) == read.profiles.map(\.id))
     }
 
+    /// Every real Auth export (the emulator's `accounts.json`, a wrapper object of
+    /// records, read by `JSONRecordStream` on `JSONReader`) read whole: its accounts,
+    /// counted apart from our reader by their `"localId"` keys, are each a profile or a
+    /// bad record, none lost.
+    @Test func everyRealAuthExportReadsEveryAccount() throws {
+        let exports = ["bsclibrary-2021", "bsclibrary-2022", "daily-cat", "faker-app", "hedwig", "journey-home", "the-bulletin"]
+        var total = 0
+        for export in exports {
+            let path = Self.fixture(export + "/auth_export/accounts.json")
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            let accounts = text.components(separatedBy: "\"localId\"").count - 1
+            let read = try read(FirebaseAuthReader(path: path))
+            #expect(read.profiles.count + read.bad.count == accounts, "\(export): \(read.profiles.count) profiles, \(read.bad.count) bad, \(accounts) accounts")
+            #expect(Set(read.profiles.map(\.id)).count == read.profiles.count, "\(export)")
+            total += accounts
+        }
+        #expect(total == 26, "the seven exports hold 26 accounts (grep -o localId)")
+    }
+
     @Test func authCSVInItsDocumentedColumnsNeverKeepsTheHash() throws {
         let path = scratch.appendingPathComponent("users.csv").path
         let hash = "c2VjcmV0LWhhc2gtdmFsdWU="
